@@ -1,0 +1,35 @@
+"""The rules engine: pure Python, no I/O, no clock, randomness only from a seeded generator.
+
+    >>> from accordion.engine import new_game
+    >>> game = new_game("accordion", seed=7)
+    >>> game.play(game.legal_texts()[0])  # doctest: +SKIP
+
+Every variant of ``../shared/spec/variants.md`` is registered on import.
+"""
+
+from . import games  # noqa: F401  (registers every variant)
+from .cards import card_text, parse_card, parse_cards
+from .core import Option, Rules, State, Status, Variant, all_variants, find_variant
+from .errors import (
+    EngineError,
+    IllegalMoveError,
+    InvalidCardError,
+    InvalidDealError,
+    InvalidMoveError,
+    InvalidOptionError,
+    InvalidStateError,
+    NothingToRedoError,
+    NothingToUndoError,
+    UnknownVariantError,
+)
+from .game import Game, GameView, Replay, new_game, replay
+from .moves import Claim, Deal, Move, MoveKind, Redeal, Remove, Stack
+from .rng import SplitMix64
+
+__all__ = [
+    "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
+    "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
+    "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay",
+    "Rules", "SplitMix64", "Stack", "State", "Status", "UnknownVariantError", "Variant",
+    "all_variants", "card_text", "find_variant", "new_game", "parse_card", "parse_cards", "replay",
+]

@@ -1,0 +1,241 @@
+"""The shape every game shares: its state, its options, its rules hooks, the registry.
+
+A game module declares a ``Rules`` subclass (its data and a few hooks) and
+registers one or more ``Variant`` records: a variant is a rules class plus
+preset option defaults, found by id or alias.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, NamedTuple
+
+from .cards import DECK_SIZE, card_text
+from .errors import InvalidDealError, InvalidOptionError, UnknownVariantError
+from .moves import Move, MoveKind
+from .rng import SplitMix64
+
+
+class Status(str, Enum):
+    IN_PROGRESS = "IN_PROGRESS"
+    WON = "WON"
+    LOST = "LOST"
+
+
+Pile = tuple[int, ...]
+Row = tuple[Pile, ...]
+
+
+class State(NamedTuple):
+    """One position, immutable. Piles run bottom → top; ``stock[0]`` is dealt next.
+
+    Fields beyond row and stock are used by the games that need them and left
+    at their defaults elsewhere (the state string omits defaults).
+    """
+
+    row: Row
+    stock: Pile = ()
+    rng: int = 0  # generator state after the deal, for later chance events
+    score: int = 0  # cribbage points
+    redeals: int = 0  # French redeals used
+    goal: int = -1  # Accordion's Revenge goal card
+    marks: tuple[tuple[tuple[int, int], ...], ...] = ()  # cribbage: rows before the last two DEALs
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rules option: its allowed values (``str`` choices or an ``int`` range) and default."""
+
+    name: str
+    default: Any
+    allowed: tuple[Any, ...] | range
+    description: str
+
+    def parse(self, value: Any) -> Any:
+        """The option's value from ``value`` or its text form.
+
+        Raises:
+            InvalidOptionError: a value outside ``allowed``.
+        """
+        if isinstance(self.allowed, range):
+            try:
+                number = int(str(value).strip())
+            except ValueError:
+                number = None
+            if number is None or number not in self.allowed:
+                raise InvalidOptionError(
+                    f"option {self.name}={value!r}: allowed values are "
+                    f"{self.allowed.start}..{self.allowed.stop - 1}"
+                )
+            return number
+        text = str(value).strip().lower()
+        for allowed in self.allowed:
+            if text == str(allowed):
+                return allowed
+        raise InvalidOptionError(
+            f"option {self.name}={value!r}: allowed values are {', '.join(map(str, self.allowed))}"
+        )
+
+    @property
+    def allowed_text(self) -> list[str]:
+        if isinstance(self.allowed, range):
+            return [f"{self.allowed.start}..{self.allowed.stop - 1}"]
+        return [str(v) for v in self.allowed]
+
+
+class Rules:
+    """Base of every game's rules. Subclasses set the class data and override hooks.
+
+    An instance holds one game's resolved option values as attributes, so the
+    hot hooks (``legal_moves``, ``apply``) read plain attributes.
+    """
+
+    family: ClassVar[str] = "stacking"  # stacking | eliminator | cribbage
+    options: ClassVar[tuple[Option, ...]] = ()
+    move_kinds: ClassVar[tuple[MoveKind, ...]] = ()
+    deck_copies: ClassVar[int] = 1
+    # True where cards leave play, so a position holds only part of the deck.
+    discards: ClassVar[bool] = False
+    # True where a chance event follows the deal, so the generator's state is part of the position.
+    draws_after_deal: ClassVar[bool] = False
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = dict(values)
+        for name, value in self.values.items():
+            setattr(self, name, value)
+
+    # --- dealing -----------------------------------------------------------
+    def deck(self) -> list[int]:
+        """The unshuffled cards in canonical order (``range(52)`` per deck)."""
+        return list(range(DECK_SIZE)) * self.deck_copies
+
+    def order_deal(self, gen: SplitMix64) -> list[int]:
+        """The cards in deal order for a seeded game. Games with fixed cards override."""
+        cards = self.deck()
+        gen.shuffle(cards)
+        return cards
+
+    def check_deal(self, cards: list[int]) -> None:
+        """Raise ``InvalidDealError`` unless ``cards`` is this game's deck in some order."""
+        expected = self.deck()
+        if len(cards) != len(expected):
+            raise InvalidDealError(f"a {self.__class__.__name__} deal has {len(expected)} cards, not {len(cards)}")
+        counts: dict[int, int] = {}
+        for c in cards:
+            counts[c] = counts.get(c, 0) + 1
+        for c, n in counts.items():
+            if n > self.deck_copies:
+                raise InvalidDealError(f"{card_text(c)} appears {n} times; the deck has {self.deck_copies}")
+
+    def start(self, cards: list[int], gen: SplitMix64) -> State:
+        """The first position from the cards in deal order."""
+        return State(row=tuple((c,) for c in cards), rng=gen.state)
+
+    # --- play --------------------------------------------------------------
+    def legal_moves(self, state: State) -> tuple[Move, ...]:
+        raise NotImplementedError
+
+    def apply(self, state: State, move: Move) -> State:
+        """The position after ``move``, which must be legal (not checked here)."""
+        raise NotImplementedError
+
+    def is_won(self, state: State) -> bool:
+        """Whether a position with no legal move left counts as won."""
+        raise NotImplementedError
+
+    def status(self, state: State, legal: tuple[Move, ...]) -> Status:
+        if legal:
+            return Status.IN_PROGRESS
+        return Status.WON if self.is_won(state) else Status.LOST
+
+    def penalty(self, state: State) -> int:
+        """Penalty points, lower is better, 0 for a win."""
+        raise NotImplementedError
+
+    def threshold_met(self, state: State) -> bool:
+        """Whether the position meets the win threshold now (whatever the status)."""
+        return self.is_won(state)
+
+    def win_threshold(self) -> str:
+        """The win threshold in words, e.g. ``1 pile``."""
+        raise NotImplementedError
+
+    def summary(self, state: State) -> list[str]:
+        """Extra words for the rendered layout (score, redeals left, goal card …)."""
+        return []
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A registered game: a rules class with preset option defaults."""
+
+    id: str
+    name: str
+    rules: type[Rules]
+    description: str
+    aliases: tuple[str, ...] = ()
+    preset: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        """The rules' options with this variant's defaults."""
+        return tuple(
+            Option(o.name, self.preset.get(o.name, o.default), o.allowed, o.description)
+            for o in self.rules.options
+        )
+
+    def resolve(self, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Every option's value: the given ones parsed, the rest defaulted.
+
+        Raises:
+            InvalidOptionError: an unknown option name or a value not allowed.
+        """
+        values = dict(values or {})
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise InvalidOptionError(f"{self.id} has no option {unknown[0]!r}; its options: {names}")
+        return {name: o.parse(values[name]) if name in values else o.default for name, o in known.items()}
+
+    def make_rules(self, values: Mapping[str, Any] | None = None) -> Rules:
+        return self.rules(self.resolve(values))
+
+
+_REGISTRY: dict[str, Variant] = {}
+_BY_NAME: dict[str, Variant] = {}
+
+
+def normalize_name(name: str) -> str:
+    """``The Idle Year`` → ``the-idle-year``; ``23_skidoo`` → ``23-skidoo``."""
+    return re.sub(r"[^a-z0-9]+", "-", name.strip().lower().replace("'", "")).strip("-")
+
+
+def register(variant: Variant) -> Variant:
+    for key in (variant.id, variant.name, *variant.aliases):
+        norm = normalize_name(key)
+        existing = _BY_NAME.get(norm)
+        if existing is not None and existing.id != variant.id:
+            raise ValueError(f"variant name {key!r} is taken by {existing.id}")
+        _BY_NAME[norm] = variant
+    _REGISTRY[variant.id] = variant
+    return variant
+
+
+def find_variant(name: str) -> Variant:
+    """The variant with this id, display name or alias (case and punctuation ignored).
+
+    Raises:
+        UnknownVariantError: no such variant; the message lists the known ids.
+    """
+    variant = _BY_NAME.get(normalize_name(name)) if isinstance(name, str) else None
+    if variant is None:
+        raise UnknownVariantError(f"unknown variant {name!r}; known: {', '.join(_REGISTRY)}")
+    return variant
+
+
+def all_variants() -> Iterable[Variant]:
+    return tuple(_REGISTRY.values())

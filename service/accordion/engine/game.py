@@ -1,0 +1,398 @@
+"""A game in play: rules + position + history, with undo/redo, state strings and replays.
+
+``Game`` is the only mutable object in the engine. Positions are immutable
+``State`` values, so undo is popping the previous one: exact by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import card_code, card_text, parse_card, parse_cards
+from .core import Rules, State, Status, Variant, find_variant
+from .errors import (
+    EngineError,
+    IllegalMoveError,
+    InvalidDealError,
+    InvalidStateError,
+    NothingToRedoError,
+    NothingToUndoError,
+)
+from .moves import Move
+from .notation import move_text, parse_move, render
+from .rng import MASK64, SplitMix64
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Everything needed to rebuild a game exactly: variant, options, seed or deal, moves."""
+
+    variant: str
+    options: Mapping[str, Any]
+    seed: int
+    deal: tuple[int, ...] | None = None
+    moves: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"variant": self.variant, "options": dict(self.options), "seed": self.seed}
+        if self.deal is not None:
+            out["deal"] = " ".join(card_text(c) for c in self.deal)
+        out["moves"] = list(self.moves)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Replay:
+        try:
+            deal = data.get("deal")
+            return cls(
+                variant=str(data["variant"]),
+                options=dict(data.get("options") or {}),
+                seed=int(data.get("seed", 0)),
+                deal=tuple(parse_cards(deal)) if isinstance(deal, str) else (tuple(deal) if deal else None),
+                moves=tuple(str(m) for m in data.get("moves", ())),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, EngineError):
+                raise
+            raise InvalidStateError(f"not a replay record: {exc}") from None
+
+
+@dataclass(frozen=True)
+class GameView:
+    """What a player may see: everything but the stock's order."""
+
+    variant: str
+    options: Mapping[str, Any]
+    row: tuple[tuple[int, ...], ...]
+    stock_size: int
+    status: Status
+    legal_moves: tuple[str, ...]
+    penalty: int
+    score: int
+    threshold_met: bool
+    moves_played: int
+    text: str
+    extras: tuple[str, ...] = field(default=())
+
+
+class Game:
+    """One game. Build it with ``new_game``, ``replay`` or ``Game.from_state_string``."""
+
+    def __init__(self, variant: Variant, rules: Rules, seed: int, deal: tuple[int, ...] | None, state: State):
+        self.variant = variant
+        self.rules = rules
+        self.seed = seed
+        self.deal = deal
+        self._state = state
+        self._legal: tuple[Move, ...] | None = None
+        self._history: list[tuple[Move, State]] = []  # (move, position before it)
+        self._redo: list[Move] = []
+        # Moves known only as text, for a game restored from a snapshot: the
+        # positions before them are rebuilt by replay when first needed (undo).
+        self._unreplayed: tuple[str, ...] = ()
+
+    # --- reading -------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.rules.values)
+
+    def legal_moves(self) -> tuple[Move, ...]:
+        if self._legal is None:
+            self._legal = self.rules.legal_moves(self._state)
+        return self._legal
+
+    @property
+    def status(self) -> Status:
+        return self.rules.status(self._state, self.legal_moves())
+
+    @property
+    def penalty(self) -> int:
+        return self.rules.penalty(self._state)
+
+    @property
+    def score(self) -> int:
+        """Cribbage points (0 in other games)."""
+        return self._state.score
+
+    @property
+    def threshold_met(self) -> bool:
+        return self.rules.threshold_met(self._state)
+
+    @property
+    def moves(self) -> list[Move]:
+        if self._unreplayed:
+            self._rebuild_history()
+        return [m for m, _ in self._history]
+
+    @property
+    def move_texts(self) -> list[str]:
+        return list(self._unreplayed) + [move_text(before, m) for m, before in self._history]
+
+    @property
+    def move_count(self) -> int:
+        return len(self._unreplayed) + len(self._history)
+
+    def move_text(self, move: Move) -> str:
+        return move_text(self._state, move)
+
+    def legal_texts(self) -> list[str]:
+        return [move_text(self._state, m) for m in self.legal_moves()]
+
+    def can_undo(self) -> bool:
+        return bool(self._history)
+
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    # --- playing -------------------------------------------------------------
+    def parse_move(self, text: str) -> Move:
+        """The legal move ``text`` names (see ``notation``); raises if none."""
+        return parse_move(self.rules, self._state, self.legal_moves(), text)
+
+    def play(self, move: Move | str) -> Move:
+        """Play a legal move, given as a ``Move`` or as text. Nothing changes on error.
+
+        Raises:
+            InvalidMoveError, IllegalMoveError: as ``parse_move``.
+        """
+        if isinstance(move, str):
+            move = self.parse_move(move)
+        elif move not in self.legal_moves():
+            legal = self.legal_texts()
+            raise IllegalMoveError(f"{move!r} is not legal now; legal now: {', '.join(legal) or 'nothing'}", legal)
+        self._advance(move)
+        self._redo.clear()
+        return move
+
+    def _advance(self, move: Move) -> None:
+        self._history.append((move, self._state))
+        self._state = self.rules.apply(self._state, move)
+        self._legal = None
+
+    def undo(self) -> Move:
+        """Take back the last move; the position is restored exactly."""
+        if self._unreplayed:
+            self._rebuild_history()
+        if not self._history:
+            raise NothingToUndoError("nothing to undo: no move has been played")
+        move, before = self._history.pop()
+        self._state = before
+        self._legal = None
+        self._redo.append(move)
+        return move
+
+    def redo(self) -> Move:
+        """Play again the last move undone."""
+        if not self._redo:
+            raise NothingToRedoError("nothing to redo")
+        move = self._redo.pop()
+        self._advance(move)
+        return move
+
+    # --- records ---------------------------------------------------------------
+    def record(self) -> Replay:
+        return Replay(self.variant.id, self.options, self.seed, self.deal, tuple(self.move_texts))
+
+    def state_string(self, hide_stock: bool = False) -> str:
+        """The compact position (variant, options, row, stock, extras). See ``from_state_string``.
+
+        With ``hide_stock`` the stock shows only its size (``#30``) and the string
+        no longer round-trips: it is what a player may see.
+        """
+        return format_state(self.variant, self.rules, self._state, hide_stock)
+
+    @classmethod
+    def from_state_string(cls, text: str) -> Game:
+        variant, rules, state = parse_state(text)
+        return cls(variant, rules, 0, None, state)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The replay record plus the current state string: enough to resume without replaying."""
+        return {**self.record().to_dict(), "state": self.state_string()}
+
+    @classmethod
+    def from_snapshot(cls, data: Mapping[str, Any]) -> Game:
+        """Resume a game saved by ``snapshot``; undo rebuilds earlier positions by replay on demand."""
+        rec = Replay.from_dict(data)
+        variant, rules, state = parse_state(str(data["state"]))
+        if variant.id != find_variant(rec.variant).id:
+            raise InvalidStateError("snapshot state and record name different variants")
+        game = cls(variant, variant.make_rules(rec.options), rec.seed, rec.deal, state)
+        game._unreplayed = rec.moves
+        return game
+
+    def _rebuild_history(self) -> None:
+        texts, current = self._unreplayed, self._state
+        fresh = replay(Replay(self.variant.id, self.options, self.seed, self.deal, texts))
+        if fresh.state != current:
+            raise InvalidStateError("snapshot state does not follow from its moves")
+        self._history = fresh._history + self._history
+        self._unreplayed = ()
+
+    def view(self, symbols: bool = True, width: int | None = None) -> GameView:
+        return GameView(
+            variant=self.variant.id,
+            options=self.options,
+            row=self._state.row,
+            stock_size=len(self._state.stock),
+            status=self.status,
+            legal_moves=tuple(self.legal_texts()),
+            penalty=self.penalty,
+            score=self.score,
+            threshold_met=self.threshold_met,
+            moves_played=self.move_count,
+            text=self.render(symbols, width),
+            extras=tuple(self.rules.summary(self._state)),
+        )
+
+    def render(self, symbols: bool = True, width: int | None = None) -> str:
+        return render(self.rules, self._state, symbols, width)
+
+    def __repr__(self) -> str:
+        return f"<Game {self.state_string(hide_stock=True)}>"
+
+
+def new_game(
+    variant: str | Variant,
+    options: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    deal: Sequence[int] | str | None = None,
+) -> Game:
+    """A new game from a seed or from an explicit card list (deal order, left to right).
+
+    With an explicit deal, ``seed`` (default 0) still drives later chance events.
+
+    Raises:
+        UnknownVariantError, InvalidOptionError, InvalidDealError.
+    """
+    v = variant if isinstance(variant, Variant) else find_variant(variant)
+    rules = v.make_rules(options)
+    if seed is None and deal is None:
+        raise InvalidDealError("a new game needs a seed or a deal")
+    seed = 0 if seed is None else seed
+    if not isinstance(seed, int) or not 0 <= seed <= MASK64:
+        raise InvalidDealError(f"seed {seed!r} is not an unsigned 64-bit integer")
+    gen = SplitMix64(seed)
+    if deal is None:
+        cards = rules.order_deal(gen)
+        dealt = None
+    else:
+        cards = parse_cards(deal) if isinstance(deal, str) else list(deal)
+        if not all(isinstance(c, int) and 0 <= c < 52 for c in cards):
+            raise InvalidDealError("a deal is a list of cards")
+        rules.check_deal(cards)
+        dealt = tuple(cards)
+    state = rules.start(cards, gen)
+    if not rules.draws_after_deal:
+        state = state._replace(rng=0)  # nothing draws again, so the position does not depend on it
+    return Game(v, rules, seed, dealt, state)
+
+
+def replay(record: Replay | Mapping[str, Any]) -> Game:
+    """Rebuild a game from its replay record, checking every move."""
+    rec = record if isinstance(record, Replay) else Replay.from_dict(record)
+    game = new_game(rec.variant, rec.options, seed=rec.seed, deal=rec.deal)
+    for text in rec.moves:
+        game.play(text)
+    return game
+
+
+# --- state strings --------------------------------------------------------------
+
+def _cards_code(cards: Sequence[int]) -> str:
+    return "".join(card_code(c) for c in cards) or "-"
+
+
+def _codes(text: str) -> list[int]:
+    if text == "-":
+        return []
+    if len(text) % 2:
+        raise InvalidStateError(f"{text!r} is not a list of two-character cards")
+    return [parse_card(text[i : i + 2]) for i in range(0, len(text), 2)]
+
+
+def format_state(variant: Variant, rules: Rules, state: State, hide_stock: bool = False) -> str:
+    defaults = {o.name: o.default for o in variant.options}
+    opts = ",".join(f"{k}={v}" for k, v in rules.values.items() if defaults.get(k) != v)
+    head = f"{variant.id}({opts})" if opts else variant.id
+    row = "/".join(_cards_code(p) for p in state.row) or "-"
+    stock = f"#{len(state.stock)}" if hide_stock else _cards_code(state.stock)
+    parts = [head, row, stock]
+    if rules.draws_after_deal and not hide_stock:
+        parts.append(f"rng={state.rng:016x}")
+    if state.score:
+        parts.append(f"score={state.score}")
+    if state.redeals:
+        parts.append(f"redeals={state.redeals}")
+    if state.goal >= 0:
+        parts.append(f"goal={card_code(state.goal)}")
+    if state.marks:
+        marks = ";".join(".".join(f"{card_code(c)}{h}" for c, h in mark) or "-" for mark in state.marks)
+        parts.append(f"marks={marks}")
+    return " ".join(parts)
+
+
+def parse_state(text: str) -> tuple[Variant, Rules, State]:
+    """Read a state string written by ``format_state``.
+
+    Raises:
+        InvalidStateError: malformed, or a position the rules do not allow.
+    """
+    try:
+        head, row_text, stock_text, *extras = text.split()
+        name, _, opts_text = head.partition("(")
+        options = dict(kv.split("=", 1) for kv in opts_text.rstrip(")").split(",") if kv)
+        variant = find_variant(name)
+        rules = variant.make_rules(options)
+        if stock_text.startswith("#"):
+            raise InvalidStateError("a state string with a hidden stock cannot be loaded")
+        row = tuple(tuple(_codes(p)) for p in row_text.split("/")) if row_text != "-" else ()
+        if any(not p for p in row):
+            raise InvalidStateError("empty pile")
+        fields: dict[str, Any] = {}
+        for kv in extras:
+            key, value = kv.split("=", 1)
+            if key == "rng":
+                fields["rng"] = int(value, 16)
+            elif key in ("score", "redeals"):
+                fields[key] = int(value)
+            elif key == "goal":
+                fields["goal"] = parse_card(value)
+            elif key == "marks":
+                fields["marks"] = tuple(
+                    tuple((parse_card(e[:2]), int(e[2:])) for e in m.split(".")) if m != "-" else ()
+                    for m in value.split(";")
+                )
+            else:
+                raise InvalidStateError(f"unknown field {key!r}")
+        state = State(row=row, stock=tuple(_codes(stock_text)), **fields)
+    except EngineError as exc:
+        if isinstance(exc, InvalidStateError):
+            raise
+        raise InvalidStateError(f"{text!r}: {exc}") from None
+    except ValueError as exc:
+        raise InvalidStateError(f"{text!r} is not a state string: {exc}") from None
+    cards = [c for p in state.row for c in p] + list(state.stock)
+    try:
+        if rules.discards:
+            _check_subset(rules, cards)
+        else:
+            rules.check_deal(cards)
+    except InvalidDealError as exc:
+        raise InvalidStateError(f"{text!r}: {exc}") from None
+    return variant, rules, state
+
+
+def _check_subset(rules: Rules, cards: list[int]) -> None:
+    """Eliminators discard cards: a position holds at most the deck's copies of each."""
+    deck_counts: dict[int, int] = {}
+    for c in cards:
+        deck_counts[c] = deck_counts.get(c, 0) + 1
+        if deck_counts[c] > rules.deck_copies:
+            raise InvalidDealError(f"{card_text(c)} appears more often than the deck holds")

@@ -1,0 +1,3 @@
+"""One module per game; importing this package registers every variant."""
+
+from . import accordion  # noqa: F401

@@ -1,0 +1,130 @@
+"""Accordion: stack a pile onto its left neighbour or the pile three to its left when the tops match.
+
+Seeds 001–004; the options fix the readings on which they disagree
+(``../shared/spec/variants.md``, "Accordion"). The peer variants
+(Relaxed Accordion, Accordion's Revenge, 23 Skidoo) subclass ``StackingRules``
+and change only where a pile may go or what counts as a win.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..cards import DECK_SIZE, MATCH
+from ..core import Option, Rules, State, Variant, register
+from ..moves import DEAL, Deal, Move, MoveKind, Stack, stack
+from ..rng import SplitMix64
+
+DEALING = Option("dealing", "all", ("all", "stock"),
+                 "all: every card face up from the start; stock: dealt one by one with DEAL")
+COMPEL = Option("compel", "none", ("none", "must", "strict"),
+                "none: any legal move; must: no DEAL while a STACK is legal; "
+                "strict: as must, and a pile that can slide may not leap")
+LEAP = Option("leap", 3, (3, 2), "how many piles to the left a leap reaches")
+WIN_PILES = Option("win_piles", 1, range(1, 53), "a game that ends with this many piles or fewer is won")
+
+# Interned moves by distance: _LEFT[d][i] is Stack(i, i - d). Rows are at most 104 piles.
+_MAX_ROW = 2 * DECK_SIZE
+_LEFT = {d: [stack(i, i - d) if i >= d else None for i in range(_MAX_ROW)] for d in (1, 2, 3)}
+
+
+class StackingRules(Rules):
+    """Piles move whole onto a matching pile a fixed distance away; won in one pile."""
+
+    family = "stacking"
+    options: ClassVar[tuple[Option, ...]] = (DEALING, COMPEL, LEAP, WIN_PILES)
+    move_kinds = (MoveKind.STACK, MoveKind.DEAL)
+    dealing: str
+    compel: str
+    win_piles: int = 1
+
+    @property
+    def distances(self) -> tuple[int, int]:
+        """The slide and the leap, nearest first."""
+        return (1, self.values.get("leap", 3))
+
+    def start(self, cards: list[int], gen: SplitMix64) -> State:
+        if self.dealing == "stock":
+            return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state)
+        return super().start(cards, gen)
+
+    def stack_moves(self, tops: list[int]) -> list[Move]:
+        """Every leftward STACK, by source then nearest destination; ``strict`` keeps only the nearest."""
+        near, far = self.distances
+        slides, leaps = _LEFT[near], _LEFT[far]
+        strict = self.compel == "strict"
+        out: list[Move] = []
+        for i in range(near, len(tops)):
+            m = MATCH[tops[i]]
+            if m[tops[i - near]]:
+                out.append(slides[i])
+                if strict:
+                    continue
+            if i >= far and m[tops[i - far]]:
+                out.append(leaps[i])
+        return out
+
+    def legal_moves(self, state: State) -> tuple[Move, ...]:
+        out = self.stack_moves([p[-1] for p in state.row])
+        if state.stock and (self.compel == "none" or not out):
+            out.append(DEAL)
+        return tuple(out)
+
+    def apply(self, state: State, move: Move) -> State:
+        if isinstance(move, Stack):
+            row = list(state.row)
+            row[move.dst] = row[move.dst] + row[move.src]
+            del row[move.src]
+            return state._replace(row=tuple(row))
+        if isinstance(move, Deal):
+            return state._replace(row=state.row + ((state.stock[0],),), stock=state.stock[1:])
+        raise TypeError(f"{type(self).__name__} has no move {move!r}")
+
+    def is_won(self, state: State) -> bool:
+        return not state.stock and len(state.row) <= self.win_piles
+
+    def penalty(self, state: State) -> int:
+        largest = max((len(p) for p in state.row), default=0)
+        return DECK_SIZE * self.deck_copies - largest
+
+    def win_threshold(self) -> str:
+        return "1 pile" if self.win_piles == 1 else f"{self.win_piles} piles or fewer"
+
+
+class AccordionRules(StackingRules):
+    """Accordion with every option of the spec."""
+
+
+register(Variant(
+    id="accordion",
+    name="Accordion",
+    rules=AccordionRules,
+    description="All 52 cards face up in a row; stack a pile onto the pile 1 or 3 to its left "
+                "when the top cards match in rank or suit, until one pile holds every card.",
+    aliases=("Accordion Solitaire", "Tower of Babel", "Methuselah", "Leapfrog"),
+))
+register(Variant(
+    id="accordion-stock",
+    name="Accordion (dealt one by one)",
+    rules=AccordionRules,
+    description="Accordion dealt one card at a time from the stock; deal whenever you like.",
+    preset={"dealing": "stock"},
+))
+register(Variant(
+    id="compacted",
+    name="Compacted Accordion",
+    rules=AccordionRules,
+    description="Accordion dealt one by one where every available stack must be made before "
+                "the next card is dealt (about 0.05 % won).",
+    aliases=("Compacted Initial Deal",),
+    preset={"dealing": "stock", "compel": "must"},
+))
+register(Variant(
+    id="idle-year",
+    name="The Idle Year",
+    rules=AccordionRules,
+    description="Dick's 1883 rules: dealt one by one, a pile must move if it can, and to its "
+                "nearest neighbour when it has the choice.",
+    aliases=("The Idle Year",),
+    preset={"dealing": "stock", "compel": "strict"},
+))

@@ -1,0 +1,81 @@
+"""Moves: small immutable values. Positions are 0-based here; notation shows them 1-based.
+
+Equal moves are equal values, so ``move in legal_moves`` works, and the common
+ones are interned: legal-move generation hands out shared instances instead
+of allocating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+
+
+class MoveKind(str, Enum):
+    STACK = "STACK"
+    DEAL = "DEAL"
+    REMOVE = "REMOVE"
+    REDEAL = "REDEAL"
+    CLAIM = "CLAIM"
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """The pile at ``src`` goes on top of the pile at ``dst``."""
+
+    src: int
+    dst: int
+    kind = MoveKind.STACK
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """The next stock card goes to the right end of the row."""
+
+    kind = MoveKind.DEAL
+
+
+@dataclass(frozen=True, slots=True)
+class Remove:
+    """The cards at ``positions`` (ascending) leave the row."""
+
+    positions: tuple[int, ...]
+    kind = MoveKind.REMOVE
+
+
+@dataclass(frozen=True, slots=True)
+class Redeal:
+    """French: gather the row, shuffle it with the game's generator, deal again."""
+
+    kind = MoveKind.REDEAL
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Cribbage: score ``combo`` in the window of piles ``first..last``; ``src`` goes on ``dst``."""
+
+    first: int
+    last: int
+    combo: str
+    src: int
+    dst: int
+    kind = MoveKind.CLAIM
+
+
+Move = Stack | Deal | Remove | Redeal | Claim
+
+DEAL = Deal()
+REDEAL = Redeal()
+
+
+@lru_cache(maxsize=None)
+def stack(src: int, dst: int) -> Stack:
+    """The shared ``Stack(src, dst)``."""
+    return Stack(src, dst)
+
+
+@lru_cache(maxsize=None)
+def remove(*positions: int) -> Remove:
+    """The shared ``Remove(positions)``."""
+    return Remove(tuple(positions))
