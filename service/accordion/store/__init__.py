@@ -1,0 +1,18 @@
+"""Game sessions: one async interface (``GameStore``), an in-memory and a Redis backend."""
+
+from .base import (
+    GameExists,
+    GameNotFound,
+    GameRecord,
+    GameStore,
+    StoredReply,
+    StoreError,
+    StoreUnavailable,
+    VersionConflict,
+    WatchEvent,
+)
+
+__all__ = [
+    "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreUnavailable",
+    "StoredReply", "VersionConflict", "WatchEvent",
+]

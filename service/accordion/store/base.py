@@ -1,0 +1,132 @@
+"""The storage interface. Both backends implement it with the same semantics and pass one test suite.
+
+The store knows nothing of games or protobuf: a game is an opaque ``data`` blob
+with a version and a token hash; replies and events are opaque bytes the API
+layer encodes. What the store guarantees:
+
+* ``compare_and_set`` is atomic: the version check, the new data, the
+  idempotency record and the event are written together or not at all.
+* A retry with a known ``request_id`` gets the first reply and changes nothing.
+* Every key of one game expires together after ``ttl`` seconds without a write.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+
+class StoreError(Exception):
+    """Base of the store's errors."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached (connection refused, timeout). Maps to UNAVAILABLE."""
+
+
+class GameNotFound(StoreError):
+    """No game with that id (never created, deleted, or expired)."""
+
+
+class GameExists(StoreError):
+    """``create`` with an id that is taken."""
+
+
+class VersionConflict(StoreError):
+    """The game moved on: ``expected`` was stale. ``current`` is the stored version."""
+
+    def __init__(self, game_id: str, expected: int, current: int) -> None:
+        super().__init__(f"game {game_id}: expected version {expected}, current is {current}")
+        self.game_id, self.expected, self.current = game_id, expected, current
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    game_id: str
+    version: int
+    token_hash: bytes  # e.g. sha256 of the game token; the token itself is never stored
+    data: bytes  # the game, encoded by the API layer
+
+
+@dataclass(frozen=True)
+class StoredReply:
+    """The first reply to a request id, and a fingerprint of the request it answered."""
+
+    fingerprint: bytes
+    reply: bytes
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    game_id: str
+    version: int
+    payload: bytes  # encoded by the API layer
+
+
+class GameStore(abc.ABC):
+    """An async store of game sessions."""
+
+    @abc.abstractmethod
+    async def create(self, record: GameRecord, *, ttl: float) -> None:
+        """Store a new game at ``record.version``. Raises ``GameExists``."""
+
+    @abc.abstractmethod
+    async def load(self, game_id: str) -> GameRecord:
+        """The stored game. Raises ``GameNotFound``."""
+
+    @abc.abstractmethod
+    async def compare_and_set(
+        self,
+        game_id: str,
+        expected_version: int,
+        data: bytes,
+        *,
+        ttl: float,
+        event: bytes,
+        request_id: str = "",
+        fingerprint: bytes = b"",
+        reply: bytes = b"",
+    ) -> StoredReply | None:
+        """Atomically replace the game's data if its version is ``expected_version``.
+
+        On success the version becomes ``expected_version + 1``, ``event`` is appended
+        to the game's event log for watchers, the reply is recorded under
+        ``request_id`` (when given), every key's TTL is refreshed, and None is returned.
+        If ``request_id`` already has a recorded reply, that ``StoredReply`` is returned
+        and nothing changes (the caller compares fingerprints).
+
+        Raises:
+            GameNotFound, VersionConflict, StoreUnavailable.
+        """
+
+    @abc.abstractmethod
+    async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:
+        """The recorded reply to ``request_id`` on this game, if any."""
+
+    @abc.abstractmethod
+    async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
+        """Record a reply under a request key not tied to an existing game (NewGame).
+
+        Returns None if this call recorded it, or the reply recorded earlier.
+        """
+
+    @abc.abstractmethod
+    async def delete(self, game_id: str) -> None:
+        """Remove a game and all its keys (no error if absent)."""
+
+    @abc.abstractmethod
+    def watch(self, game_id: str, after_version: int) -> AsyncIterator[WatchEvent]:
+        """Events with version > ``after_version``, oldest first, then new ones as they are written.
+
+        Works across processes for the Redis backend. Ends (StopAsyncIteration) when the
+        game is deleted or expires; raises ``StoreUnavailable`` if the backend goes away.
+        """
+
+    @abc.abstractmethod
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the backend answers."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release connections."""
