@@ -23,11 +23,11 @@ from .errors import (
     UnknownVariantError,
 )
 from .game import Game, GameView, Replay, new_game, replay
-from .moves import Claim, Deal, Move, MoveKind, Redeal, Remove, Stack
+from .moves import DEAL, REDEAL, Claim, Deal, Move, MoveKind, Redeal, Remove, Stack
 from .rng import SplitMix64
 
 __all__ = [
-    "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
+    "DEAL", "REDEAL", "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
     "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
     "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay",
     "Rules", "SplitMix64", "Stack", "State", "Status", "UnknownVariantError", "Variant",

@@ -1,0 +1,93 @@
+"""Engine throughput: legal-moves, apply and play+undo, per call, on full 52- and 104-card rows.
+
+    .venv/bin/python bench/engine.py [--deals 200] [--json out.json]
+
+For each of N seeded deals the row is fully dealt (52 cards; 104 for Push Pin).
+Each operation is timed over a batch of repeats on that position; the figure per
+deal is the batch mean, and the table gives the median and p90 over the deals.
+Target (issue 2): median legal-moves call on a full 52-card row under 20 µs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+
+from accordion.engine import new_game  # noqa: E402
+
+CASES = [("accordion", 52), ("relaxed-accordion", 52), ("royal-marriage", 52), ("concertina", 52),
+         ("push-pin", 104)]
+
+
+def per_call_us(fn: Callable[[], object], repeats: int) -> float:
+    start = time.perf_counter_ns()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter_ns() - start) / repeats / 1000
+
+
+def measure(variant: str, deals: int, repeats: int) -> dict[str, object]:
+    legal_us, apply_us, undo_us, moves_per_row = [], [], [], []
+    for seed in range(deals):
+        game = new_game(variant, seed=seed)
+        rules, state = game.rules, game.state
+        legal = rules.legal_moves(state)
+        legal_us.append(per_call_us(lambda: rules.legal_moves(state), repeats))
+        moves_per_row.append(len(legal))
+        if not legal:
+            continue
+        move = legal[0]
+        apply_us.append(per_call_us(lambda: rules.apply(state, move), repeats))
+
+        def play_undo() -> None:
+            game.play(move)
+            game.undo()
+
+        undo_us.append(per_call_us(play_undo, repeats))
+
+    def summary(values: list[float]) -> dict[str, float]:
+        values = sorted(values)
+        return {"median_us": round(statistics.median(values), 2),
+                "p90_us": round(values[int(0.9 * (len(values) - 1))], 2)}
+
+    return {
+        "variant": variant,
+        "row": len(new_game(variant, seed=0).state.row),
+        "deals": deals,
+        "mean_legal_moves": round(statistics.mean(moves_per_row), 1),
+        "legal_moves": summary(legal_us),
+        "apply": summary(apply_us),
+        "play_and_undo": summary(undo_us),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = [measure(v, args.deals, args.repeats) for v, _ in CASES]
+    print(f"python {platform.python_version()} ({platform.python_implementation()}), "
+          f"{args.deals} deals x {args.repeats} repeats, per call (median / p90, µs)")
+    print(f"{'variant':20} {'row':>4} {'moves':>6} {'legal_moves':>14} {'apply':>14} {'play+undo':>14}")
+    for r in results:
+        def cell(key: str) -> str:
+            s = r[key]
+            return f"{s['median_us']:6.2f} /{s['p90_us']:6.2f}"  # type: ignore[index]
+        print(f"{r['variant']:20} {r['row']:>4} {r['mean_legal_moves']:>6} "
+              f"{cell('legal_moves'):>14} {cell('apply'):>14} {cell('play_and_undo'):>14}")
+    if args.json:
+        args.json.write_text(json.dumps({"python": platform.python_version(), "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""A quick hint from what the player can see: a one-move look-ahead that never deals.
+
+A chance move (DEAL, REDEAL) is suggested only when nothing else is legal, so
+no hint depends on the stock's order: the look-ahead applies only moves that
+leave the stock untouched. The solver (a later issue) gives better hints for
+games dealt face up.
+"""
+
+from __future__ import annotations
+
+from .game import Game
+from .moves import Deal, Move, Redeal
+
+_CHANCE = (Deal, Redeal)
+
+
+def suggest(game: Game) -> Move | None:
+    """The visible move that scores most and leaves the most visible moves after it; None if over."""
+    legal = game.legal_moves()
+    visible = [m for m in legal if not isinstance(m, _CHANCE)]
+    if not visible:
+        return legal[0] if legal else None
+    rules, state = game.rules, game.state
+
+    def value(move: Move) -> tuple[int, int, int]:
+        after = rules.apply(state, move)
+        follow_ups = sum(1 for m in rules.legal_moves(after) if not isinstance(m, _CHANCE))
+        return (after.score - state.score, follow_ups, -len(after.row))
+
+    return max(visible, key=value)  # max keeps the first of equals: deterministic
