@@ -1,0 +1,90 @@
+"""Bayan: two matching cards 1 or 3 places apart are both discarded; won when the row is empty.
+
+A peer variant from PySolFC (not in the seeds); ``../shared/spec/variants.md``, "Peer
+variants". It is Accordion's shape (distances 1 and 3) but cards leave play instead of
+stacking, so every pile is one card and a position holds part of the deck (``discards``).
+
+Readings:
+
+- Move REMOVE ``x3-4`` (neighbours) or ``x3,6`` (three apart): both cards leave and the
+  gaps close. A pair is one move whichever card is thought of as moving, so "either
+  direction" adds nothing. Moves come out by the left card, neighbour first; DEAL last.
+- Option ``dealing``: ``all`` (default, 52 cards face up) or ``stock`` (the row starts with
+  one card; DEAL is legal whenever the stock has cards, at any time). There is no
+  ``compel``, ``leap`` or ``win_piles``.
+- Won when the row and the stock are both empty. Penalty: cards in play (row + stock).
+- Family ``stacking``: it is listed with Accordion's peers and uses its distances,
+  though it discards like an eliminator.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..cards import DECK_SIZE, MATCH
+from ..core import Option, Rules, State, Variant, register
+from ..moves import DEAL, Deal, Move, MoveKind, Remove, remove
+from ..rng import SplitMix64
+from .accordion import DEALING
+
+# Interned moves by the left card's position: neighbours, and cards three apart.
+_MAX_ROW = DECK_SIZE
+_NEAR = tuple(remove(i, i + 1) for i in range(_MAX_ROW))
+_FAR = tuple(remove(i, i + 3) for i in range(_MAX_ROW))
+
+
+class BayanRules(Rules):
+    """Discard matching pairs 1 or 3 apart until the row is empty."""
+
+    family = "stacking"
+    discards = True
+    options: ClassVar[tuple[Option, ...]] = (DEALING,)
+    move_kinds = (MoveKind.REMOVE, MoveKind.DEAL)
+    dealing: str
+
+    def start(self, cards: list[int], gen: SplitMix64) -> State:
+        if self.dealing == "stock":
+            return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state)
+        return super().start(cards, gen)
+
+    def legal_moves(self, state: State) -> tuple[Move, ...]:
+        tops = [p[-1] for p in state.row]
+        n = len(tops)
+        out: list[Move] = []
+        append = out.append
+        for i in range(n - 1):
+            m = MATCH[tops[i]]
+            if m[tops[i + 1]]:
+                append(_NEAR[i])
+            if i + 3 < n and m[tops[i + 3]]:
+                append(_FAR[i])
+        if state.stock:
+            append(DEAL)
+        return tuple(out)
+
+    def apply(self, state: State, move: Move) -> State:
+        if isinstance(move, Remove):
+            i, j = move.positions
+            row = state.row
+            return state._replace(row=row[:i] + row[i + 1 : j] + row[j + 1 :])
+        if isinstance(move, Deal):
+            return state._replace(row=state.row + ((state.stock[0],),), stock=state.stock[1:])
+        raise TypeError(f"{type(self).__name__} has no move {move!r}")
+
+    def is_won(self, state: State) -> bool:
+        return not state.row and not state.stock
+
+    def penalty(self, state: State) -> int:
+        return sum(len(p) for p in state.row) + len(state.stock)
+
+    def win_threshold(self) -> str:
+        return "empty row"
+
+
+register(Variant(
+    id="bayan",
+    name="Bayan",
+    rules=BayanRules,
+    description="All 52 cards face up in a row; discard two cards 1 or 3 places apart when "
+                "they match in rank or suit, until none are left.",
+))

@@ -1,0 +1,114 @@
+"""The eliminators' shared rules: REMOVE a run of cards lying between a matching pair.
+
+Seed 000 (Royal Marriage, Push Pin, Double Jump, French, Concertina) and seed 002
+(The Queen and Her Lad); ``../shared/spec/variants.md``, "The eliminators". Every pile
+is one card; removed cards leave play (``discards``). The games differ only in how many
+cards may lie between the pair (``gaps``), whether the middle or the outer pair leaves
+(``outer``), and a few hooks (fixed cards in the deal, French's redeal, QHL's stock).
+
+Legal moves come out ordered by their leftmost removed position, then shorter first.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..cards import DECK_SIZE, MATCH
+from ..core import Row, Rules, State
+from ..moves import Move, MoveKind, Remove, remove
+
+# The longest row any eliminator has (Push Pin's two decks).
+MAX_ROW = 2 * DECK_SIZE
+# A sentinel card past the row's right end that matches nothing, so the hot loop needs no bounds test.
+_NONE = DECK_SIZE
+_MATCH_X: tuple[tuple[bool, ...], ...] = tuple(row + (False,) for row in MATCH)
+
+# Interned moves keyed by the position of the pair's left card i.
+# Inner (the cards between leave): 1 between → remove(i+1); 2 between → remove(i+1, i+2).
+INNER1 = tuple(remove(i + 1) for i in range(MAX_ROW))
+_INNER2 = tuple(remove(i + 1, i + 2) for i in range(MAX_ROW))
+# Outer (Concertina: the pair leaves, the middle stays): remove(i, i+2) or remove(i, i+3).
+_OUTER1 = tuple(remove(i, i + 2) for i in range(MAX_ROW))
+_OUTER2 = tuple(remove(i, i + 3) for i in range(MAX_ROW))
+
+
+def removals(tops: list[int], one: bool, two: bool, outer: bool = False) -> list[Move]:
+    """Every REMOVE with one (``one``) or two (``two``) cards between a matching pair.
+
+    ``outer`` names the pair itself as the cards that leave (Concertina). Either way
+    the moves of one pair's left card share their leftmost removed position, and the
+    shorter comes first, so scanning left cards in order gives the documented order.
+    """
+    n = len(tops)
+    if n < 3:
+        return []
+    s1, s2 = (_OUTER1, _OUTER2) if outer else (INNER1, _INNER2)
+    t = tops + [_NONE]
+    out: list[Move] = []
+    append = out.append
+    if one and two:
+        for i, a, c, d in zip(range(n - 2), t, t[2:], t[3:]):
+            m = _MATCH_X[a]
+            if m[c]:
+                append(s1[i])
+            if m[d]:
+                append(s2[i])
+    elif one:
+        for i, a, c in zip(range(n - 2), t, t[2:]):
+            if _MATCH_X[a][c]:
+                append(s1[i])
+    elif two:
+        for i, a, d in zip(range(n - 3), t, t[3:]):
+            if _MATCH_X[a][d]:
+                append(s2[i])
+    return out
+
+
+def without(row: Row, positions: tuple[int, ...]) -> Row:
+    """``row`` with the piles at ``positions`` (ascending) taken out; the gaps close."""
+    out = row[: positions[0]]
+    for a, b in zip(positions, positions[1:]):
+        if b > a + 1:
+            out += row[a + 1 : b]
+    return out + row[positions[-1] + 1 :]
+
+
+class EliminatorRules(Rules):
+    """Cards dealt face up in one row; REMOVE cards lying between a matching pair; won at two cards.
+
+    Subclasses set ``gaps`` (how many cards may lie between the pair) and ``outer``.
+    """
+
+    family = "eliminator"
+    discards = True
+    move_kinds: ClassVar[tuple[MoveKind, ...]] = (MoveKind.REMOVE,)
+    # How many cards may lie between the matching pair: a subset of (1, 2).
+    gaps: ClassVar[tuple[int, ...]] = (1, 2)
+    # True when the matching pair leaves and the cards between stay (Concertina).
+    outer: ClassVar[bool] = False
+    # The cards a win leaves in play.
+    WIN_CARDS: ClassVar[int] = 2
+
+    def removals(self, state: State) -> list[Move]:
+        """The legal REMOVE moves, in the documented order."""
+        return removals([p[0] for p in state.row], 1 in self.gaps, 2 in self.gaps, self.outer)
+
+    def legal_moves(self, state: State) -> tuple[Move, ...]:
+        return tuple(self.removals(state))
+
+    def apply(self, state: State, move: Move) -> State:
+        if isinstance(move, Remove):
+            return state._replace(row=without(state.row, move.positions))
+        raise TypeError(f"{type(self).__name__} has no move {move!r}")
+
+    def is_won(self, state: State) -> bool:
+        # "Only two cards remain". Fewer counts too: a position loaded from a state
+        # string with an odd count can reach one card in Concertina.
+        return not state.stock and len(state.row) <= self.WIN_CARDS
+
+    def penalty(self, state: State) -> int:
+        """Cards in play (row and stock) beyond the two a win leaves."""
+        return max(0, len(state.row) + len(state.stock) - self.WIN_CARDS)
+
+    def win_threshold(self) -> str:
+        return f"{self.WIN_CARDS} cards"

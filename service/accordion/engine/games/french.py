@@ -1,0 +1,55 @@
+"""French Solitaire: remove exactly 1 card between a matching pair; one REDEAL when stuck.
+
+Seed 000 (about 0.5 % won): "if the player has no more moves after his first initial
+deal, and there are more than two cards remaining ... he may gather all the cards up
+still remaining in the layout, shuffle them together, and then deal these cards out
+again" — won "after one or two deals". REDEAL is legal only when no removal is,
+more than two cards remain and no redeal has been used (spec). The shuffle continues
+the game's seeded generator from the state (``State.rng``), so a redeal is fixed by
+the seed and the moves before it, and clients can reproduce it.
+"""
+
+from __future__ import annotations
+
+from ..core import State, Variant, register
+from ..moves import REDEAL, Move, MoveKind, Redeal
+from ..rng import SplitMix64
+from .eliminators import EliminatorRules
+
+
+class FrenchRules(EliminatorRules):
+    """Exactly 1 card between a matching pair leaves; one seeded redeal of the remaining row."""
+
+    move_kinds = (MoveKind.REMOVE, MoveKind.REDEAL)
+    gaps = (1,)
+    # The redeal's shuffle draws from the generator after the deal.
+    draws_after_deal = True
+    MAX_REDEALS = 1
+
+    def legal_moves(self, state: State) -> tuple[Move, ...]:
+        out = self.removals(state)
+        if not out and len(state.row) > self.WIN_CARDS and state.redeals < self.MAX_REDEALS:
+            return (REDEAL,)
+        return tuple(out)
+
+    def apply(self, state: State, move: Move) -> State:
+        if isinstance(move, Redeal):
+            gen = SplitMix64(0)
+            gen.state = state.rng
+            cards = [p[0] for p in state.row]  # gathered in row order, then shuffled
+            gen.shuffle(cards)
+            return state._replace(row=tuple((c,) for c in cards), rng=gen.state, redeals=state.redeals + 1)
+        return super().apply(state, move)
+
+    def summary(self, state: State) -> list[str]:
+        return ["redeal used" if state.redeals >= self.MAX_REDEALS else "redeal available"]
+
+
+register(Variant(
+    id="french",
+    name="French Solitaire",
+    rules=FrenchRules,
+    description="52 cards face up in a row: remove a card lying between two cards of the same rank "
+                "or suit; once, when stuck, shuffle the remaining cards and deal them again; won "
+                "when two cards remain (about 0.5 % won).",
+))
