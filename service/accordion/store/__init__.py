@@ -11,8 +11,10 @@ from .base import (
     VersionConflict,
     WatchEvent,
 )
+from .factory import open_store
+from .memory import MemoryStore
 
 __all__ = [
     "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreUnavailable",
-    "StoredReply", "VersionConflict", "WatchEvent",
+    "StoredReply", "VersionConflict", "WatchEvent", "MemoryStore", "open_store",
 ]

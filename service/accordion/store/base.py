@@ -8,6 +8,8 @@ layer encodes. What the store guarantees:
   idempotency record and the event are written together or not at all.
 * A retry with a known ``request_id`` gets the first reply and changes nothing.
 * Every key of one game expires together after ``ttl`` seconds without a write.
+* Bounds shared by both backends: a game's event log keeps about its last 1000 events,
+  and at least the last 1000 recorded replies of a game stay answerable.
 """
 
 from __future__ import annotations
@@ -94,7 +96,12 @@ class GameStore(abc.ABC):
         to the game's event log for watchers, the reply is recorded under
         ``request_id`` (when given), every key's TTL is refreshed, and None is returned.
         If ``request_id`` already has a recorded reply, that ``StoredReply`` is returned
-        and nothing changes (the caller compares fingerprints).
+        and nothing changes (the caller compares fingerprints). The request id is checked
+        before the version, so a retry of a request that succeeded gets its reply even
+        after the game moved on.
+
+        ``StoreUnavailable`` means the outcome is unknown (the write may have landed);
+        a retry with the same ``request_id`` finds out safely.
 
         Raises:
             GameNotFound, VersionConflict, StoreUnavailable.
@@ -120,7 +127,9 @@ class GameStore(abc.ABC):
         """Events with version > ``after_version``, oldest first, then new ones as they are written.
 
         Works across processes for the Redis backend. Ends (StopAsyncIteration) when the
-        game is deleted or expires; raises ``StoreUnavailable`` if the backend goes away.
+        game is deleted or expires (Redis notices within about a second), at once if the
+        game does not exist, and when the store is closed; raises ``StoreUnavailable`` if
+        the backend goes away.
         """
 
     @abc.abstractmethod
@@ -129,4 +138,4 @@ class GameStore(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Release connections."""
+        """Release connections and end every watch. Do not use the store afterwards."""

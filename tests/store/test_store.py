@@ -1,0 +1,471 @@
+"""One suite over both backends (the ``store`` fixture runs each test on memory and on a real Redis),
+then what only Redis has: hash slots, the cost of a move, and outages."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from accordion.store import (
+    GameExists,
+    GameNotFound,
+    GameRecord,
+    GameStore,
+    MemoryStore,
+    StoredReply,
+    StoreUnavailable,
+    VersionConflict,
+    WatchEvent,
+    open_store,
+)
+from accordion.store.redis import RedisStore
+from redis_server import RedisServer
+
+TTL = 60.0
+
+
+def record(game_id: str = "g1", version: int = 1, data: bytes = b"d1") -> GameRecord:
+    return GameRecord(game_id, version, b"tokenhash", data)
+
+
+async def cas(store: GameStore, version: int, game_id: str = "g1", ttl: float = TTL, **kw: object) -> StoredReply | None:
+    """A move from ``version``: data and event name the version they produce."""
+    nxt = version + 1
+    return await store.compare_and_set(game_id, version, f"d{nxt}".encode(), ttl=ttl, event=f"e{nxt}".encode(), **kw)  # type: ignore[arg-type]
+
+
+async def events_after(store: GameStore, game_id: str, after: int, quiet: float = 0.3) -> list[int]:
+    """Versions ``watch`` yields until nothing more comes for ``quiet`` seconds."""
+    seen: list[int] = []
+    it = store.watch(game_id, after)
+    try:
+        while True:
+            seen.append((await asyncio.wait_for(anext(it), quiet)).version)
+    except (TimeoutError, StopAsyncIteration):
+        return seen
+
+
+# --- create / load
+
+
+async def test_create_then_load(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    assert await store.load("g1") == record()
+
+
+async def test_create_taken_id_raises_game_exists(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    with pytest.raises(GameExists):
+        await store.create(record(data=b"other"), ttl=TTL)
+    assert (await store.load("g1")).data == b"d1"
+
+
+async def test_unknown_game_raises_not_found(store: GameStore) -> None:
+    with pytest.raises(GameNotFound):
+        await store.load("nope")
+    with pytest.raises(GameNotFound):
+        await cas(store, 1, game_id="nope")
+    assert await store.get_reply("nope", "r1") is None
+
+
+# --- compare_and_set
+
+
+async def test_cas_bumps_version_and_returns_none(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    assert await cas(store, 1) is None
+    assert await store.load("g1") == GameRecord("g1", 2, b"tokenhash", b"d2")
+    assert await cas(store, 2) is None
+    assert (await store.load("g1")).version == 3
+
+
+async def test_stale_version_raises_conflict_with_current(store: GameStore) -> None:
+    await store.create(record(version=5), ttl=TTL)
+    await cas(store, 5)
+    with pytest.raises(VersionConflict) as info:
+        await cas(store, 5)
+    assert (info.value.game_id, info.value.expected, info.value.current) == ("g1", 5, 6)
+    assert (await store.load("g1")).data == b"d6"
+
+
+async def test_idempotent_retry_returns_first_reply_and_changes_nothing(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    first = dict(request_id="r1", fingerprint=b"fp1", reply=b"reply1")
+    assert await cas(store, 1, **first) is None
+    # The retry: same id (even with another payload) gets the recorded reply, at any version.
+    again = await store.compare_and_set("g1", 1, b"X", ttl=TTL, event=b"X", request_id="r1",
+                                        fingerprint=b"fp2", reply=b"reply2")
+    assert again == StoredReply(b"fp1", b"reply1")
+    assert await store.load("g1") == GameRecord("g1", 2, b"tokenhash", b"d2")
+    assert await events_after(store, "g1", 0) == [2]  # no extra event
+    assert await store.get_reply("g1", "r1") == StoredReply(b"fp1", b"reply1")
+    assert await store.get_reply("g1", "r2") is None
+    # After the game moved on, the retry still gets its reply rather than a conflict.
+    await cas(store, 2, request_id="r2", fingerprint=b"f", reply=b"x")
+    assert await cas(store, 1, request_id="r1") == StoredReply(b"fp1", b"reply1")
+    assert (await store.load("g1")).version == 3
+
+
+async def test_concurrent_cas_exactly_one_wins(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    results = await asyncio.gather(
+        *(store.compare_and_set("g1", 1, f"w{i}".encode(), ttl=TTL, event=f"w{i}".encode(),
+                                request_id=f"req{i}", fingerprint=b"f", reply=f"{i}".encode())
+          for i in range(20)),
+        return_exceptions=True,
+    )
+    winners = [i for i, r in enumerate(results) if r is None]
+    conflicts = [r for r in results if isinstance(r, VersionConflict)]
+    assert len(winners) == 1 and len(conflicts) == 19, results
+    assert all(c.current == 2 for c in conflicts)
+    assert await store.load("g1") == GameRecord("g1", 2, b"tokenhash", f"w{winners[0]}".encode())
+    assert await events_after(store, "g1", 0) == [2]
+    # Losers left no idempotency record: their retries must see the conflict, not a reply.
+    losers = [i for i in range(20) if i not in winners]
+    assert [await store.get_reply("g1", f"req{i}") for i in losers] == [None] * 19
+
+
+async def test_replies_and_events_are_bounded(store: GameStore) -> None:
+    """A long game keeps the last 1000 replies (at least) and about the last 1000 events."""
+    await store.create(record(version=0), ttl=TTL)
+    n = 2100
+    for v in range(n):
+        await cas(store, v, request_id=f"r{v}", fingerprint=b"f", reply=f"{v}".encode())
+    for v in (n - 1000, n - 500, n - 1):
+        assert await store.get_reply("g1", f"r{v}") == StoredReply(b"f", f"{v}".encode())
+    assert await store.get_reply("g1", "r0") is None
+    with pytest.raises(VersionConflict):  # a forgotten request id is a new (here stale) request
+        await cas(store, 0, request_id="r0")
+    versions = await events_after(store, "g1", 0)
+    assert 1000 <= len(versions) <= 1100, len(versions)  # Redis trims with MAXLEN ~
+    assert versions == list(range(versions[0], n + 1))
+
+
+# --- expiry (memory on a hand-moved clock; Redis in real time)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Timed:
+    store: GameStore
+    advance: Callable[[float], Awaitable[None]]
+
+
+@pytest.fixture
+async def timed(store_url: str) -> AsyncIterator[Timed]:
+    """A store and a way to let time pass: the memory clock jumps; Redis really sleeps."""
+    if store_url == "memory://":
+        clock = Clock()
+
+        async def jump(seconds: float) -> None:
+            clock.now += seconds
+            await asyncio.sleep(0.1)  # let watchers (polling every 0.05 s) notice
+
+        t = Timed(MemoryStore(clock=clock, poll_interval=0.05), jump)
+    else:
+        t = Timed(open_store(store_url), asyncio.sleep)
+    try:
+        yield t
+    finally:
+        await t.store.close()
+
+
+async def test_game_expires_after_ttl(timed: Timed) -> None:
+    s = timed.store
+    await s.create(record(), ttl=0.3)
+    await s.compare_and_set("g1", 1, b"d2", ttl=0.3, event=b"e", request_id="r", fingerprint=b"f", reply=b"x")
+    assert (await s.load("g1")).version == 2
+    await timed.advance(1.0)
+    with pytest.raises(GameNotFound):
+        await s.load("g1")
+    assert await s.get_reply("g1", "r") is None
+    assert await events_after(s, "g1", 0) == []
+    await s.create(record(), ttl=TTL)  # the id is free again, with nothing inherited
+    assert await s.get_reply("g1", "r") is None
+
+
+async def test_each_cas_refreshes_ttl(timed: Timed) -> None:
+    s = timed.store
+    await s.create(record(), ttl=1.0)
+    await timed.advance(0.6)
+    await cas(s, 1, ttl=1.0, request_id="r", fingerprint=b"f", reply=b"x")
+    await timed.advance(0.6)  # 1.2 s after create, 0.6 s after the move: alive
+    assert (await s.load("g1")).version == 2
+    assert await s.get_reply("g1", "r") == StoredReply(b"f", b"x")
+    await timed.advance(1.0)
+    with pytest.raises(GameNotFound):
+        await s.load("g1")
+
+
+async def test_claim_request_first_wins_until_ttl(timed: Timed) -> None:
+    s = timed.store
+    assert await s.claim_request("new:abc", b"fp1", b"game-1", ttl=0.5) is None
+    assert await s.claim_request("new:abc", b"fp2", b"game-2", ttl=0.5) == StoredReply(b"fp1", b"game-1")
+    assert await s.claim_request("new:other", b"fp3", b"game-3", ttl=0.5) is None
+    await timed.advance(1.0)
+    assert await s.claim_request("new:abc", b"fp4", b"game-4", ttl=0.5) is None
+
+
+async def test_watch_ends_when_game_expires(timed: Timed) -> None:
+    s = timed.store
+    await s.create(record(), ttl=0.5)
+    it = s.watch("g1", 1)
+    nxt = asyncio.ensure_future(anext(it))
+    await timed.advance(1.0)
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(nxt, 5)
+
+
+# --- watch
+
+
+async def test_watch_replays_then_follows_then_ends_on_delete(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    for v in (1, 2, 3):
+        await cas(store, v)
+    it = store.watch("g1", 2)
+    assert await asyncio.wait_for(anext(it), 5) == WatchEvent("g1", 3, b"e3")
+    assert await asyncio.wait_for(anext(it), 5) == WatchEvent("g1", 4, b"e4")
+    nxt = asyncio.ensure_future(anext(it))
+    await asyncio.sleep(0.1)  # the watcher is now waiting for a live event
+    await cas(store, 4)
+    assert await asyncio.wait_for(nxt, 5) == WatchEvent("g1", 5, b"e5")
+    nxt = asyncio.ensure_future(anext(it))
+    await asyncio.sleep(0.1)
+    await store.delete("g1")
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(nxt, 5)  # Redis notices at its next block timeout (1 s)
+
+
+async def test_watch_of_missing_game_ends_at_once(store: GameStore) -> None:
+    assert [e async for e in store.watch("nope", 0)] == []
+
+
+async def test_watch_from_current_version_sees_only_new_events(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    await cas(store, 1)
+    assert await events_after(store, "g1", 2) == []
+    assert await events_after(store, "g1", 1) == [2]
+
+
+async def test_close_ends_watchers(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    it = store.watch("g1", 1)
+    nxt = asyncio.ensure_future(anext(it))
+    await asyncio.sleep(0.2)  # waiting (Redis: blocked in XREAD)
+    await store.close()
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(nxt, 5)
+
+
+# --- delete
+
+
+async def test_delete_removes_everything(store: GameStore, request: pytest.FixtureRequest) -> None:
+    await store.create(record(), ttl=TTL)
+    await store.create(record("other"), ttl=TTL)
+    await cas(store, 1, request_id="r1", fingerprint=b"f", reply=b"x")
+    await store.delete("g1")
+    with pytest.raises(GameNotFound):
+        await store.load("g1")
+    assert await store.get_reply("g1", "r1") is None
+    await store.delete("g1")  # absent: no error
+    assert (await store.load("other")).version == 1
+    if isinstance(store, RedisStore):
+        client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
+        assert list(client.scan_iter(match="acc:{g1}*")) == []
+        assert list(client.scan_iter(match="*g1*")) == []
+        assert sorted(client.scan_iter(match="*")) == [b"acc:{other}:g"]
+        client.close()
+
+
+# --- Redis only
+
+
+@pytest.fixture
+async def rstore(redis_url: str) -> AsyncIterator[RedisStore]:
+    s = open_store(redis_url)
+    assert isinstance(s, RedisStore)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def test_factory_picks_backend(redis_url: str) -> None:
+    assert isinstance(open_store(None), MemoryStore)
+    assert isinstance(open_store(""), MemoryStore)
+    assert isinstance(open_store("memory://"), MemoryStore)
+    s = open_store(redis_url)
+    assert isinstance(s, RedisStore)
+    await s.close()
+    with pytest.raises(ValueError, match="'mongodb://x'"):
+        open_store("mongodb://x")
+
+
+async def test_redis_game_keys_share_one_slot(rstore: RedisStore, redis_url: str) -> None:
+    for gid in ("g1", "a-much-longer-game-id-0123456789", "x:y"):
+        await rstore.create(record(gid), ttl=TTL)
+        for v in range(1, 2 * 5):
+            await cas(rstore, v, game_id=gid, request_id=f"r{v}", fingerprint=b"f", reply=b"x")
+    client = redis.Redis.from_url(redis_url)
+    try:
+        for gid in ("g1", "a-much-longer-game-id-0123456789", "x:y"):
+            keys = list(client.scan_iter(match=f"acc:{{{gid}}}:*"))
+            assert len(keys) == 3  # g, e, r (no r0 until a thousand records)
+            assert {key_slot(k) for k in keys} == {key_slot(gid.encode())}
+            assert {key_slot(k.encode()) for k in rstore.game_keys(gid)} == {key_slot(gid.encode())}
+    finally:
+        client.close()
+
+
+async def test_redis_cas_refreshes_every_key_ttl(rstore: RedisStore, redis_url: str) -> None:
+    await rstore.create(record(), ttl=TTL)
+    await cas(rstore, 1, request_id="r1", fingerprint=b"f", reply=b"x")
+    await cas(rstore, 2, ttl=500.0)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        ttls = [client.pttl(k) for k in rstore.game_keys("g1")[:3]]
+        assert all(490_000 < t <= 500_000 for t in ttls), ttls
+    finally:
+        client.close()
+
+
+def _monitor_lines(port: int, action: Callable[[], None]) -> list[str]:
+    """What MONITOR reports while ``action`` runs (up to a sentinel ECHO sent after it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as mon:
+        mon.sendall(b"MONITOR\r\n")
+        buf = b""
+        while b"+OK\r\n" not in buf:
+            buf += mon.recv(4096)
+        buf = buf.split(b"+OK\r\n", 1)[1]
+        action()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:  # raw: no HELLO/SETINFO noise
+            c.sendall(b"ECHO monitor-sentinel\r\n")
+            c.recv(64)
+        while b"monitor-sentinel" not in buf:
+            buf += mon.recv(65536)
+    return [ln.decode() for ln in buf.split(b"\r\n") if ln and "monitor-sentinel" not in ln.decode()]
+
+
+async def test_redis_cas_is_one_command(rstore: RedisStore, redis_server: RedisServer) -> None:
+    await rstore.create(record(), ttl=TTL)
+    await cas(rstore, 1, request_id="warm", fingerprint=b"f", reply=b"x")  # connection up, script loaded
+    loop = asyncio.get_running_loop()
+
+    def during() -> None:
+        # MONITOR reads on a worker thread while the loop runs one CAS.
+        fut = asyncio.run_coroutine_threadsafe(cas(rstore, 2, request_id="r2", fingerprint=b"f", reply=b"x"), loop)
+        assert fut.result(10) is None
+
+    lines = await asyncio.to_thread(_monitor_lines, redis_server.port, during)
+    from_clients = [ln for ln in lines if "lua]" not in ln]  # commands run by the script say "[0 lua]"
+    assert len(from_clients) == 1 and '"EVALSHA"' in from_clients[0], lines
+    inside = [ln.split('"')[1] for ln in lines if "lua]" in ln]
+    assert "XADD" in inside and "HSET" in inside and "PEXPIRE" in inside, inside
+    # The commandstats agree: one evalsha call.
+    client = redis.Redis(port=redis_server.port)
+    before = client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    await cas(rstore, 3)
+    after = client.info("commandstats")["cmdstat_evalsha"]["calls"]
+    client.close()
+    assert after - before == 1
+
+
+async def test_redis_separate_clients_share_games(redis_url: str) -> None:
+    """Two stores = two processes' pools: CAS through one, watch and conflict through the other."""
+    a, b = open_store(redis_url), open_store(redis_url)
+    try:
+        await a.create(record(), ttl=TTL)
+        it = b.watch("g1", 1)
+        nxt = asyncio.ensure_future(anext(it))
+        await asyncio.sleep(0.1)
+        await cas(a, 1)
+        assert await asyncio.wait_for(nxt, 5) == WatchEvent("g1", 2, b"e2")
+        with pytest.raises(VersionConflict):
+            await cas(b, 1)
+        results = await asyncio.gather(*(cas(s, 2) for s in (a, b) * 5), return_exceptions=True)
+        assert results.count(None) == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_redis_down_raises_unavailable_then_recovers(
+    rstore: RedisStore, redis_server: RedisServer, how: str
+) -> None:
+    await rstore.create(record(), ttl=TTL)
+    getattr(redis_server, how)()
+    try:
+        calls: list[Callable[[], Awaitable[object]]] = [
+            rstore.ping,
+            lambda: rstore.load("g1"),
+            lambda: cas(rstore, 1),
+            lambda: rstore.create(record("g2"), ttl=TTL),
+            lambda: rstore.claim_request("k", b"f", b"r", ttl=TTL),
+        ]
+        for call in calls:
+            t0 = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                await call()
+            assert time.monotonic() - t0 < 5.0
+    finally:
+        redis_server.start()
+    await rstore.ping()  # the same store reconnects by itself
+    await rstore.create(record("g3"), ttl=TTL)  # no persistence: the old game is gone
+    assert (await rstore.load("g3")).version == 1
+
+
+async def test_redis_hung_raises_unavailable_within_bound(rstore: RedisStore, redis_server: RedisServer) -> None:
+    """SIGSTOP: connections are accepted but nothing answers, so only the timeouts end the wait."""
+    await rstore.create(record(), ttl=TTL)
+    redis_server.pause()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            await cas(rstore, 1, request_id="r1", fingerprint=b"f", reply=b"x")
+        assert time.monotonic() - t0 < 5.0  # (retries + 1) * socket_timeout + backoff = ~3.3 s
+    finally:
+        redis_server.resume()
+    # The EVALSHA sat in the paused server's socket buffer and may run once it resumes: an
+    # unavailable CAS has an unknown outcome. Retrying with the same request id is safe.
+    await asyncio.sleep(0.3)
+    version = (await rstore.load("g1")).version
+    retry = await cas(rstore, 1, request_id="r1", fingerprint=b"f", reply=b"x")
+    if version == 2:
+        assert retry == StoredReply(b"f", b"x")
+    else:
+        assert version == 1 and retry is None
+    assert (await rstore.load("g1")).version == 2
+
+
+async def test_redis_watch_raises_unavailable_when_redis_dies(rstore: RedisStore, redis_server: RedisServer) -> None:
+    await rstore.create(record(), ttl=TTL)
+    it = rstore.watch("g1", 1)
+    nxt = asyncio.ensure_future(anext(it))
+    await asyncio.sleep(0.2)  # blocked in XREAD
+    redis_server.kill()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            await asyncio.wait_for(nxt, 10)
+        assert time.monotonic() - t0 < 5.0
+    finally:
+        redis_server.start()
+
+
