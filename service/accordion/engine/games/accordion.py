@@ -23,9 +23,12 @@ COMPEL = Option("compel", "none", ("none", "must", "strict"),
 LEAP = Option("leap", 3, (3, 2), "how many piles to the left a leap reaches")
 WIN_PILES = Option("win_piles", 1, range(1, 53), "a game that ends with this many piles or fewer is won")
 
-# Interned moves by distance: _LEFT[d][i] is Stack(i, i - d). Rows are at most 104 piles.
-_MAX_ROW = 2 * DECK_SIZE
-_LEFT = {d: [stack(i, i - d) if i >= d else None for i in range(_MAX_ROW)] for d in (1, 2, 3)}
+# Interned moves by distance: LEFT[d][i] is Stack(i, i - d), RIGHT[d][i] is Stack(i, i + d).
+# Rows are at most 104 piles. Entries that point off the row exist only to keep the
+# tables dense; the move loops never hand them out.
+MAX_ROW = 2 * DECK_SIZE
+LEFT = {d: [stack(i, i - d) for i in range(MAX_ROW)] for d in (1, 2, 3)}
+RIGHT = {d: [stack(i, i + d) for i in range(MAX_ROW)] for d in (1, 2, 3)}
 
 
 class StackingRules(Rules):
@@ -51,7 +54,7 @@ class StackingRules(Rules):
     def stack_moves(self, tops: list[int]) -> list[Move]:
         """Every leftward STACK, by source then nearest destination; ``strict`` keeps only the nearest."""
         near, far = self.distances
-        slides, leaps = _LEFT[near], _LEFT[far]
+        slides, leaps = LEFT[near], LEFT[far]
         strict = self.compel == "strict"
         out: list[Move] = []
         for i in range(near, len(tops)):

@@ -18,13 +18,9 @@ from __future__ import annotations
 
 from ..cards import DECK_SIZE, MATCH
 from ..core import Variant, register
-from ..moves import Move, stack
-from .accordion import StackingRules
+from ..moves import Move
+from .accordion import LEFT, RIGHT, StackingRules
 
-# Interned moves by distance: _LEFT[d][i] is Stack(i, i - d), _RIGHT[d][i] is Stack(i, i + d).
-_MAX_ROW = 2 * DECK_SIZE
-_LEFT = {d: [stack(i, i - d) if i >= d else None for i in range(_MAX_ROW)] for d in (1, 2, 3)}
-_RIGHT = {d: [stack(i, i + d) for i in range(_MAX_ROW)] for d in (1, 2, 3)}
 # A sentinel card beyond either end of the row that matches nothing, so the loop needs no bounds tests.
 _NONE = DECK_SIZE
 _MATCH_X: tuple[tuple[bool, ...], ...] = tuple(r + (False,) for r in MATCH) + ((False,) * (DECK_SIZE + 1),)
@@ -36,7 +32,7 @@ class RelaxedAccordionRules(StackingRules):
     def stack_moves(self, tops: list[int]) -> list[Move]:
         """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only if any)."""
         near, far = self.distances
-        ln, rn, lf, rf = _LEFT[near], _RIGHT[near], _LEFT[far], _RIGHT[far]
+        ln, rn, lf, rf = LEFT[near], RIGHT[near], LEFT[far], RIGHT[far]
         pad = [_NONE] * far
         t = pad + tops + pad  # tops[i] is t[i + far]
         strict = self.compel == "strict"
