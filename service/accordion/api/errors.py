@@ -1,0 +1,222 @@
+"""Every failure the service reports, mapped to a status code in one place.
+
+A failure becomes an ``ApiError``: a gRPC status code, an ``ErrorInfo`` reason in the
+``accordion.v1`` domain, a message for people, and typed details (``BadRequest`` field
+violations, the legal moves). ``from_exception`` maps the engine's and the store's
+exceptions; anything else is a bug and becomes INTERNAL (logged by the caller).
+
+Messages never contain the game token: nothing here is given one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+import grpc
+import grpc.aio
+from google.protobuf import any_pb2
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from accordion import engine
+from accordion.store import GameExists, GameNotFound, StoreUnavailable, VersionConflict
+
+DOMAIN = "accordion.v1"
+C = grpc.StatusCode
+
+
+class ApiError(Exception):
+    """A failure to report to the client, with everything its ``google.rpc.Status`` needs."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        reason: str,
+        message: str,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        fields: Sequence[tuple[str, str]] = (),
+        details: Sequence[Message] = (),
+    ) -> None:
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.metadata = dict(metadata or {})
+        self.fields = tuple(fields)
+        self.details = tuple(details)
+
+    def to_status(self) -> grpc.Status:
+        """The rich status: ErrorInfo first, then BadRequest, then the extra details."""
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
+        messages: list[Message] = [info]
+        if self.fields:
+            messages.append(
+                error_details_pb2.BadRequest(
+                    field_violations=[
+                        error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
+                        for f, d in self.fields
+                    ]
+                )
+            )
+        messages.extend(self.details)
+        packed = []
+        for m in messages:
+            any_msg = any_pb2.Any()
+            any_msg.Pack(m)
+            packed.append(any_msg)
+        code = self.code.value[0]
+        return rpc_status.to_status(status_pb2.Status(code=code, message=self.message, details=packed))
+
+    def __repr__(self) -> str:
+        return f"ApiError({self.code.name}, {self.reason}, {self.message!r})"
+
+
+async def abort(context: grpc.aio.ServicerContext[Any, Any], error: ApiError) -> NoReturn:
+    await context.abort_with_status(error.to_status())
+    raise AssertionError("abort_with_status returned")  # pragma: no cover (it always raises)
+
+
+# --- constructors for the service's own checks -----------------------------------------
+
+
+def invalid_request(fields: Sequence[tuple[str, str]]) -> ApiError:
+    summary = "; ".join(f"{f}: {d}" for f, d in fields)
+    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request: {summary}", fields=fields)
+
+
+def malformed_request(why: str) -> ApiError:
+    return ApiError(C.INVALID_ARGUMENT, "MALFORMED_REQUEST", f"the request is not a valid message: {why}")
+
+
+def request_id_reused() -> ApiError:
+    return ApiError(
+        C.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
+        "this request_id was already used for a different request",
+        fields=[("request_id", "already used for a different request; use a new id")],
+    )
+
+
+def version_mismatch(game_id: str, expected: int, current: int) -> ApiError:
+    return ApiError(
+        C.ABORTED,
+        "VERSION_MISMATCH",
+        f"game {game_id} is at version {current}, not {expected}: reload and retry",
+        metadata={"game_id": game_id, "expected_version": str(expected), "current_version": str(current)},
+    )
+
+
+def missing_token() -> ApiError:
+    return ApiError(
+        C.UNAUTHENTICATED,
+        "MISSING_TOKEN",
+        "this call needs the game's token as 'authorization: Bearer <token>' metadata",
+    )
+
+
+def bad_token(game_id: str) -> ApiError:
+    return ApiError(
+        C.PERMISSION_DENIED,
+        "BAD_TOKEN",
+        f"the token does not open game {game_id}",
+        metadata={"game_id": game_id},
+    )
+
+
+def deadline_exceeded(operation: str) -> ApiError:
+    return ApiError(C.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED", f"the deadline passed before {operation}")
+
+
+def store_unavailable(operation: str) -> ApiError:
+    return ApiError(
+        C.UNAVAILABLE,
+        "STORE_UNAVAILABLE",
+        f"the game store did not answer ({operation}); retry later",
+        metadata={"operation": operation},
+    )
+
+
+def game_corrupt(game_id: str) -> ApiError:
+    return ApiError(
+        C.DATA_LOSS,
+        "GAME_CORRUPT",
+        f"game {game_id} is stored in a form that cannot be read",
+        metadata={"game_id": game_id},
+    )
+
+
+def move_error(exc: engine.InvalidMoveError | engine.IllegalMoveError, legal: Message | None) -> ApiError:
+    """An unreadable or illegal move, listing the legal moves (JSON in metadata, structured in details)."""
+    illegal = isinstance(exc, engine.IllegalMoveError)
+    return ApiError(
+        C.FAILED_PRECONDITION if illegal else C.INVALID_ARGUMENT,
+        exc.reason,
+        str(exc),
+        metadata={"legal_moves": json.dumps(list(exc.legal), ensure_ascii=False)},
+        fields=() if illegal else [("move", str(exc).split("; legal now:")[0])],
+        details=[legal] if legal is not None else (),
+    )
+
+
+# --- the mapping table for exceptions from the layers below --------------------------------
+
+# Engine errors about request values: (code, the request field they concern).
+_ENGINE: dict[type[engine.EngineError], tuple[grpc.StatusCode, str]] = {
+    engine.UnknownVariantError: (C.INVALID_ARGUMENT, "variant"),
+    engine.InvalidOptionError: (C.INVALID_ARGUMENT, "options"),
+    engine.InvalidCardError: (C.INVALID_ARGUMENT, "deal.cards"),
+    engine.InvalidDealError: (C.INVALID_ARGUMENT, "deal"),
+    engine.NothingToUndoError: (C.FAILED_PRECONDITION, ""),
+    engine.NothingToRedoError: (C.FAILED_PRECONDITION, ""),
+}
+
+
+def from_exception(exc: BaseException) -> ApiError | None:
+    """The ``ApiError`` for a known exception; None for anything else (a bug: INTERNAL)."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, (engine.InvalidMoveError, engine.IllegalMoveError)):
+        return move_error(exc, None)
+    if isinstance(exc, engine.EngineError):
+        code, field = _ENGINE.get(type(exc), (C.INVALID_ARGUMENT, ""))
+        return ApiError(code, exc.reason, str(exc), fields=[(field, str(exc))] if field else ())
+    if isinstance(exc, GameNotFound):
+        return ApiError(C.NOT_FOUND, "GAME_NOT_FOUND", "no such game (never created, or expired)")
+    if isinstance(exc, VersionConflict):
+        return version_mismatch(exc.game_id, exc.expected, exc.current)
+    if isinstance(exc, GameExists):  # 128 random bits collided: the caller retries first
+        return ApiError(C.ABORTED, "GAME_EXISTS", "a game with that id exists; retry")
+    if isinstance(exc, StoreUnavailable):
+        return store_unavailable("store")
+    return None
+
+
+def internal() -> ApiError:
+    return ApiError(C.INTERNAL, "INTERNAL", "internal error (logged on the server)")
+
+
+# The documented table (README "Errors"): each reason's one status code. Tests hold replies to it.
+REASONS: dict[str, grpc.StatusCode] = {
+    "INVALID_REQUEST": C.INVALID_ARGUMENT,
+    "MALFORMED_REQUEST": C.INVALID_ARGUMENT,
+    "UNKNOWN_VARIANT": C.INVALID_ARGUMENT,
+    "INVALID_OPTION": C.INVALID_ARGUMENT,
+    "INVALID_CARD": C.INVALID_ARGUMENT,
+    "INVALID_DEAL": C.INVALID_ARGUMENT,
+    "INVALID_MOVE": C.INVALID_ARGUMENT,
+    "REQUEST_ID_REUSED": C.INVALID_ARGUMENT,
+    "ILLEGAL_MOVE": C.FAILED_PRECONDITION,
+    "NOTHING_TO_UNDO": C.FAILED_PRECONDITION,
+    "NOTHING_TO_REDO": C.FAILED_PRECONDITION,
+    "GAME_NOT_FOUND": C.NOT_FOUND,
+    "VERSION_MISMATCH": C.ABORTED,
+    "GAME_EXISTS": C.ABORTED,
+    "MISSING_TOKEN": C.UNAUTHENTICATED,
+    "BAD_TOKEN": C.PERMISSION_DENIED,
+    "STORE_UNAVAILABLE": C.UNAVAILABLE,
+    "DEADLINE_EXCEEDED": C.DEADLINE_EXCEEDED,
+    "GAME_CORRUPT": C.DATA_LOSS,
+    "INTERNAL": C.INTERNAL,
+}

@@ -1,0 +1,129 @@
+"""Fixtures for end-to-end tests: real servers (in-process or subprocess) and real gRPC channels.
+
+* ``start_server(store_url, **config)``: an in-process ``AccordionServer`` on a free port of
+  127.0.0.1, stopped at teardown. ``served`` is one on the parametrized backend (``store_url``
+  from tests/conftest.py: memory and a real redis-server).
+* ``spawn_server(*args, env=...)``: the real ``accordion-server`` console script as a
+  subprocess (port 0; the port is read from its banner), its output kept for assertions.
+* ``Client``: the generated stub plus the token metadata and a few shortcuts.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import grpc.aio
+import pytest
+
+from accordion.server import AccordionServer, Config
+from accordion.v1 import accordion_pb2_grpc as pb_grpc
+
+from .helpers import ROOT, Client, ServerProcess, server_command
+
+
+@pytest.fixture
+async def connect() -> AsyncIterator[Callable[[str], Client]]:
+    """``connect("127.0.0.1:port")`` → a Client on a fresh channel, closed at teardown."""
+    channels: list[grpc.aio.Channel] = []
+
+    def make(addr: str) -> Client:
+        channel = grpc.aio.insecure_channel(addr)
+        channels.append(channel)
+        return Client(channel, pb_grpc.AccordionServiceStub(channel))
+
+    yield make
+    for ch in channels:
+        await ch.close()
+
+
+# --- in-process servers --------------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    server: AccordionServer
+    addr: str
+
+
+@pytest.fixture
+async def start_server() -> AsyncIterator[Callable[..., Any]]:
+    started: list[AccordionServer] = []
+
+    async def start(store_url: str = "memory://", **overrides: Any) -> Running:
+        config = replace(
+            Config(
+                listen="127.0.0.1:0",
+                redis_url="" if store_url == "memory://" else store_url,
+                health_interval=0.2,
+                grace=1.0,
+            ),
+            **overrides,
+        )
+        server = AccordionServer(config)
+        port = await server.start()
+        started.append(server)
+        return Running(server, f"127.0.0.1:{port}")
+
+    yield start
+    for server in started:
+        await server.stop(grace=0)
+
+
+@pytest.fixture
+async def served(start_server: Callable[..., Any], store_url: str) -> Running:
+    """An in-process server on each backend."""
+    return await start_server(store_url)
+
+
+@pytest.fixture
+async def client(served: Running, connect: Callable[[str], Client]) -> Client:
+    return connect(served.addr)
+
+
+# --- subprocess servers -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def spawn_server() -> Iterator[Callable[..., ServerProcess]]:
+    procs: list[ServerProcess] = []
+    tmp = tempfile.TemporaryDirectory(prefix="acc-server-")
+
+    def spawn(*args: str, env: dict[str, str] | None = None, timeout: float = 20) -> ServerProcess:
+        n = len(procs)
+        out_path, err_path = Path(tmp.name) / f"{n}.out", Path(tmp.name) / f"{n}.err"
+        out, err = out_path.open("wb"), err_path.open("wb")
+        full_env = {
+            k: v for k, v in os.environ.items() if k not in ("REDIS_URL",) and not k.startswith("ACCORDION_")
+        }
+        full_env.update(env or {})
+        proc = subprocess.Popen(
+            [*server_command(), "--listen", "127.0.0.1:0", *args],
+            stdout=out,
+            stderr=err,
+            env=full_env,
+            cwd=ROOT,
+        )
+        sp = ServerProcess(proc, "", out_path, err_path, [out, err])
+        procs.append(sp)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in out_path.read_text(errors="replace").splitlines():
+                if line.startswith("accordion-server listening on "):
+                    sp.addr = line.split()[3]
+                    return sp
+            if proc.poll() is not None:
+                raise RuntimeError(f"accordion-server exited with {proc.returncode}:\n{sp.output()}")
+            time.sleep(0.05)
+        raise RuntimeError(f"accordion-server did not start:\n{sp.output()}")
+
+    yield spawn
+    for sp in procs:
+        sp.close()
+    tmp.cleanup()
