@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve install engine-test bench clean proto proto-check lint-proto api-test
+.PHONY: test serve install engine-test bench clean typecheck proto proto-check lint-proto api-test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP) proto-check lint-proto
+test: $(STAMP) proto-check lint-proto typecheck
 	$(BIN)/python -m pytest -q
 
 engine-test: $(STAMP)
@@ -22,6 +22,9 @@ engine-test: $(STAMP)
 
 serve: $(STAMP)
 	$(BIN)/accordion-server --listen 127.0.0.1:50051
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict service/accordion/engine
 
 api-test: $(STAMP)
 	$(BIN)/python -m pytest -q tests/api
