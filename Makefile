@@ -4,18 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve install engine-test bench clean typecheck proto proto-check lint-proto api-test
+.PHONY: serve-rest test serve install engine-test bench clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e './clients/python[dev]'  # accordion-client: its own package
 	touch $(STAMP)
 
 install: $(STAMP)
 
 test: $(STAMP) proto-check lint-proto typecheck
 	$(BIN)/python -m pytest -q
+	cd $(TS) && npm test  # the TypeScript client against a server it starts (node:test)
 
 engine-test: $(STAMP)
 	$(BIN)/python -m pytest -q tests/engine
@@ -25,9 +27,26 @@ serve: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict service/accordion/engine
+	$(BIN)/mypy --config-file clients/python/pyproject.toml clients/python/src/accordion_client \
+		clients/python/locustfile.py clients/python/examples/chat_bot.py
 
 api-test: $(STAMP)
 	$(BIN)/python -m pytest -q tests/api
+
+clients-test: $(STAMP)
+	$(BIN)/python -m pytest -q tests/clients
+
+# deploy/ validated offline (Kubernetes and compose schemas, the Dockerfile, `envoy --mode validate`),
+# and the multi-process server, TLS/mTLS, API keys and limits against real processes.
+deploy-test: $(STAMP)
+	$(BIN)/python -m pytest -q tests/deploy tests/security tests/workers
+
+faults-test: $(STAMP)  # Redis Cluster and Sentinel failovers, SIGKILL with AOF, WAIT, fuzzing (real processes)
+	$(BIN)/python -m pytest -q -s tests/faults
+
+# The container Envoy configs (compose, Kubernetes ConfigMap) from deploy/envoy/; `make proto` runs it too.
+deploy-render: $(STAMP)
+	$(BIN)/python deploy/render_envoy.py
 
 # --- the contract: proto/ -> service/accordion/v1/ (committed; `proto-check` fails when stale)
 PROTO_FILES := proto/accordion/v1/accordion.proto
@@ -38,14 +57,54 @@ PROTOC = $(BIN)/python -m grpc_tools.protoc -Iproto -Iproto/third_party \
 	--plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy --plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc \
 	--python_out=$(1) --grpc_python_out=$(1) --mypy_out=quiet:$(1) --mypy_grpc_out=quiet:$(1) $(PROTO_FILES)
 
+# The client package (clients/python) ships its own copy as accordion_client.v1: protoc's output
+# with its imports re-pointed (descriptors unchanged, so both copies load in one process).
+CLIENT_GEN := clients/python/src/accordion_client
+CLIENT_REWRITE := sed -e 's/^from accordion\.v1 import /from accordion_client.v1 import /' \
+	-e "s/'accordion\.v1\.accordion_pb2'/'accordion_client.v1.accordion_pb2'/"
+
 proto: $(STAMP)
 	$(call PROTOC,service)
+	$(call REST_GEN,.)
+	$(BIN)/python deploy/render_envoy.py  # the descriptor set is also in deploy/k8s
+	for f in $(PROTO_GEN); do $(CLIENT_REWRITE) "service/$$f" > "$(CLIENT_GEN)/$${f#accordion/}"; done
 
 proto-check: $(STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(call PROTOC,$$tmp) && \
 	for f in $(PROTO_GEN); do \
 		cmp -s "$$tmp/$$f" "service/$$f" || { echo "service/$$f is stale: run 'make proto'" >&2; exit 1; }; \
+		$(CLIENT_REWRITE) "$$tmp/$$f" | cmp -s - "$(CLIENT_GEN)/$${f#accordion/}" || \
+			{ echo "$(CLIENT_GEN)/$${f#accordion/} is stale: run 'make proto'" >&2; exit 1; }; \
 	done && echo "proto-check: generated code is up to date"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(call REST_GEN,$$tmp) && \
+	{ diff -r -q "$$tmp/$(TS_GEN)" $(TS_GEN) || { echo "$(TS_GEN) is stale: run 'make proto'" >&2; exit 1; }; } && \
+	for f in $(ENVOY_PB) $(OPENAPI); do \
+		cmp -s "$$tmp/$$f" "$$f" || { echo "$$f is stale: run 'make proto'" >&2; exit 1; }; \
+	done && echo "proto-check: TypeScript code, Envoy descriptor set and OpenAPI are up to date"
+
+# --- TypeScript client, REST face: proto/ -> clients/typescript/src/gen/ (buf + protoc-gen-es from
+# node_modules), deploy/envoy/accordion.pb (Envoy's transcoder), docs/openapi.json (tools/gen_openapi.py).
+# $(1) is the output root: "." for `make proto`, a temporary directory for `make proto-check`.
+TS := clients/typescript
+TS_GEN := $(TS)/src/gen
+# `npm ci` runs again only when node_modules is gone or the lock file changed.
+NPM_STAMP := $(TS)/node_modules/.npm-ci
+ENVOY_PB := deploy/envoy/accordion.pb
+OPENAPI := docs/openapi.json
+REST_GEN = mkdir -p $(1)/deploy/envoy $(1)/docs && \
+	$(BIN)/buf generate --template $(TS)/buf.gen.yaml -o $(1) && \
+	$(BIN)/python -m grpc_tools.protoc -Iproto -Iproto/third_party --include_imports \
+		--descriptor_set_out=$(1)/$(ENVOY_PB) $(PROTO_FILES) google/rpc/status.proto google/rpc/error_details.proto && \
+	$(BIN)/python tools/gen_openapi.py -o $(1)/$(OPENAPI)
+
+$(NPM_STAMP): $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+test proto proto-check: $(NPM_STAMP)
+
+serve-rest: $(STAMP)
+	$(BIN)/python tools/serve_rest.py
 
 lint-proto: $(STAMP)
 	$(BIN)/buf lint && echo "lint-proto: buf lint passed"

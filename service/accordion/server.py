@@ -8,7 +8,11 @@ Everything about games lives in ``accordion.api``; this module only wires it up:
 * server reflection, so grpcurl and friends need no .proto files;
 * SIGTERM/SIGINT → health NOT_SERVING → ``server.stop(grace)``: in-flight calls finish;
 * a 64 KiB receive limit, keepalive, a cap on concurrent RPCs (RESOURCE_EXHAUSTED beyond it);
-* Prometheus metrics on ``--metrics-port`` (0: off).
+* Prometheus metrics on ``--metrics-port`` (0: off);
+* ``--workers N`` processes sharing the port (``accordion.workers``), TLS/mTLS
+  (``accordion.tls``), API keys with per-key rate limits (``accordion.api.apikeys``),
+  ``--max-connection-age`` so long-lived clients reconnect and rebalance, and an optional
+  plaintext health-only port (``--health-port``) for probes that cannot speak TLS.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -31,10 +35,18 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from accordion.api import SERVICE_NAME, AccordionServicer, ObservabilityInterceptor, add_to_server
+from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
+from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from accordion.api.solving import Budgets
 from accordion.store import GameStore, open_store
+from accordion.tls import server_credentials
 
 MAX_RECEIVE_BYTES = 64 * 1024
+MAX_METADATA_BYTES = 16 * 1024  # all request metadata (headers) together; beyond it the call fails
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+# A health "service" that is SERVING from start to SIGTERM whatever the store does: for
+# liveness probes (a Redis outage is no reason to restart the server; readiness uses "").
+LIVENESS = "liveness"
 log = structlog.get_logger("accordion.server")
 
 
@@ -49,6 +61,19 @@ class Config:
     log_level: str = "info"
     health_interval: float = 1.0
     store_timeout: float = 2.0
+    workers: int = 0  # 0: one per available core with Redis, 1 with the memory store
+    max_connection_age: float = 0.0  # seconds; 0: connections live as long as the client wants
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    health_port: int = 0
+    api_keys_file: str = ""
+    redis_wait_replicas: int = 0  # WAIT for this many replicas after each write (0: off)
+    redis_wait_timeout: float = 0.5  # seconds WAIT may take before the write is UNAVAILABLE
+    solve_max_seconds: float = 10.0
+    hint_max_seconds: float = 0.25
+    winnable_max_seconds: float = 5.0
+    solver_threads: int = 2
 
 
 # (flag, environment variable, type, help). The table in README.md mirrors this one.
@@ -58,7 +83,8 @@ _OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "redis_url",
         "REDIS_URL",
         str,
-        "Redis URL (redis://, rediss://, unix://); empty: the embedded memory store",
+        "Redis URL (redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
+        "empty: the embedded memory store",
     ),
     ("game_ttl", "ACCORDION_GAME_TTL", float, "seconds a game lives without a move"),
     (
@@ -72,6 +98,49 @@ _OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("log_level", "ACCORDION_LOG_LEVEL", str, "debug, info, warning or error"),
     ("health_interval", "ACCORDION_HEALTH_INTERVAL", float, "seconds between store pings for health"),
     ("store_timeout", "ACCORDION_STORE_TIMEOUT", float, "seconds one store call may take before UNAVAILABLE"),
+    (
+        "workers",
+        "ACCORDION_WORKERS",
+        int,
+        "server processes sharing the port (0: one per available core with Redis, 1 with memory)",
+    ),
+    (
+        "max_connection_age",
+        "ACCORDION_MAX_CONNECTION_AGE",
+        float,
+        "seconds before a connection is asked to reconnect, so clients rebalance (0: never)",
+    ),
+    ("tls_cert", "ACCORDION_TLS_CERT", str, "PEM certificate (chain): serve TLS only"),
+    ("tls_key", "ACCORDION_TLS_KEY", str, "PEM private key of --tls-cert"),
+    ("tls_client_ca", "ACCORDION_TLS_CLIENT_CA", str, "PEM CA: require client certificates it signed (mTLS)"),
+    ("health_port", "ACCORDION_HEALTH_PORT", int, "plaintext port serving only grpc.health.v1 (0: off)"),
+    (
+        "api_keys_file",
+        "ACCORDION_API_KEYS_FILE",
+        str,
+        "JSON file of API key hashes and rate limits: every call then needs x-api-key",
+    ),
+    (
+        "redis_wait_replicas",
+        "ACCORDION_REDIS_WAIT_REPLICAS",
+        int,
+        "answer a write only once this many Redis replicas acknowledged it (WAIT; 0: off)",
+    ),
+    (
+        "redis_wait_timeout",
+        "ACCORDION_REDIS_WAIT_TIMEOUT",
+        float,
+        "seconds WAIT may take; fewer acknowledgements: UNAVAILABLE",
+    ),
+    ("solve_max_seconds", "ACCORDION_SOLVE_MAX_SECONDS", float, "the longest one Solve may search"),
+    ("hint_max_seconds", "ACCORDION_HINT_MAX_SECONDS", float, "the solver's search behind one Hint"),
+    (
+        "winnable_max_seconds",
+        "ACCORDION_WINNABLE_MAX_SECONDS",
+        float,
+        "all the searches behind one NewGame with winnable_only",
+    ),
+    ("solver_threads", "ACCORDION_SOLVER_THREADS", int, "solver searches running at once per process"),
 )
 
 
@@ -96,28 +165,63 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     args = parser.parse_args(argv)
     if args.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         parser.error(f"--log-level {args.log_level!r}: one of debug, info, warning, error")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca (mTLS) needs --tls-cert and --tls-key")
+    if args.workers < 0 or args.max_connection_age < 0:
+        parser.error("--workers and --max-connection-age cannot be negative")
+    if args.workers > 1 and not args.redis_url:
+        parser.error("--workers > 1 needs --redis-url: the memory store lives in one process")
+    if args.redis_wait_replicas < 0 or args.redis_wait_timeout <= 0:
+        parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
+    if args.redis_wait_replicas and not args.redis_url:
+        parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
+    if args.api_keys_file:
+        try:
+            load_api_keys(args.api_keys_file)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--api-keys-file: {exc}")
     return Config(**vars(args))
 
 
-def configure_logging(level: str, stream: TextIO = sys.stderr) -> None:
-    """JSON lines on ``stream``: one per RPC from the interceptor, plus lifecycle events."""
+def configure_logging(
+    level: str, stream: TextIO = sys.stderr, fields: Mapping[str, object] | None = None
+) -> None:
+    """JSON lines on ``stream``: one per RPC from the interceptor, plus lifecycle events.
+
+    ``fields`` are added to every line (a worker process adds its index and pid)."""
+    extra = dict(fields or {})
     structlog.configure(
         processors=[
+            lambda _logger, _name, event: {**event, **extra} if extra else event,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             structlog.processors.JSONRenderer(ensure_ascii=False),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        # One write() per line (PrintLogger writes the newline apart): worker processes share
+        # stderr, and lines written whole do not interleave.
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
+    # One process: a taken port is an error, not a second server sharing it. Workers
+    # (--workers > 1) share the port on purpose: the kernel spreads connections over them.
+    reuse_port = 1 if config.workers > 1 else 0
+    age = [
+        ("grpc.max_connection_age_ms", max(1, round(config.max_connection_age * 1000))),
+        ("grpc.max_connection_age_grace_ms", max(1, round(config.grace * 1000))),  # as for SIGTERM
+    ]
     return [
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
-        ("grpc.so_reuseport", 0),  # a taken port is an error, not a second server sharing it
+        ("grpc.max_metadata_size", MAX_METADATA_BYTES),  # soft and hard limit equal: no random
+        ("grpc.absolute_max_metadata_size", MAX_METADATA_BYTES),  # rejections between the two
+        ("grpc.so_reuseport", reuse_port),
+        *(age if config.max_connection_age > 0 else []),
         ("grpc.keepalive_time_ms", 60_000),  # ping idle connections every minute...
         ("grpc.keepalive_timeout_ms", 20_000),  # ...and drop those that do not answer in 20 s
         ("grpc.keepalive_permit_without_calls", 1),  # WatchGame clients sit idle between events
@@ -131,14 +235,35 @@ class AccordionServer:
 
     def __init__(self, config: Config, store: GameStore | None = None) -> None:
         self.config = config
-        self.store = store if store is not None else open_store(config.redis_url or None)
+        self.store = store if store is not None else open_store(
+            config.redis_url or None,
+            wait_replicas=config.redis_wait_replicas,
+            wait_timeout=config.redis_wait_timeout,
+        )
         self.health = health.aio.HealthServicer()
+        # The observability interceptor comes first (outermost): it logs calls the others refuse.
+        interceptors: list[grpc.aio.ServerInterceptor] = [ObservabilityInterceptor()]
+        if config.api_keys_file:
+            interceptors.append(
+                ApiKeyInterceptor(
+                    load_api_keys(config.api_keys_file), _rate_limiter(self.store), timeout=config.store_timeout
+                )
+            )
+        self.health_server: grpc.aio.Server | None = None
         self.server = grpc.aio.server(
-            interceptors=[ObservabilityInterceptor()],
+            interceptors=interceptors,
             options=_server_options(config),
             maximum_concurrent_rpcs=config.max_concurrent_rpcs,
         )
-        servicer = AccordionServicer(self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout)
+        budgets = Budgets(
+            solve_seconds=config.solve_max_seconds,
+            hint_seconds=config.hint_max_seconds,
+            winnable_seconds=config.winnable_max_seconds,
+            threads=config.solver_threads,
+        )
+        servicer = AccordionServicer(
+            self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
+        )
         add_to_server(servicer, self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -149,8 +274,20 @@ class AccordionServer:
         self._health_task: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
-        self.port = self.server.add_insecure_port(self.config.listen)
+        if self.config.tls_cert:
+            creds = server_credentials(self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca)
+            self.port = self.server.add_secure_port(self.config.listen, creds)
+        else:
+            self.port = self.server.add_insecure_port(self.config.listen)
         await self.check_store()
+        await self.health.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
+        if self.config.health_port:  # plaintext, health only: for probes that cannot do (m)TLS
+            reuse = 1 if self.config.workers > 1 else 0
+            self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
+            health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
+            host = self.config.listen.rsplit(":", 1)[0]
+            self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")
+            await self.health_server.start()
         await self.server.start()
         self._health_task = asyncio.create_task(self._health_loop(), name="store-health")
         return self.port
@@ -185,13 +322,23 @@ class AccordionServer:
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
+        if self.health_server is not None:
+            await self.health_server.stop(0)
         await self.store.close()
+
+
+def _rate_limiter(store: GameStore) -> RateLimiter:
+    """GCRA in the store's Redis (shared by every process on it), else in this process."""
+    client = getattr(store, "_redis", None)  # RedisStore's command client (Redis or RedisCluster)
+    return MemoryRateLimiter() if client is None else RedisRateLimiter(client)
 
 
 def _store_label(config: Config) -> str:
     if not config.redis_url:
         return "memory (embedded; games live in this process)"
     parts = urlsplit(config.redis_url)  # never print credentials
+    if "," in parts.netloc or "+" in parts.scheme:  # sentinel or cluster: several hosts
+        return f"{parts.scheme.split('+')[-1]} at {parts.netloc.rpartition('@')[2]}{parts.path}"
     return f"redis at {parts.hostname or parts.path}{f':{parts.port}' if parts.port else ''}"
 
 
@@ -199,7 +346,7 @@ def _banner(config: Config, port: int) -> str:
     host = config.listen.rsplit(":", 1)[0].strip("[]") or "127.0.0.1"
     host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     addr = f"{host}:{port}"
-    return "\n".join(
+    text = "\n".join(
         [
             f"accordion-server listening on {addr} (store: {_store_label(config)})",
             "Try it (grpcurl; the server has reflection):",
@@ -216,6 +363,7 @@ def _banner(config: Config, port: int) -> str:
             "Stop with Ctrl-C (SIGINT) or SIGTERM.",
         ]
     )
+    return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
 
 
 async def serve(config: Config) -> None:
@@ -248,7 +396,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """The ``accordion-server`` console script."""
     config = parse_args(argv)
     configure_logging(config.log_level)
-    asyncio.run(serve(config))
+    from accordion.workers import resolve_workers, supervise
+
+    workers = resolve_workers(config)
+    if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
+        sys.exit(supervise(replace(config, workers=workers)))
+    asyncio.run(serve(replace(config, workers=1)))
 
 
 if __name__ == "__main__":

@@ -66,6 +66,16 @@ def cases() -> list[tuple[str, str, Callable[[str], Any]]]:
         ("LegalMoves", "game id too long", lambda g: pb.LegalMovesRequest(game_id=long)),
         ("Score", "no game id", lambda g: pb.ScoreRequest()),
         ("Hint", "game id with slash", lambda g: pb.HintRequest(game_id="a/" * 11)),
+        ("Solve", "no game id", lambda g: pb.SolveRequest()),
+        ("Solve", "negative node budget", lambda g: pb.SolveRequest(game_id=g, max_nodes=-5)),
+        ("Solve", "negative time budget", lambda g: pb.SolveRequest(game_id=g, max_millis=-1)),
+        (
+            "NewGame",
+            "winnable_only with a deal",
+            lambda g: pb.NewGameRequest(
+                variant="accordion", winnable_only=True, deal=pb.CardList(cards=["AS", "2S"])
+            ),
+        ),
         ("ApplyMove", "no move", lambda g: pb.ApplyMoveRequest(game_id=g)),
         ("ApplyMove", "empty move", lambda g: pb.ApplyMoveRequest(game_id=g, move=pb.Move())),
         (

@@ -11,13 +11,19 @@ import itertools
 import json
 from collections.abc import Sequence
 
-from accordion import engine
+from accordion import engine, solver
 from accordion.engine import Game, Status
 from accordion.engine.cards import card_text
 from accordion.engine.moves import DEAL, REDEAL, Claim, Move, Remove, Stack
 from accordion.v1 import accordion_pb2 as pb
 
 from . import errors
+
+SOLVE_OUTCOMES = {
+    solver.Outcome.WON: pb.SOLVE_OUTCOME_WON,
+    solver.Outcome.LOST: pb.SOLVE_OUTCOME_LOST,
+    solver.Outcome.UNKNOWN: pb.SOLVE_OUTCOME_UNKNOWN,
+}
 
 _STATUS = {
     Status.IN_PROGRESS: pb.GAME_STATUS_IN_PROGRESS,

@@ -11,18 +11,21 @@ Messages never contain the game token: nothing here is given one.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import grpc
 import grpc.aio
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from accordion import engine
+from accordion import engine, solver
 from accordion.store import GameExists, GameNotFound, StoreUnavailable, VersionConflict
+
+from .solving import NoWinnableDeal
 
 DOMAIN = "accordion.v1"
 C = grpc.StatusCode
@@ -160,6 +163,30 @@ def move_error(exc: engine.InvalidMoveError | engine.IllegalMoveError, legal: Me
     )
 
 
+def api_key_missing() -> ApiError:
+    return ApiError(
+        C.UNAUTHENTICATED, "API_KEY_MISSING", "this server needs an API key as 'x-api-key' metadata"
+    )
+
+
+def api_key_invalid() -> ApiError:
+    return ApiError(C.UNAUTHENTICATED, "API_KEY_INVALID", "the API key is not known to this server")
+
+
+def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED with a ``RetryInfo`` saying when the key's next call would pass."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(max(1, round(retry_after * 1e9)))
+    ms = max(1, math.ceil(retry_after * 1000))
+    return ApiError(
+        C.RESOURCE_EXHAUSTED,
+        "RATE_LIMITED",
+        f"API key {key_name!r} is over its limit ({rate:g}/s, burst {burst}): retry in {ms} ms",
+        metadata={"key_name": key_name, "rate": f"{rate:g}", "burst": str(burst), "retry_after_ms": str(ms)},
+        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+    )
+
+
 # --- the mapping table for exceptions from the layers below --------------------------------
 
 # Engine errors about request values: (code, the request field they concern).
@@ -170,6 +197,9 @@ _ENGINE: dict[type[engine.EngineError], tuple[grpc.StatusCode, str]] = {
     engine.InvalidDealError: (C.INVALID_ARGUMENT, "deal"),
     engine.NothingToUndoError: (C.FAILED_PRECONDITION, ""),
     engine.NothingToRedoError: (C.FAILED_PRECONDITION, ""),
+    solver.HiddenInformationError: (C.FAILED_PRECONDITION, ""),
+    solver.UnsupportedGameError: (C.FAILED_PRECONDITION, ""),
+    NoWinnableDeal: (C.FAILED_PRECONDITION, "winnable_only"),
 }
 
 
@@ -210,11 +240,17 @@ REASONS: dict[str, grpc.StatusCode] = {
     "ILLEGAL_MOVE": C.FAILED_PRECONDITION,
     "NOTHING_TO_UNDO": C.FAILED_PRECONDITION,
     "NOTHING_TO_REDO": C.FAILED_PRECONDITION,
+    "HIDDEN_INFORMATION": C.FAILED_PRECONDITION,
+    "SOLVER_UNSUPPORTED": C.FAILED_PRECONDITION,
+    "WINNABLE_NOT_FOUND": C.FAILED_PRECONDITION,
     "GAME_NOT_FOUND": C.NOT_FOUND,
     "VERSION_MISMATCH": C.ABORTED,
     "GAME_EXISTS": C.ABORTED,
     "MISSING_TOKEN": C.UNAUTHENTICATED,
     "BAD_TOKEN": C.PERMISSION_DENIED,
+    "API_KEY_MISSING": C.UNAUTHENTICATED,
+    "API_KEY_INVALID": C.UNAUTHENTICATED,
+    "RATE_LIMITED": C.RESOURCE_EXHAUSTED,
     "STORE_UNAVAILABLE": C.UNAVAILABLE,
     "DEADLINE_EXCEEDED": C.DEADLINE_EXCEEDED,
     "GAME_CORRUPT": C.DATA_LOSS,

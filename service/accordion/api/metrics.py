@@ -24,3 +24,10 @@ STORE_ERRORS = Counter(
     "Store calls that failed to reach the backend (timeouts, lost connections)",
     ["operation"],
 )
+RATE_LIMITED = Counter(
+    "accordion_rate_limited_total", "Calls refused by an API key's rate limit, by key name", ["key_name"]
+)
+RATE_LIMITER_ERRORS = Counter(
+    "accordion_rate_limiter_errors_total",
+    "Rate-limit decisions the backend could not make in time (the call was let through)",
+)

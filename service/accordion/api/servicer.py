@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeAlias, TypeVar
 
@@ -21,12 +22,12 @@ import redis.exceptions
 from google.protobuf.message import Message
 
 from accordion import engine
-from accordion.engine.hint import suggest
 from accordion.store import GameExists, GameRecord, GameStore, StoredReply, StoreUnavailable, VersionConflict
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
 from . import auth, codec, errors, metrics, validation
+from .solving import Budgets, Solving, solution_texts
 
 FIRST_VERSION = 1
 MAX_ATTEMPTS = 3  # a mutation without expected_version is retried this often on a lost race
@@ -45,10 +46,14 @@ def fingerprint(method: str, request: Message) -> bytes:
 
 
 class AccordionServicer(pb_grpc.AccordionServiceServicer):
-    """Args: the store; ``game_ttl`` idle seconds before a game expires; ``store_timeout`` per store call."""
+    """Args: the store; ``game_ttl`` idle seconds before a game expires; ``store_timeout`` per store
+    call; ``budgets`` for the solver behind Solve, Hint and NewGame(winnable_only)."""
 
-    def __init__(self, store: GameStore, *, game_ttl: float, store_timeout: float = 2.0) -> None:
+    def __init__(
+        self, store: GameStore, *, game_ttl: float, store_timeout: float = 2.0, budgets: Budgets | None = None
+    ) -> None:
         self.store, self.game_ttl, self.store_timeout = store, game_ttl, store_timeout
+        self.solving = Solving(budgets or Budgets())
 
     # --- reads ---------------------------------------------------------------------------
     async def ListVariants(
@@ -72,11 +77,37 @@ class AccordionServicer(pb_grpc.AccordionServiceServicer):
 
     async def Hint(self, request: pb.HintRequest, context: Context) -> pb.HintResponse:
         record, game = await self._open(request, context)
-        move = suggest(game)  # from what the player sees: it never looks at the stock's order
+        # The solver only searches games with every card face up; otherwise the heuristic
+        # looks at the row alone. Either way no hint depends on the stock's order.
+        move, solved = await self.solving.hint(game)
         reply = pb.HintResponse(version=record.version)
         if move is not None:
             reply.move.CopyFrom(codec.encode_move(move, game.move_text(move)))
+            reply.source = pb.HINT_SOURCE_SOLVER if solved else pb.HINT_SOURCE_HEURISTIC
         return reply
+
+    async def Solve(self, request: pb.SolveRequest, context: Context) -> pb.SolveResponse:
+        validation.raise_if(validation.solve(request))
+        record, game = await self._open(request, context)
+        limit = self.solving.budgets.solve_seconds
+        seconds = min(limit, request.max_millis / 1000) if request.max_millis else limit
+        remaining = context.time_remaining()
+        if remaining is not None:  # answer (UNKNOWN at worst) before the caller gives up
+            seconds = min(seconds, remaining - 0.05)
+            if seconds <= 0:
+                raise errors.deadline_exceeded("solve")
+        answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None)
+        result = answer.result
+        moves = [codec.encode_move(m, t) for m, t in zip(result.moves, solution_texts(game, result.moves))]
+        return pb.SolveResponse(
+            version=record.version,
+            outcome=codec.SOLVE_OUTCOMES[result.outcome],
+            moves=moves,
+            nodes=result.nodes,
+            millis=round(result.seconds * 1000, 3),
+            without_redeal=result.without_redeal,
+            cached=answer.cached,
+        )
 
     async def WatchGame(
         self, request: pb.WatchGameRequest, context: Context
@@ -103,9 +134,17 @@ class AccordionServicer(pb_grpc.AccordionServiceServicer):
         seed = request.seed if start == "seed" else secrets.randbits(64)
         deal = codec.deal_cards(request.deal.cards) if start == "deal" else None
         game = engine.new_game(request.variant, dict(request.options), seed=seed, deal=deal)
+        seeds_tried = 0
+        if request.winnable_only:
+            remaining = context.time_remaining()
+            deadline = None if remaining is None else time.monotonic() + remaining - 0.2
+            found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline)
+            game, seeds_tried = found.game, found.seeds_tried
         token = auth.new_token()
         game_id = await self._create(context, game, token)
-        reply = pb.NewGameResponse(game=codec.encode_game(game, game_id, FIRST_VERSION), token=token)
+        reply = pb.NewGameResponse(
+            game=codec.encode_game(game, game_id, FIRST_VERSION), token=token, seeds_tried=seeds_tried
+        )
         if not request.request_id:
             return reply
         rid, fp = request.request_id, fingerprint("NewGame", request)

@@ -59,6 +59,8 @@ def new_game(request: pb.NewGameRequest) -> Problems:
         out.append(("options", f"at most {MAX_OPTIONS} options"))
     for name, value in sorted(request.options.items()):
         out += text(f"options[{name!r}]", name, required=True) + text(f"options[{name!r}]", value)
+    if request.winnable_only and request.WhichOneof("start") == "deal":
+        out.append(("winnable_only", "not with an explicit deal: the deal is already chosen"))
     if request.WhichOneof("start") == "deal":
         cards = request.deal.cards
         if not cards:
@@ -85,6 +87,15 @@ def apply_move(request: pb.ApplyMoveRequest) -> Problems:
 
 def undo(request: pb.UndoRequest) -> Problems:
     return game_id(request.game_id) + request_id(request.request_id) + expected_version(request)
+
+
+def solve(request: pb.SolveRequest) -> Problems:
+    out = game_id(request.game_id)
+    if request.max_nodes < 0:
+        out.append(("max_nodes", "a number of positions, 0 or more (0: the server's limit)"))
+    if request.max_millis < 0:
+        out.append(("max_millis", "milliseconds, 0 or more (0: the server's limit)"))
+    return out
 
 
 def watch(request: pb.WatchGameRequest) -> Problems:

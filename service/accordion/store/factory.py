@@ -7,25 +7,39 @@ from urllib.parse import urlsplit
 from .base import GameStore
 from .memory import MemoryStore
 
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster", "rediss+cluster")
 
 
-def open_store(url: str | None, *, key_prefix: str = "acc") -> GameStore:
+def open_store(
+    url: str | None, *, key_prefix: str = "acc", wait_replicas: int = 0, wait_timeout: float = 0.5
+) -> GameStore:
     """The store a URL names.
 
     ``None``, ``""`` or ``"memory://"`` give the embedded ``MemoryStore``;
-    ``redis://host:port/db``, ``rediss://…`` (TLS) and ``unix:///path.sock`` give a
+    ``redis://host:port/db``, ``rediss://…`` (TLS), ``unix:///path.sock``,
+    ``redis+sentinel://host:port[,host:port…]/<service>[/db]`` and
+    ``redis+cluster://host:port[,host:port…]`` (``rediss+cluster://`` for TLS) give a
     ``RedisStore`` (connections are opened lazily: call ``await store.ping()`` to check).
+    ``wait_replicas`` > 0 (Redis only): a write is answered only after that many replicas
+    acknowledged it within ``wait_timeout`` seconds (``WAIT``; see docs/redis.md).
 
     Raises:
-        ValueError: any other scheme, quoted.
+        ValueError: any other scheme, a malformed cluster or sentinel URL, or
+            ``wait_replicas`` with the memory store; quoted.
     """
     if not url or url == "memory://":
+        if wait_replicas:
+            raise ValueError(f"wait_replicas={wait_replicas}: the memory store has no replicas")
         return MemoryStore()
     scheme = urlsplit(url).scheme
     if scheme in REDIS_SCHEMES:
         # Imported here so the embedded store needs nothing of redis-py.
         from .redis import RedisStore
 
-        return RedisStore.from_url(url, key_prefix=key_prefix)
-    raise ValueError(f"unknown store URL {url!r}: expected memory://, redis://, rediss:// or unix://")
+        return RedisStore.from_url(
+            url, key_prefix=key_prefix, wait_replicas=wait_replicas, wait_timeout=wait_timeout
+        )
+    raise ValueError(
+        f"unknown store URL {url!r}: expected memory://, redis://, rediss://, unix://, "
+        "redis+sentinel:// or redis+cluster://"
+    )

@@ -110,6 +110,54 @@ GAME_STATUS_WON: GameStatus.ValueType  # 2
 GAME_STATUS_LOST: GameStatus.ValueType  # 3
 Global___GameStatus: _TypeAlias = GameStatus  # noqa: Y015
 
+class _HintSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HintSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HintSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HINT_SOURCE_UNSPECIFIED: _HintSource.ValueType  # 0
+    HINT_SOURCE_SOLVER: _HintSource.ValueType  # 1
+    """The first move of a win the solver found (games with every card face up)."""
+    HINT_SOURCE_HEURISTIC: _HintSource.ValueType  # 2
+    """A one-move look-ahead on the visible cards (hidden stock, or no win found in budget)."""
+
+class HintSource(_HintSource, metaclass=_HintSourceEnumTypeWrapper):
+    """Where a hint comes from."""
+
+HINT_SOURCE_UNSPECIFIED: HintSource.ValueType  # 0
+HINT_SOURCE_SOLVER: HintSource.ValueType  # 1
+"""The first move of a win the solver found (games with every card face up)."""
+HINT_SOURCE_HEURISTIC: HintSource.ValueType  # 2
+"""A one-move look-ahead on the visible cards (hidden stock, or no win found in budget)."""
+Global___HintSource: _TypeAlias = HintSource  # noqa: Y015
+
+class _SolveOutcome:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SolveOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SolveOutcome.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SOLVE_OUTCOME_UNSPECIFIED: _SolveOutcome.ValueType  # 0
+    SOLVE_OUTCOME_WON: _SolveOutcome.ValueType  # 1
+    """`moves` win from the current position."""
+    SOLVE_OUTCOME_LOST: _SolveOutcome.ValueType  # 2
+    """Proven: an exhaustive search found no win."""
+    SOLVE_OUTCOME_UNKNOWN: _SolveOutcome.ValueType  # 3
+    """The budget ran out first."""
+
+class SolveOutcome(_SolveOutcome, metaclass=_SolveOutcomeEnumTypeWrapper):
+    """What a search of a position found."""
+
+SOLVE_OUTCOME_UNSPECIFIED: SolveOutcome.ValueType  # 0
+SOLVE_OUTCOME_WON: SolveOutcome.ValueType  # 1
+"""`moves` win from the current position."""
+SOLVE_OUTCOME_LOST: SolveOutcome.ValueType  # 2
+"""Proven: an exhaustive search found no win."""
+SOLVE_OUTCOME_UNKNOWN: SolveOutcome.ValueType  # 3
+"""The budget ran out first."""
+Global___SolveOutcome: _TypeAlias = SolveOutcome  # noqa: Y015
+
 @_typing.final
 class Card(_message.Message):
     """One card."""
@@ -562,11 +610,19 @@ class NewGameRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     DEAL_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    WINNABLE_ONLY_FIELD_NUMBER: _builtins.int
     variant: _builtins.str
     """Variant id, name or alias."""
     seed: _builtins.int
     request_id: _builtins.str
     """Idempotency key (at most 128 characters): a retry returns the first response."""
+    winnable_only: _builtins.bool
+    """Deal only a deal the solver proves winnable: starting from the seed (or a random one),
+    the first seed whose deal the solver wins within the server's bounded effort. When none
+    is found the call fails (FAILED_PRECONDITION, WINNABLE_NOT_FOUND). Not with an explicit
+    deal, nor for games whose deals cannot be decided face up (compel must/strict, Queen and
+    Her Lad, Cribbage).
+    """
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Option values as text; options left out take the variant's defaults."""
@@ -581,10 +637,11 @@ class NewGameRequest(_message.Message):
         seed: _builtins.int = ...,
         deal: Global___CardList | None = ...,
         request_id: _builtins.str = ...,
+        winnable_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "seed", b"seed", "start", b"start"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "options", b"options", "request_id", b"request_id", "seed", b"seed", "start", b"start", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "options", b"options", "request_id", b"request_id", "seed", b"seed", "start", b"start", "variant", b"variant", "winnable_only", b"winnable_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_start: _TypeAlias = _typing.Literal["seed", "deal"]  # noqa: Y015
     _WhichOneofArgType_start: _TypeAlias = _typing.Literal["start", b"start"]  # noqa: Y015
@@ -600,8 +657,11 @@ class NewGameResponse(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    SEEDS_TRIED_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """The game's secret token, shown only here: send it as "authorization: Bearer <token>"."""
+    seeds_tried: _builtins.int
+    """With winnable_only: how many seeds were tried before the solver proved one winnable."""
     @_builtins.property
     def game(self) -> Global___Game: ...
     def __init__(
@@ -609,10 +669,11 @@ class NewGameResponse(_message.Message):
         *,
         game: Global___Game | None = ...,
         token: _builtins.str = ...,
+        seeds_tried: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "seeds_tried", b"seeds_tried", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -921,7 +982,10 @@ class HintResponse(_message.Message):
 
     VERSION_FIELD_NUMBER: _builtins.int
     MOVE_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
     version: _builtins.int
+    source: Global___HintSource.ValueType
+    """Where the move comes from."""
     @_builtins.property
     def move(self) -> Global___Move: ...
     def __init__(
@@ -929,14 +993,89 @@ class HintResponse(_message.Message):
         *,
         version: _builtins.int = ...,
         move: Global___Move | None = ...,
+        source: Global___HintSource.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "source", b"source", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HintResponse: _TypeAlias = HintResponse  # noqa: Y015
+
+@_typing.final
+class SolveRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    MAX_NODES_FIELD_NUMBER: _builtins.int
+    MAX_MILLIS_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    max_nodes: _builtins.int
+    """Budget: stop after this many positions (0: the server's limit)."""
+    max_millis: _builtins.int
+    """Budget: stop after this many milliseconds (0: the server's limit). The server also
+    stops before the call's deadline, and never searches longer than its own limit.
+    """
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        max_nodes: _builtins.int = ...,
+        max_millis: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "max_millis", b"max_millis", "max_nodes", b"max_nodes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SolveRequest: _TypeAlias = SolveRequest  # noqa: Y015
+
+@_typing.final
+class SolveResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    MOVES_FIELD_NUMBER: _builtins.int
+    NODES_FIELD_NUMBER: _builtins.int
+    MILLIS_FIELD_NUMBER: _builtins.int
+    WITHOUT_REDEAL_FIELD_NUMBER: _builtins.int
+    CACHED_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The game version the position was taken from."""
+    outcome: Global___SolveOutcome.ValueType
+    nodes: _builtins.int
+    """Positions visited by the search that produced this answer."""
+    millis: _builtins.float
+    """Search time of the answer, in milliseconds (the original search when cached)."""
+    without_redeal: _builtins.bool
+    """True when French's one REDEAL is still to come: the verdict is about winning without it."""
+    cached: _builtins.bool
+    """True when the answer came from the cache of solved positions."""
+    @_builtins.property
+    def moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___Move]:
+        """The winning line from the current position, each move with its notation (WON only)."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        outcome: Global___SolveOutcome.ValueType = ...,
+        moves: _abc.Iterable[Global___Move] | None = ...,
+        nodes: _builtins.int = ...,
+        millis: _builtins.float = ...,
+        without_redeal: _builtins.bool = ...,
+        cached: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached", b"cached", "millis", b"millis", "moves", b"moves", "nodes", b"nodes", "outcome", b"outcome", "version", b"version", "without_redeal", b"without_redeal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SolveResponse: _TypeAlias = SolveResponse  # noqa: Y015
 
 @_typing.final
 class WatchGameRequest(_message.Message):

@@ -80,6 +80,11 @@ class AccordionServiceStub:
                 request_serializer=accordion_dot_v1_dot_accordion__pb2.WatchGameRequest.SerializeToString,
                 response_deserializer=accordion_dot_v1_dot_accordion__pb2.WatchGameResponse.FromString,
                 _registered_method=True)
+        self.Solve = channel.unary_unary(
+                '/accordion.v1.AccordionService/Solve',
+                request_serializer=accordion_dot_v1_dot_accordion__pb2.SolveRequest.SerializeToString,
+                response_deserializer=accordion_dot_v1_dot_accordion__pb2.SolveResponse.FromString,
+                _registered_method=True)
 
 
 class AccordionServiceServicer:
@@ -151,6 +156,16 @@ class AccordionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Solve(self, request, context):
+        """Search the current position for a win (games with every card face up). Returns the
+        winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
+        cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
+        solver never looks at hidden cards. Results are cached per position.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccordionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -198,6 +213,11 @@ def add_AccordionServiceServicer_to_server(servicer, server):
                     servicer.WatchGame,
                     request_deserializer=accordion_dot_v1_dot_accordion__pb2.WatchGameRequest.FromString,
                     response_serializer=accordion_dot_v1_dot_accordion__pb2.WatchGameResponse.SerializeToString,
+            ),
+            'Solve': grpc.unary_unary_rpc_method_handler(
+                    servicer.Solve,
+                    request_deserializer=accordion_dot_v1_dot_accordion__pb2.SolveRequest.FromString,
+                    response_serializer=accordion_dot_v1_dot_accordion__pb2.SolveResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -444,6 +464,33 @@ class AccordionService:
             '/accordion.v1.AccordionService/WatchGame',
             accordion_dot_v1_dot_accordion__pb2.WatchGameRequest.SerializeToString,
             accordion_dot_v1_dot_accordion__pb2.WatchGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Solve(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/accordion.v1.AccordionService/Solve',
+            accordion_dot_v1_dot_accordion__pb2.SolveRequest.SerializeToString,
+            accordion_dot_v1_dot_accordion__pb2.SolveResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -70,6 +70,12 @@ class AccordionServiceStub:
     """The game's events (moves and undos) as they happen, from whichever replica made them.
     Ends when the game is deleted or expires.
     """
+    Solve: _grpc.UnaryUnaryMultiCallable[_accordion_pb2.SolveRequest, _accordion_pb2.SolveResponse]
+    """Search the current position for a win (games with every card face up). Returns the
+    winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
+    cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
+    solver never looks at hidden cards. Results are cached per position.
+    """
 
 @_typing.type_check_only
 class AccordionServiceAsyncStub(AccordionServiceStub):
@@ -97,6 +103,12 @@ class AccordionServiceAsyncStub(AccordionServiceStub):
     WatchGame: _aio.UnaryStreamMultiCallable[_accordion_pb2.WatchGameRequest, _accordion_pb2.WatchGameResponse]  # type: ignore[assignment]
     """The game's events (moves and undos) as they happen, from whichever replica made them.
     Ends when the game is deleted or expires.
+    """
+    Solve: _aio.UnaryUnaryMultiCallable[_accordion_pb2.SolveRequest, _accordion_pb2.SolveResponse]  # type: ignore[assignment]
+    """Search the current position for a win (games with every card face up). Returns the
+    winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
+    cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
+    solver never looks at hidden cards. Results are cached per position.
     """
 
 class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -176,6 +188,18 @@ class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_accordion_pb2.WatchGameResponse], _abc.AsyncIterator[_accordion_pb2.WatchGameResponse]]:
         """The game's events (moves and undos) as they happen, from whichever replica made them.
         Ends when the game is deleted or expires.
+        """
+
+    @_abc_1.abstractmethod
+    def Solve(
+        self,
+        request: _accordion_pb2.SolveRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_accordion_pb2.SolveResponse, _abc.Awaitable[_accordion_pb2.SolveResponse]]:
+        """Search the current position for a win (games with every card face up). Returns the
+        winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
+        cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
+        solver never looks at hidden cards. Results are cached per position.
         """
 
 def add_AccordionServiceServicer_to_server(servicer: AccordionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,64 @@
+"""Python client for the Accordion service (``accordion.v1.AccordionService``).
+
+* ``AccordionClient`` / ``AsyncAccordionClient``: connect, deal, play by notation; deadlines,
+  request ids and retries on every call; typed exceptions (``accordion_client.errors``).
+* ``accordion_client.v1``: the generated stubs (``accordion_pb2``, ``accordion_pb2_grpc``), typed.
+* ``accordion_client.chat.ChatSession``: text in, short text out, for chat bots.
+* console scripts ``accordion`` (``accordion play``: a terminal game) and ``accordion-load``.
+"""
+
+from . import errors
+from .client import (
+    AccordionClient,
+    AsyncAccordionClient,
+    AsyncGameHandle,
+    GameHandle,
+    new_request_id,
+    to_move,
+)
+from .errors import (
+    AccordionError,
+    DeadlineExceeded,
+    GameNotFound,
+    IllegalMove,
+    InvalidArgument,
+    InvalidMove,
+    MoveRejected,
+    NothingToUndo,
+    PermissionDenied,
+    RateLimited,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+    UnknownVariant,
+    VersionMismatch,
+)
+from .v1 import accordion_pb2 as pb
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccordionClient",
+    "AccordionError",
+    "AsyncAccordionClient",
+    "AsyncGameHandle",
+    "DeadlineExceeded",
+    "GameHandle",
+    "GameNotFound",
+    "IllegalMove",
+    "InvalidArgument",
+    "InvalidMove",
+    "MoveRejected",
+    "NothingToUndo",
+    "PermissionDenied",
+    "RateLimited",
+    "ResourceExhausted",
+    "Unauthenticated",
+    "Unavailable",
+    "UnknownVariant",
+    "VersionMismatch",
+    "errors",
+    "new_request_id",
+    "pb",
+    "to_move",
+]

@@ -1,0 +1,219 @@
+"""A chat adapter with no transport: text in, short text out, one game per session.
+
+    session = ChatSession(AccordionClient("127.0.0.1:50051"))
+    session.handle("new royal-marriage")   # -> the row and the status
+    session.handle("x7")                   # -> the move, the row, the status
+    session.handle("8d>9d")                # -> "8D>9D is not legal now. Legal: x2, x4-5, …"
+
+A chat platform keeps one ``ChatSession`` per conversation (or per user) and sends each
+message's text to ``handle``; the reply is plain text of a few short lines, with suit symbols
+and numbered piles. Commands (a leading ``/`` is ignored, so ``/hint`` works too):
+
+    new [variant] [seed N] [option=value ...]   deal a game (default: the session's variant)
+    <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3
+    hint · undo · show · score · moves · variants · help
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import errors
+from .client import STATUS_NAMES, AccordionClient, GameHandle
+from .render import legal_summary, row_lines, status_line
+from .v1 import accordion_pb2 as pb
+
+HELP = (
+    "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal) · "
+    "hint · undo · show · score · moves · variants · help"
+)
+NO_GAME = "No game yet: type new (or new royal-marriage) to deal one."
+Command = Callable[["ChatSession", list[str]], str]
+
+
+class ChatSession:
+    """One conversation's game. ``handle(text)`` never raises for a user's text or a server error.
+
+    Args:
+        client: a connected ``AccordionClient``.
+        variant: the variant ``new`` deals when none is named.
+        width: the row is broken in two lines when longer than this.
+    """
+
+    def __init__(self, client: AccordionClient, *, variant: str = "accordion", width: int = 90) -> None:
+        self.client = client
+        self.variant = variant
+        self.width = width
+        self.game: GameHandle | None = None
+        self._known_variants: list[pb.Variant] = []
+
+    def handle(self, text: str) -> str:
+        words = text.strip().split()
+        if not words:
+            return "Say a move (like 8d>9d) or a command; help lists them."
+        name = words[0].lower().lstrip("/")
+        command = COMMANDS.get(name)
+        try:
+            if command is not None:
+                return command(self, words[1:])
+            return self._move(text.strip())
+        except _NoGame:
+            return NO_GAME
+        except errors.GameNotFound:
+            self.game = None
+            return "That game is gone (it expired or was never there). Type new to deal another."
+        except errors.RateLimited as exc:
+            wait = f" in {exc.retry_delay:.1f} s" if exc.retry_delay is not None else " in a moment"
+            return f"Too many requests for now; try again{wait}."
+        except (errors.Unavailable, errors.DeadlineExceeded, errors.ResourceExhausted):
+            return "The game service is not answering right now; try again in a moment."
+        except (errors.Unauthenticated, errors.PermissionDenied):
+            self.game = None
+            return "This game's token was refused. Type new to deal another."
+        except errors.AccordionError as exc:
+            return f"Sorry, that failed: {exc.message}"
+
+    # --- commands -----------------------------------------------------------------------
+    def _new(self, args: list[str]) -> str:
+        seed: int | None = None
+        options: dict[str, str] = {}
+        names: list[str] = []
+        i = 0
+        while i < len(args):
+            word = args[i]
+            if word.lower() == "seed" and i + 1 < len(args):
+                if not args[i + 1].isdigit():
+                    return f"A seed is a whole number, not {args[i + 1]!r}. Example: new accordion seed 7"
+                seed = int(args[i + 1])
+                i += 2
+                continue
+            if "=" in word:
+                key, _, value = word.partition("=")
+                options[key] = value
+            elif word.startswith("#") and word[1:].isdigit():
+                seed = int(word[1:])
+            else:
+                names.append(word)
+            i += 1
+        variant = " ".join(names) or self.variant
+        try:
+            game = self.client.new_game(variant, options or None, seed=seed)
+        except errors.UnknownVariant:
+            known = ", ".join(v.id for v in self.variants())
+            return f"I don't know the variant {variant!r}. Variants: {known}."
+        except errors.InvalidArgument as exc:
+            return f"Can't deal that: {exc.message}"
+        self.game = game
+        name = next((v.name for v in self.variants() if v.id == game.game.variant), game.game.variant)
+        return "\n".join([f"New game of {name}. Type a move, or hint.", *self._board()])
+
+    def _hint(self, args: list[str]) -> str:
+        game = self._require()
+        move = game.hint()
+        if move is None:
+            return f"No hint: the game is over ({game.status}). Type new to play again."
+        return f"Hint: {move.notation}"
+
+    def _undo(self, args: list[str]) -> str:
+        game = self._require()
+        try:
+            move = game.undo()
+        except errors.NothingToUndo:
+            return "Nothing to undo: no move has been played."
+        except errors.VersionMismatch:
+            game.refresh()
+            return "\n".join(
+                ["The game changed elsewhere; here it is now (undo again if you meant it).", *self._board()]
+            )
+        return "\n".join([f"Took back {move.notation}.", *self._board()])
+
+    def _show(self, args: list[str]) -> str:
+        game = self._require()
+        game.refresh()
+        return "\n".join(self._board())
+
+    def _score(self, args: list[str]) -> str:
+        game = self._require()
+        s = game.score()
+        parts = [f"Penalty {s.penalty}", f"{s.piles_left} piles left"]
+        if s.stock_size:
+            parts.append(f"stock {s.stock_size}")
+        if s.cribbage_points or game.game.variant == "cribbage-solitaire":
+            parts.append(f"{s.cribbage_points} points")
+        parts.append(STATUS_NAMES.get(s.status, "unknown"))
+        return " · ".join(parts)
+
+    def _moves(self, args: list[str]) -> str:
+        game = self._require()
+        moves = [m.notation for m in game.legal_moves()]
+        return f"Legal now: {legal_summary(moves, limit=30)}"
+
+    def _variants(self, args: list[str]) -> str:
+        ids = ", ".join(v.id for v in self.variants())
+        return f"Variants: {ids}. Deal one with new <variant>."
+
+    def _help(self, args: list[str]) -> str:
+        return HELP
+
+    def _move(self, text: str) -> str:
+        if self.game is None:
+            return f"I don't know {text!r}. {NO_GAME} (help lists the commands)"
+        game = self.game
+        if game.over:
+            return f"The game is over ({game.status}). Type new to play again, or undo."
+        try:
+            move = game.play(text)
+        except errors.IllegalMove as exc:
+            return f"{text} is not legal now. Legal: {legal_summary(exc.legal_moves)}"
+        except errors.InvalidMove as exc:
+            return (
+                f"I can't read {text!r} as a move or a command. Legal now: "
+                f"{legal_summary(exc.legal_moves)} (help lists the commands)"
+            )
+        except errors.VersionMismatch:
+            game.refresh()
+            return "\n".join(["The game changed elsewhere; here it is now. Try again.", *self._board()])
+        return "\n".join([f"Played {move.notation}.", *self._board()])
+
+    # --- helpers ----------------------------------------------------------------------------
+    def variants(self) -> list[pb.Variant]:
+        """The service's variants (asked once per session)."""
+        if not self._known_variants:
+            self._known_variants = self.client.list_variants()
+        return self._known_variants
+
+    def _require(self) -> GameHandle:
+        if self.game is None:
+            raise _NoGame
+        return self.game
+
+    def _board(self) -> list[str]:
+        assert self.game is not None
+        game = self.game.game
+        lines = row_lines(game, width=self.width)
+        if self.game.over:
+            verdict = "You won!" if self.game.status == "won" else "No moves left: game over."
+            lines.append(f"{verdict} {status_line(game)}. Type new to play again.")
+        else:
+            lines.append(status_line(game))
+        return lines
+
+
+class _NoGame(Exception):
+    """A command that needs a game, before any."""
+
+
+COMMANDS: dict[str, Command] = {
+    "new": ChatSession._new,
+    "start": ChatSession._new,
+    "hint": ChatSession._hint,
+    "undo": ChatSession._undo,
+    "show": ChatSession._show,
+    "board": ChatSession._show,
+    "score": ChatSession._score,
+    "moves": ChatSession._moves,
+    "legal": ChatSession._moves,
+    "variants": ChatSession._variants,
+    "help": ChatSession._help,
+    "?": ChatSession._help,
+}

@@ -1,0 +1,257 @@
+"""The ``accordion`` console script: ``accordion play [variant]`` plays a game in the terminal.
+
+    accordion play                         # Accordion against 127.0.0.1:50051
+    accordion play royal-marriage --seed 7 --target games.example.com:443 --tls
+    accordion variants
+
+At the prompt type a move (``8d>9d``, ``5>4``, ``x7``, ``deal``) or a command: ``h`` hint,
+``u`` undo, ``l`` legal moves, ``s`` score, ``n`` new game, ``?`` help, ``q`` quit.
+Colour (red ♥♦) is on when the output is a terminal; ``--color always|never`` decides
+otherwise, and the ``NO_COLOR`` environment variable turns it off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from . import errors
+from .client import AccordionClient, GameHandle
+from .render import BOLD, CYAN, GREEN, RED, YELLOW, board_lines, legal_summary, paint, status_line
+from .v1 import accordion_pb2 as pb
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+HELP = """\
+  a move      8d>9d  5>4  8d  x7  x7-8  deal  redeal  claim 3-5 run 5>3  (see docs/notation.md)
+  h, hint     suggest a move          u, undo     take back the last move
+  l, legal    list the legal moves    s, score    penalty, piles, stock
+  n, new      deal a new game         r, show     show the row again
+  ?, help     this help               q, quit     leave (Ctrl-D too)"""
+
+
+def add_connection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        default=os.environ.get("ACCORDION_TARGET", DEFAULT_TARGET),
+        help="host:port of the service [ACCORDION_TARGET; default: %(default)s]",
+    )
+    parser.add_argument("--tls", action="store_true", help="connect with TLS (system root certificates)")
+    parser.add_argument("--ca-file", help="PEM root certificates for TLS (implies --tls)")
+    parser.add_argument("--client-cert", help="PEM client certificate for mutual TLS (with --client-key)")
+    parser.add_argument("--client-key", help="PEM private key of --client-cert")
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("ACCORDION_API_KEY") or None,
+        help="sent as x-api-key on every call [ACCORDION_API_KEY]",
+    )
+    parser.add_argument("--deadline", type=float, default=5.0, help="seconds per call (default: %(default)s)")
+
+
+def _read(path: str | None) -> bytes | None:
+    if not path:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def connect(args: argparse.Namespace) -> AccordionClient:
+    """A client from the connection flags of ``add_connection_args``."""
+    if bool(args.client_cert) != bool(args.client_key):
+        raise SystemExit("accordion: --client-cert and --client-key go together")
+    return AccordionClient(
+        args.target,
+        tls=args.tls,
+        root_certificates=_read(args.ca_file),
+        certificate_chain=_read(args.client_cert),
+        private_key=_read(args.client_key),
+        api_key=args.api_key,
+        deadline=args.deadline,
+    )
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"--option wants name=value, not {pair!r}")
+        options[key] = value
+    return options
+
+
+class TerminalPlayer:
+    """The interactive loop, on any text streams (``input()`` reads ``sys.stdin``)."""
+
+    def __init__(
+        self,
+        client: AccordionClient,
+        variant: str,
+        *,
+        options: dict[str, str] | None = None,
+        seed: int | None = None,
+        colour: bool = False,
+        out: TextIO | None = None,
+        width: int | None = None,
+    ) -> None:
+        self.client = client
+        self.variant = variant
+        self.options = options or {}
+        self.seed = seed
+        self.colour = colour
+        self.out = out or sys.stdout
+        self.width = width or shutil.get_terminal_size((100, 24)).columns
+        self.game: GameHandle | None = None
+        self.interactive = sys.stdin.isatty()
+
+    def say(self, text: str = "", style: str = "") -> None:
+        print(paint(text, style, self.colour) if style else text, file=self.out, flush=True)
+
+    def run(self) -> int:
+        try:
+            self.new_game(self.seed)
+        except errors.AccordionError as exc:
+            self.say(f"accordion: cannot start a game on {self.client.target}: {exc.message}", RED)
+            return 1
+        self.say("Type a move, h for a hint, u to undo, ? for help, q to quit.")
+        self.show()
+        while True:
+            try:
+                line = input(paint("move> ", BOLD, self.colour))
+            except (EOFError, KeyboardInterrupt):
+                self.say()
+                break
+            if not self.interactive:  # piped input: echo it, so the transcript reads as a session
+                self.say(line)
+            if not self.step(line.strip()):
+                break
+        self.say("Bye.")
+        return 0
+
+    def new_game(self, seed: int | None) -> None:
+        self.game = self.client.new_game(self.variant, self.options or None, seed=seed)
+        g = self.game.game
+        self.say(f"New game: {g.variant}" + (f" (seed {g.seed})" if g.HasField("seed") else ""), BOLD)
+
+    def step(self, line: str) -> bool:
+        """One line of input; False to quit."""
+        assert self.game is not None
+        word = line.lower()
+        try:
+            if word in ("q", "quit", "exit"):
+                return False
+            if word in ("", "r", "show"):
+                self.game.refresh()
+                self.show()
+            elif word in ("?", "help"):
+                self.say(HELP)
+            elif word in ("h", "hint"):
+                move = self.game.hint()
+                self.say(f"hint: {move.notation}" if move else "no hint: the game is over", CYAN)
+            elif word in ("u", "undo"):
+                undone = self.game.undo()
+                self.say(f"took back {undone.notation}", CYAN)
+                self.show()
+            elif word in ("l", "legal", "moves"):
+                self.say("legal: " + legal_summary([m.notation for m in self.game.legal_moves()], limit=60))
+            elif word in ("s", "score"):
+                s = self.game.score()
+                self.say(
+                    f"penalty {s.penalty} · {s.piles_left} piles · stock {s.stock_size} · {self.game.status}"
+                )
+            elif word in ("n", "new"):
+                self.new_game(None)
+                self.show()
+            else:
+                played = self.game.play(line)
+                self.say(f"played {played.notation}", GREEN)
+                self.show()
+        except errors.IllegalMove as exc:
+            self.say(f"{line} is not legal now; legal: {legal_summary(exc.legal_moves)}", YELLOW)
+        except errors.InvalidMove as exc:
+            self.say(f"can't read {line!r} (? for help); legal: {legal_summary(exc.legal_moves)}", YELLOW)
+        except errors.NothingToUndo:
+            self.say("nothing to undo", YELLOW)
+        except errors.VersionMismatch:
+            self.say("the game changed elsewhere; reloaded", YELLOW)
+            self.game.refresh()
+            self.show()
+        except errors.GameNotFound:
+            self.say("this game has expired; n deals a new one", RED)
+        except errors.AccordionError as exc:
+            self.say(f"error ({exc.code.name}): {exc.message}", RED)
+        return True
+
+    def show(self) -> None:
+        assert self.game is not None
+        g = self.game.game
+        self.say(f"{g.variant} · move {g.moves_played} · {status_line(g)}", BOLD)
+        for line in board_lines(g, width=self.width, colour=self.colour):
+            self.say(line)
+        if self.game.over:
+            if g.status == pb.GAME_STATUS_WON:
+                self.say("You won! n for a new game, q to quit.", GREEN)
+            else:
+                self.say(
+                    f"No moves left: {len(g.piles)} piles remain. n for a new game, u to undo, q to quit.",
+                    YELLOW,
+                )
+        else:
+            self.say("legal: " + legal_summary(self.game.legal, limit=16), CYAN)
+
+
+def want_colour(choice: str, stream: TextIO) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return stream.isatty()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="accordion", description="Accordion patience against the service.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    play = sub.add_parser("play", help="play a game in this terminal")
+    play.add_argument(
+        "variant", nargs="?", default="accordion", help="variant id, name or alias (default: %(default)s)"
+    )
+    play.add_argument("--seed", type=int, help="deal from this seed (default: a random one)")
+    play.add_argument(
+        "-o", "--option", action="append", default=[], metavar="NAME=VALUE", help="a variant option"
+    )
+    play.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
+    add_connection_args(play)
+    listing = sub.add_parser("variants", help="list the variants the service plays")
+    add_connection_args(listing)
+    args = parser.parse_args(argv)
+
+    if args.command == "variants":
+        with connect(args) as client:
+            try:
+                for v in client.list_variants():
+                    print(f"{v.id:20} {v.name} — {v.description}")
+            except errors.AccordionError as exc:
+                print(f"accordion: {args.target}: {exc.message}", file=sys.stderr)
+                return 1
+        return 0
+
+    try:
+        options = parse_options(args.option)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    with connect(args) as client:
+        player = TerminalPlayer(
+            client,
+            args.variant,
+            options=options,
+            seed=args.seed,
+            colour=want_colour(args.color, sys.stdout),
+        )
+        return player.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,516 @@
+"""The ergonomic client: connect, deal, play by notation, keep the game's token and version.
+
+    from accordion_client import AccordionClient
+
+    with AccordionClient("127.0.0.1:50051") as client:
+        game = client.new_game("accordion", seed=7)
+        game.play("10D>4D")          # notation, as in docs/notation.md
+        print(game.text, game.version)
+
+Every call has a deadline (``deadline=`` seconds, per call or the client's default).
+Every mutating call (NewGame, ApplyMove, Undo) carries a fresh ``request_id`` (uuid4); on
+UNAVAILABLE the client retries a bounded number of times with the *same* request id, so a
+retry never applies a move twice. Moves and undos send the handle's ``expected_version``,
+so a write from a stale view fails with ``VersionMismatch`` instead of landing elsewhere.
+Failures are raised as the typed exceptions of ``accordion_client.errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from .errors import AccordionError, RateLimited, Unavailable, from_rpc_error
+from .v1 import accordion_pb2 as pb
+from .v1 import accordion_pb2_grpc as pb_grpc
+
+DEFAULT_DEADLINE = 5.0
+DEFAULT_RETRIES = 3  # extra attempts on UNAVAILABLE (and RATE_LIMITED)
+MAX_RETRY_DELAY = 5.0  # a rate limit asking for a longer wait is raised, not slept through
+API_KEY_HEADER = "x-api-key"
+Metadata = Sequence[tuple[str, str]]
+MoveLike = str | pb.Move
+
+STATUS_NAMES = {
+    pb.GAME_STATUS_UNSPECIFIED: "unknown",
+    pb.GAME_STATUS_IN_PROGRESS: "in progress",
+    pb.GAME_STATUS_WON: "won",
+    pb.GAME_STATUS_LOST: "lost",
+}
+
+
+def new_request_id() -> str:
+    """A fresh idempotency key (uuid4, 32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def to_move(move: MoveLike) -> pb.Move:
+    """A move from its notation (``"8d>9d"``, ``"x7"``, ``"deal"``) or a ``Move`` as is."""
+    if isinstance(move, pb.Move):
+        return move
+    if not isinstance(move, str):
+        raise TypeError(f"a move is notation text or an accordion_client.pb.Move, not {move!r}")
+    return pb.Move(notation=move.strip())
+
+
+def new_game_request(
+    variant: str,
+    options: Mapping[str, Any] | None,
+    seed: int | None,
+    deal: Sequence[str] | None,
+    request_id: str | None,
+) -> pb.NewGameRequest:
+    if seed is not None and deal is not None:
+        raise ValueError("give a seed or a deal, not both")
+    request = pb.NewGameRequest(
+        variant=variant,
+        options={str(k): str(v) for k, v in (options or {}).items()},
+        request_id=request_id or new_request_id(),
+    )
+    if seed is not None:
+        request.seed = seed
+    if deal is not None:
+        request.deal.cards.extend(deal)
+    return request
+
+
+def _credentials(
+    tls: bool,
+    credentials: grpc.ChannelCredentials | None,
+    root_certificates: bytes | None,
+    certificate_chain: bytes | None,
+    private_key: bytes | None,
+) -> grpc.ChannelCredentials | None:
+    if credentials is None and (tls or root_certificates or certificate_chain):
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=root_certificates, private_key=private_key, certificate_chain=certificate_chain
+        )
+    return credentials
+
+
+def _backoff(attempt: int, base: float) -> float:
+    return min(base * 2.0**attempt, 2.0) * random.uniform(0.5, 1.0)
+
+
+def retry_delay(error: AccordionError, attempt: int, base: float) -> float | None:
+    """Seconds to wait before retrying after ``error``, or None when it is not worth a retry.
+
+    UNAVAILABLE: exponential backoff. RATE_LIMITED: the server's RetryInfo delay (when short).
+    """
+    if isinstance(error, Unavailable):
+        return _backoff(attempt, base)
+    if (
+        isinstance(error, RateLimited)
+        and error.retry_delay is not None
+        and error.retry_delay <= MAX_RETRY_DELAY
+    ):
+        return max(error.retry_delay, 0.001)
+    return None
+
+
+class _Base:
+    def __init__(
+        self,
+        target: str,
+        *,
+        deadline: float | None,
+        retries: int,
+        backoff: float,
+        metadata: Metadata,
+        api_key: str | None,
+    ) -> None:
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        self.target = target
+        self.deadline = deadline
+        self.retries = retries
+        self.backoff = backoff
+        self.metadata = tuple(metadata) + (((API_KEY_HEADER, api_key),) if api_key else ())
+
+    def _metadata(self, token: str | None) -> tuple[tuple[str, str], ...]:
+        if token:
+            return (*self.metadata, ("authorization", f"Bearer {token}"))
+        return self.metadata
+
+    def _deadline(self, deadline: float | None) -> float | None:
+        return self.deadline if deadline is None else deadline
+
+
+class AccordionClient(_Base):
+    """A blocking client on one channel. Use as a context manager, or ``close()`` it.
+
+    Args:
+        target: ``host:port`` of the service (or any gRPC target string).
+        tls: use TLS with the system's root certificates (or ``root_certificates``, PEM).
+        certificate_chain, private_key: a client certificate (PEM) for mutual TLS.
+        credentials: explicit channel credentials (implies TLS).
+        api_key: sent as ``x-api-key`` on every call, for servers that require keys.
+        deadline: seconds each call may take (None: no deadline); per call with ``deadline=``.
+        retries: extra attempts after UNAVAILABLE (or RATE_LIMITED with a short RetryInfo),
+            with the same request, request id included.
+        backoff: first retry delay in seconds (doubling, jittered, at most 2 s).
+        metadata: extra metadata on every call.
+        options: gRPC channel options; interceptors: client interceptors (e.g. for timing).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        tls: bool = False,
+        credentials: grpc.ChannelCredentials | None = None,
+        root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
+        api_key: str | None = None,
+        deadline: float | None = DEFAULT_DEADLINE,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = 0.1,
+        metadata: Metadata = (),
+        options: Sequence[tuple[str, Any]] = (),
+        interceptors: Sequence[Any] = (),
+    ) -> None:
+        super().__init__(
+            target, deadline=deadline, retries=retries, backoff=backoff, metadata=metadata, api_key=api_key
+        )
+        creds = _credentials(tls, credentials, root_certificates, certificate_chain, private_key)
+        self.tls = creds is not None
+        raw = (
+            grpc.secure_channel(target, creds, options=list(options))
+            if creds is not None
+            else grpc.insecure_channel(target, options=list(options))
+        )
+        self._raw_channel = raw
+        self.channel: grpc.Channel = grpc.intercept_channel(raw, *interceptors) if interceptors else raw
+        self.stub = pb_grpc.AccordionServiceStub(self.channel)
+
+    def close(self) -> None:
+        self._raw_channel.close()
+
+    def __enter__(self) -> AccordionClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(
+        self, method: str, request: Any, *, token: str | None = None, deadline: float | None = None
+    ) -> Any:
+        """One RPC by name with deadline, token and retries; failures as typed exceptions.
+
+        The request is sent unchanged on every attempt, so a mutating request keeps its
+        ``request_id`` across retries and the server applies it at most once.
+        """
+        rpc = getattr(self.stub, method)
+        for attempt in range(self.retries + 1):
+            try:
+                return rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
+            except grpc.RpcError as exc:
+                error = from_rpc_error(exc)
+                delay = retry_delay(error, attempt, self.backoff) if attempt < self.retries else None
+                if delay is None:
+                    raise error from exc
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- calls without a game ------------------------------------------------------------
+    def list_variants(self, variant: str = "", *, deadline: float | None = None) -> list[pb.Variant]:
+        """The registered variants (or only ``variant``: an id, name or alias)."""
+        reply = self.call("ListVariants", pb.ListVariantsRequest(variant=variant), deadline=deadline)
+        return list(reply.variants)
+
+    def new_game(
+        self,
+        variant: str = "accordion",
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        deal: Sequence[str] | None = None,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> GameHandle:
+        """Deal a game (from ``seed``, an explicit ``deal`` of card texts, or a random seed).
+
+        Raises UnknownVariant, InvalidOption, InvalidDeal, Unavailable, DeadlineExceeded, ...
+        """
+        request = new_game_request(variant, options, seed, deal, request_id)
+        reply = self.call("NewGame", request, deadline=deadline)
+        return GameHandle(self, reply.game, reply.token)
+
+    def open_game(self, game_id: str, token: str, *, deadline: float | None = None) -> GameHandle:
+        """A handle on an existing game (e.g. one saved as id + token). Raises GameNotFound, ..."""
+        reply = self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token, deadline=deadline)
+        return GameHandle(self, reply.game, token)
+
+
+class _HandleBase:
+    def __init__(self, game: pb.Game, token: str) -> None:
+        self.game = game
+        self.id = game.id
+        self.token = token
+
+    @property
+    def version(self) -> int:
+        return self.game.version
+
+    @property
+    def text(self) -> str:
+        """The one-line layout, e.g. ``1:8♦ 2:K♣×3 3:2♠ | stock 30``."""
+        return self.game.text
+
+    @property
+    def status(self) -> str:
+        """``in progress``, ``won`` or ``lost``."""
+        return STATUS_NAMES.get(self.game.status, "unknown")
+
+    @property
+    def over(self) -> bool:
+        return self.game.status in (pb.GAME_STATUS_WON, pb.GAME_STATUS_LOST)
+
+    @property
+    def legal(self) -> list[str]:
+        """The legal moves' notations as of the last reply (no call)."""
+        return [m.notation for m in self.game.legal_moves]
+
+    def _apply_request(self, move: MoveLike, request_id: str | None) -> pb.ApplyMoveRequest:
+        return pb.ApplyMoveRequest(
+            game_id=self.id,
+            move=to_move(move),
+            expected_version=self.version,
+            request_id=request_id or new_request_id(),
+        )
+
+    def _undo_request(self, request_id: str | None) -> pb.UndoRequest:
+        return pb.UndoRequest(
+            game_id=self.id, expected_version=self.version, request_id=request_id or new_request_id()
+        )
+
+    def __repr__(self) -> str:  # never the token
+        return f"{type(self).__name__}(id={self.id!r}, variant={self.game.variant!r}, version={self.version})"
+
+
+class GameHandle(_HandleBase):
+    """One game: its id, its token (kept for every call), and the latest ``game`` seen.
+
+    ``play`` and ``undo`` send ``expected_version``: after someone else moved, they raise
+    ``VersionMismatch``; ``refresh()`` then catches up.
+    """
+
+    def __init__(self, client: AccordionClient, game: pb.Game, token: str) -> None:
+        super().__init__(game, token)
+        self.client = client
+
+    def _call(self, method: str, request: Any, deadline: float | None) -> Any:
+        return self.client.call(method, request, token=self.token, deadline=deadline)
+
+    def play(
+        self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
+    ) -> pb.Move:
+        """Play a move (notation or ``Move``); returns the move as played (with its notation).
+
+        Raises IllegalMove / InvalidMove (``.legal_moves``), VersionMismatch, GameNotFound, ...
+        """
+        reply = self._call("ApplyMove", self._apply_request(move, request_id), deadline)
+        self.game = reply.game
+        return reply.move  # type: ignore[no-any-return]
+
+    def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        """Take back the last move; returns it. Raises NothingToUndo, VersionMismatch, ..."""
+        reply = self._call("Undo", self._undo_request(request_id), deadline)
+        self.game = reply.game
+        return reply.move  # type: ignore[no-any-return]
+
+    def hint(self, *, deadline: float | None = None) -> pb.Move | None:
+        """A suggested move (from what the player sees), or None when the game is over."""
+        reply = self._call("Hint", pb.HintRequest(game_id=self.id), deadline)
+        return reply.move if reply.HasField("move") else None
+
+    def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
+        return self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)  # type: ignore[no-any-return]
+
+    def legal_moves(self, *, deadline: float | None = None) -> list[pb.Move]:
+        """The moves legal now, from the server (each structured and as notation)."""
+        reply = self._call("LegalMoves", pb.LegalMovesRequest(game_id=self.id), deadline)
+        return list(reply.moves)
+
+    def refresh(self, *, deadline: float | None = None) -> pb.Game:
+        """Reload the game (e.g. after VersionMismatch); returns it."""
+        self.game = self._call("GetGame", pb.GetGameRequest(game_id=self.id), deadline).game
+        return self.game
+
+    def watch(self, after_version: int = 0, *, deadline: float | None = None) -> Iterator[pb.GameEvent]:
+        """The game's events as they happen (no deadline unless given; not retried)."""
+        stream = self.client.stub.WatchGame(
+            pb.WatchGameRequest(game_id=self.id, after_version=after_version),
+            timeout=deadline,
+            metadata=self.client._metadata(self.token),
+        )
+        try:
+            for reply in stream:
+                yield reply.event
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.CANCELLED:
+                return
+            raise from_rpc_error(exc) from exc
+        finally:
+            stream.cancel()
+
+
+# --- asyncio ------------------------------------------------------------------------------
+
+
+class AsyncAccordionClient(_Base):
+    """The same client on ``grpc.aio``: ``async with AsyncAccordionClient(target) as client``.
+
+    Arguments as ``AccordionClient``'s (``interceptors`` are grpc.aio client interceptors).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        tls: bool = False,
+        credentials: grpc.ChannelCredentials | None = None,
+        root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
+        api_key: str | None = None,
+        deadline: float | None = DEFAULT_DEADLINE,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = 0.1,
+        metadata: Metadata = (),
+        options: Sequence[tuple[str, Any]] = (),
+        interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+    ) -> None:
+        super().__init__(
+            target, deadline=deadline, retries=retries, backoff=backoff, metadata=metadata, api_key=api_key
+        )
+        creds = _credentials(tls, credentials, root_certificates, certificate_chain, private_key)
+        self.tls = creds is not None
+        opts, icp = list(options), list(interceptors) or None
+        self.channel = (
+            grpc.aio.secure_channel(target, creds, options=opts, interceptors=icp)
+            if creds is not None
+            else grpc.aio.insecure_channel(target, options=opts, interceptors=icp)
+        )
+        self.stub = pb_grpc.AccordionServiceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def __aenter__(self) -> AsyncAccordionClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def call(
+        self, method: str, request: Any, *, token: str | None = None, deadline: float | None = None
+    ) -> Any:
+        """As ``AccordionClient.call``: deadline, token, retries on UNAVAILABLE with the same request."""
+        rpc = getattr(self.stub, method)
+        for attempt in range(self.retries + 1):
+            try:
+                return await rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
+            except grpc.aio.AioRpcError as exc:
+                error = from_rpc_error(exc)
+                delay = retry_delay(error, attempt, self.backoff) if attempt < self.retries else None
+                if delay is None:
+                    raise error from exc
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def list_variants(self, variant: str = "", *, deadline: float | None = None) -> list[pb.Variant]:
+        reply = await self.call("ListVariants", pb.ListVariantsRequest(variant=variant), deadline=deadline)
+        return list(reply.variants)
+
+    async def new_game(
+        self,
+        variant: str = "accordion",
+        options: Mapping[str, Any] | None = None,
+        seed: int | None = None,
+        deal: Sequence[str] | None = None,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> AsyncGameHandle:
+        request = new_game_request(variant, options, seed, deal, request_id)
+        reply = await self.call("NewGame", request, deadline=deadline)
+        return AsyncGameHandle(self, reply.game, reply.token)
+
+    async def open_game(self, game_id: str, token: str, *, deadline: float | None = None) -> AsyncGameHandle:
+        reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token, deadline=deadline)
+        return AsyncGameHandle(self, reply.game, token)
+
+
+class AsyncGameHandle(_HandleBase):
+    """``GameHandle`` for ``AsyncAccordionClient``: the same methods, awaited."""
+
+    def __init__(self, client: AsyncAccordionClient, game: pb.Game, token: str) -> None:
+        super().__init__(game, token)
+        self.client = client
+
+    async def _call(self, method: str, request: Any, deadline: float | None) -> Any:
+        return await self.client.call(method, request, token=self.token, deadline=deadline)
+
+    async def play(
+        self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
+    ) -> pb.Move:
+        reply = await self._call("ApplyMove", self._apply_request(move, request_id), deadline)
+        self.game = reply.game
+        return reply.move  # type: ignore[no-any-return]
+
+    async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        reply = await self._call("Undo", self._undo_request(request_id), deadline)
+        self.game = reply.game
+        return reply.move  # type: ignore[no-any-return]
+
+    async def hint(self, *, deadline: float | None = None) -> pb.Move | None:
+        reply = await self._call("Hint", pb.HintRequest(game_id=self.id), deadline)
+        return reply.move if reply.HasField("move") else None
+
+    async def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
+        reply: pb.ScoreResponse = await self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
+        return reply
+
+    async def legal_moves(self, *, deadline: float | None = None) -> list[pb.Move]:
+        reply = await self._call("LegalMoves", pb.LegalMovesRequest(game_id=self.id), deadline)
+        return list(reply.moves)
+
+    async def refresh(self, *, deadline: float | None = None) -> pb.Game:
+        self.game = (await self._call("GetGame", pb.GetGameRequest(game_id=self.id), deadline)).game
+        return self.game
+
+    async def watch(
+        self, after_version: int = 0, *, deadline: float | None = None
+    ) -> AsyncIterator[pb.GameEvent]:
+        call = self.client.stub.WatchGame(
+            pb.WatchGameRequest(game_id=self.id, after_version=after_version),
+            timeout=deadline,
+            metadata=self.client._metadata(self.token),
+        )
+        try:
+            async for reply in call:
+                yield reply.event
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc
+        finally:
+            call.cancel()
+
+
+__all__ = [
+    "AccordionClient",
+    "AccordionError",
+    "AsyncAccordionClient",
+    "AsyncGameHandle",
+    "GameHandle",
+    "new_request_id",
+    "to_move",
+]

@@ -1,0 +1,210 @@
+/**
+ * A small typed client over the generated `AccordionService` descriptor: gRPC over HTTP/2 from
+ * Node (`@connectrpc/connect-node`), the game token sent as `authorization: Bearer <token>` by an
+ * interceptor, and failures thrown as `AccordionError`.
+ *
+ * ```ts
+ * const client = createAccordionClient("http://127.0.0.1:50051");
+ * const { game } = await client.newGame({ variant: "accordion", seed: 7n });
+ * const { game: after } = await client.play(game.id, "10D>4D");
+ * client.close();
+ * ```
+ *
+ * The client remembers the token `newGame` returns, by game id; `setToken` adds one for a game
+ * created elsewhere. The raw generated client is `client.raw` (every RPC, every field).
+ */
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  createClient,
+  createContextKey,
+  createContextValues,
+  type CallOptions,
+  type Client,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import type * as http2 from "node:http2";
+import {
+  AccordionService,
+  MoveSchema,
+  NewGameRequestSchema,
+  type ApplyMoveResponse,
+  type Game,
+  type GameEvent,
+  type HintResponse,
+  type LegalMovesResponse,
+  type NewGameResponse,
+  type ScoreResponse,
+  type UndoResponse,
+  type Variant,
+} from "./gen/accordion/v1/accordion_pb.js";
+import { AccordionError } from "./errors.js";
+
+/** The token to send with one call ("" sends none). */
+const TOKEN = createContextKey<string>("", { description: "accordion game token" });
+
+/** Sets `authorization: Bearer <token>` from the call's context value, unless the call set it. */
+export function bearerTokenInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    const token = req.contextValues.get(TOKEN);
+    if (token && !req.header.has("authorization")) {
+      req.header.set("authorization", `Bearer ${token}`);
+    }
+    return next(req);
+  };
+}
+
+export interface AccordionClientOptions {
+  /** Per-call timeout in milliseconds (default 10 000; 0 for none). */
+  timeoutMs?: number;
+  /** Options for Node's `http2.connect()`, e.g. `{ ca }` for a server with a private CA. */
+  nodeOptions?: http2.SecureClientSessionOptions;
+}
+
+/** Options of the calls that change a game. */
+export interface MutationOptions {
+  /** Apply only at this version; otherwise the call fails with VERSION_MISMATCH (ABORTED). */
+  expectedVersion?: bigint;
+  /** Idempotency key: a retry with the same key and request returns the first answer. */
+  requestId?: string;
+}
+
+export type NewGameInit = MessageInitShape<typeof NewGameRequestSchema>;
+export type MoveInit = MessageInitShape<typeof MoveSchema>;
+
+export class AccordionClient {
+  /** The generated client: every RPC with the generated request and response types. */
+  readonly raw: Client<typeof AccordionService>;
+  private readonly tokens = new Map<string, string>();
+
+  /** Use `createAccordionClient`; this constructor is for a transport of your own (add `bearerTokenInterceptor()` to it). */
+  constructor(
+    transport: Transport,
+    private readonly timeoutMs: number,
+    private readonly sessions?: Http2SessionManager,
+  ) {
+    this.raw = createClient(AccordionService, transport);
+  }
+
+  /** Remembers a game's token (sent with every later call on that game). */
+  setToken(gameId: string, token: string): void {
+    this.tokens.set(gameId, token);
+  }
+
+  /** The token this client holds for a game, if any. */
+  tokenFor(gameId: string): string | undefined {
+    return this.tokens.get(gameId);
+  }
+
+  /** Closes the HTTP/2 connection (the client's own transport only). */
+  close(): void {
+    this.sessions?.abort();
+  }
+
+  private options(gameId?: string, extra: CallOptions = {}): CallOptions {
+    const contextValues = createContextValues();
+    const token = gameId === undefined ? undefined : this.tokens.get(gameId);
+    if (token) contextValues.set(TOKEN, token);
+    return { timeoutMs: this.timeoutMs || undefined, contextValues, ...extra };
+  }
+
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw AccordionError.from(err);
+    }
+  }
+
+  /** The registered variants (all, or the one `variant` names). */
+  async listVariants(variant = ""): Promise<Variant[]> {
+    return this.call(async () => (await this.raw.listVariants({ variant }, this.options())).variants);
+  }
+
+  /** Deals a game (seed, deal or neither) and keeps its token for the later calls. */
+  async newGame(request: NewGameInit): Promise<NewGameResponse> {
+    const reply = await this.call(() => this.raw.newGame(create(NewGameRequestSchema, request), this.options()));
+    if (reply.game) this.tokens.set(reply.game.id, reply.token);
+    return reply;
+  }
+
+  async getGame(gameId: string): Promise<Game> {
+    const reply = await this.call(() => this.raw.getGame({ gameId }, this.options(gameId)));
+    return reply.game!;
+  }
+
+  async legalMoves(gameId: string): Promise<LegalMovesResponse> {
+    return this.call(() => this.raw.legalMoves({ gameId }, this.options(gameId)));
+  }
+
+  /** Plays a move given as notation: "10D>4D", "deal", "x7-8", "redeal", "claim 3-5 run 5>3". */
+  async play(gameId: string, notation: string, options: MutationOptions = {}): Promise<ApplyMoveResponse> {
+    return this.move(gameId, { notation }, options);
+  }
+
+  /** Plays a structured move (e.g. one of `game.legalMoves`). */
+  async move(gameId: string, move: MoveInit, options: MutationOptions = {}): Promise<ApplyMoveResponse> {
+    return this.call(() =>
+      this.raw.applyMove(
+        {
+          gameId,
+          move: create(MoveSchema, move),
+          expectedVersion: options.expectedVersion,
+          requestId: options.requestId ?? "",
+        },
+        this.options(gameId),
+      ),
+    );
+  }
+
+  /** Takes back the last move. */
+  async undo(gameId: string, options: MutationOptions = {}): Promise<UndoResponse> {
+    return this.call(() =>
+      this.raw.undo(
+        { gameId, expectedVersion: options.expectedVersion, requestId: options.requestId ?? "" },
+        this.options(gameId),
+      ),
+    );
+  }
+
+  /** A suggested move (`move` is absent when the game is over). */
+  async hint(gameId: string): Promise<HintResponse> {
+    return this.call(() => this.raw.hint({ gameId }, this.options(gameId)));
+  }
+
+  async score(gameId: string): Promise<ScoreResponse> {
+    return this.call(() => this.raw.score({ gameId }, this.options(gameId)));
+  }
+
+  /**
+   * The game's events as they happen (`afterVersion` 0: first every event still in the log).
+   * Stop by breaking out of the loop or aborting `signal`.
+   */
+  async *watch(gameId: string, afterVersion = 0n, signal?: AbortSignal): AsyncGenerator<GameEvent> {
+    try {
+      // No timeout: a watch lasts as long as the caller wants it.
+      const stream = this.raw.watchGame({ gameId, afterVersion }, this.options(gameId, { timeoutMs: undefined, signal }));
+      for await (const reply of stream) {
+        if (reply.event) yield reply.event;
+      }
+    } catch (err) {
+      throw AccordionError.from(err);
+    }
+  }
+}
+
+/**
+ * A client for the server at `baseUrl` ("http://host:port" for plaintext HTTP/2, as
+ * `make serve` listens; "https://..." for TLS).
+ */
+export function createAccordionClient(baseUrl: string, options: AccordionClientOptions = {}): AccordionClient {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const sessions = new Http2SessionManager(baseUrl, undefined, options.nodeOptions);
+  const transport = createGrpcTransport({
+    baseUrl,
+    sessionManager: sessions,
+    interceptors: [bearerTokenInterceptor()],
+  });
+  return new AccordionClient(transport, timeoutMs, sessions);
+}

@@ -1,0 +1,8 @@
+/** @accordion/client: a TypeScript client for accordion.v1.AccordionService. */
+export { AccordionClient, bearerTokenInterceptor, createAccordionClient } from "./client.js";
+export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
+export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
+export type { ErrorReason, FieldViolation } from "./errors.js";
+export { Code, ConnectError } from "@connectrpc/connect";
+// The generated messages, enums and the service descriptor.
+export * from "./gen/accordion/v1/accordion_pb.js";

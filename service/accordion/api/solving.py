@@ -1,0 +1,119 @@
+"""Running the solver for the service: off the event loop, within budgets, with a cache.
+
+The compiled solver releases the GIL, so a search runs in a worker thread while the
+event loop keeps serving; a semaphore keeps searches from taking every core. Definite
+answers (WON, LOST) depend only on the position, so they are cached by its state
+string, per process (a position's answer never changes, so replicas need not share).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from accordion import engine, solver
+from accordion.engine.hint import suggest
+from accordion.engine.notation import move_text
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    solve_seconds: float = 10.0  # the most one Solve may search
+    hint_seconds: float = 0.25  # the search behind one Hint
+    winnable_seconds: float = 5.0  # all the searches behind one NewGame(winnable_only)
+    winnable_deal_seconds: float = 0.5  # one deal's search within that
+    threads: int = 2  # searches at once
+    cache_size: int = 10_000  # positions
+
+
+@dataclass(frozen=True)
+class Answer:
+    result: solver.SolveResult
+    cached: bool
+
+
+@dataclass(frozen=True)
+class Winnable:
+    game: engine.Game
+    seeds_tried: int
+
+
+class NoWinnableDeal(engine.EngineError):
+    """No deal the solver could prove winnable within the bounded effort."""
+
+    reason = "WINNABLE_NOT_FOUND"
+
+
+class Solving:
+    def __init__(self, budgets: Budgets) -> None:
+        self.budgets = budgets
+        self._slots = asyncio.Semaphore(budgets.threads)
+        self._cache: OrderedDict[str, solver.SolveResult] = OrderedDict()
+
+    async def _run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        async with self._slots:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None) -> Answer:
+        """The position's answer. Raises the solver's refusals (hidden cards, unsupported game)."""
+        solver.check_solvable(game.rules, game.state)
+        key = game.state_string()
+        if (hit := self._cache.get(key)) is not None:
+            self._cache.move_to_end(key)
+            return Answer(hit, cached=True)
+        result = await self._run(
+            solver.solve, game.state, game.rules, max_seconds=max_seconds, max_nodes=max_nodes
+        )
+        if not result.unknown:
+            self._cache[key] = result
+            if len(self._cache) > self.budgets.cache_size:
+                self._cache.popitem(last=False)
+        return Answer(result, cached=False)
+
+    async def hint(self, game: engine.Game) -> tuple[engine.Move | None, bool]:
+        """(move, from the solver?). Hidden cards or no win found: the visible-only heuristic."""
+        try:
+            answer = await self.solve(game, max_seconds=self.budgets.hint_seconds, max_nodes=None)
+        except solver.SolverError:
+            return suggest(game), False
+        if answer.result.won and answer.result.moves:
+            return answer.result.moves[0], True
+        return suggest(game), False
+
+    async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None) -> Winnable:
+        """The game of the first seed from ``seed`` whose deal the solver wins.
+
+        Bounded by ``winnable_seconds`` in all and by the call's deadline (monotonic time).
+        Raises NoWinnableDeal, or the solver's refusals for games it cannot decide.
+        """
+        stop = time.monotonic() + self.budgets.winnable_seconds
+        if deadline is not None:
+            stop = min(stop, deadline)
+        tried = 0
+        while True:
+            remaining = stop - time.monotonic()
+            if remaining <= 0.01:
+                raise NoWinnableDeal(f"no winnable deal found in {tried} seeds from {seed} within the effort bound")
+            budget = min(self.budgets.winnable_deal_seconds, remaining)
+            candidate = (seed + tried) % (1 << 64)
+            tried += 1
+            found = await self._run(
+                solver.find_winnable_seed, variant, options, start_seed=candidate, max_tries=1, budget=budget
+            )
+            if found is not None:
+                return Winnable(engine.new_game(variant, options, seed=found[0]), tried)
+
+
+def solution_texts(game: engine.Game, moves: tuple[engine.Move, ...]) -> list[str]:
+    """Each move's notation, read in the position it is played from."""
+    state, rules, out = game.state, game.rules, []
+    for move in moves:
+        out.append(move_text(state, move))
+        state = rules.apply(state, move)
+    return out

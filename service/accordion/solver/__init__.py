@@ -1,0 +1,39 @@
+"""The solver: search over engine positions for games with every card face up. No I/O.
+
+    >>> from accordion.engine import new_game
+    >>> from accordion.solver import solve
+    >>> game = new_game("accordion", seed=7)
+    >>> result = solve(game, max_seconds=1.0)
+    >>> result.outcome, len(result.moves)  # doctest: +SKIP
+    (<Outcome.WON: 'WON'>, 51)
+    >>> for move in result.moves:  # doctest: +SKIP
+    ...     game.play(move)
+
+``solve`` answers WON (with the moves), LOST (proven by exhaustive search) or
+UNKNOWN (budget spent); ``hint``/``best_move`` give the next move for a Hint;
+``find_winnable_seed`` finds a deal the solver wins, for "winnable deals only".
+The searches run in a compiled core (``_csolver``, built at install time) when it
+is there, and in pure Python (``_pysolver``) with the same verdicts when not.
+See docs/solver.md.
+"""
+
+from .core import (
+    HAVE_C,
+    IMPLEMENTATIONS,
+    Hint,
+    HiddenInformationError,
+    Outcome,
+    SolveResult,
+    SolverError,
+    UnsupportedGameError,
+    best_move,
+    check_solvable,
+    find_winnable_seed,
+    hint,
+    solve,
+)
+
+__all__ = [
+    "HAVE_C", "IMPLEMENTATIONS", "HiddenInformationError", "Hint", "Outcome", "SolveResult", "SolverError",
+    "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
+]

@@ -1,0 +1,449 @@
+"""Solve a full-information position: a winning line, a proof that none exists, or "unknown".
+
+Pure functions of engine positions: no I/O, no clock except for the optional time
+budget. Which search runs depends on the rules (docs/solver.md):
+
+- stacking games (Accordion, Relaxed Accordion, Accordion's Revenge, 23 Skidoo), all
+  cards face up: depth-first search over the sequence of pile *tops* (the cards under
+  a top never matter again except for the final count), a dead-state table, move
+  ordering that buries the top with the fewest partners first, a prune for a top that
+  shares rank and suit with no other top, and restarts with growing node limits;
+- the eliminators where the cards *between* a matching pair leave (Royal Marriage,
+  Push Pin, Double Jump, French): an exact interval dynamic programme, O(n³);
+- Concertina and Bayan: depth-first search over the subsets of the row;
+- anything else with no hidden cards (The Queen and Her Lad once its stock is empty):
+  a generic depth-first search through the engine's own rules, in Python.
+
+Hidden information is refused: a position with cards in the stock raises
+``HiddenInformationError`` (the solver would have to read the stock), and Cribbage
+Solitaire raises ``UnsupportedGameError``. French's REDEAL is a chance move (a shuffle
+of the remaining cards), so the solver never plans through it: before the redeal it
+answers "won without the redeal" or "no sequence of removals wins without it"
+(``SolveResult.without_redeal``); after the redeal the position is solved outright.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from ..engine.core import Rules, State
+from ..engine.errors import EngineError
+from ..engine.game import Game
+from ..engine.games.accordion import StackingRules
+from ..engine.games.accordions_revenge import AccordionsRevengeRules
+from ..engine.games.bayan import BayanRules
+from ..engine.games.eliminators import EliminatorRules
+from ..engine.games.french import FrenchRules
+from ..engine.games.relaxed_accordion import RelaxedAccordionRules
+from ..engine.moves import Deal, Move, Redeal, remove, stack
+from . import _pysolver
+
+try:  # the compiled core, built by setup.py; optional
+    from . import _csolver  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - exercised on machines without a compiler
+    _csolver = None
+
+HAVE_C = _csolver is not None
+IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
+
+_CHANCE = (Deal, Redeal)
+
+
+class SolverError(EngineError):
+    """The solver cannot answer for this game or position."""
+
+    reason = "SOLVER_REFUSED"
+
+
+class HiddenInformationError(SolverError):
+    """The position has face-down cards (a stock): solving it would reveal them."""
+
+    reason = "HIDDEN_INFORMATION"
+
+
+class UnsupportedGameError(SolverError):
+    """A game the solver does not search (Cribbage Solitaire: a score race, not a win/loss puzzle)."""
+
+    reason = "SOLVER_UNSUPPORTED"
+
+
+class Outcome(str, Enum):
+    WON = "WON"          # ``moves`` win from the position
+    LOST = "LOST"        # proven: an exhaustive search found no win
+    UNKNOWN = "UNKNOWN"  # the budget ran out first
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What ``solve`` found.
+
+    ``moves`` (only for WON) are engine moves from the position solved, each legal in
+    turn (``Game.play`` accepts them) and ending in a won game. ``nodes`` counts the
+    positions visited (cells of the interval programme for the inner eliminators).
+    ``without_redeal`` is True when the position still had French's REDEAL to come:
+    the verdict is about winning without it.
+    """
+
+    outcome: Outcome
+    moves: tuple[Move, ...]
+    nodes: int
+    seconds: float
+    method: str
+    implementation: str
+    without_redeal: bool = False
+
+    @property
+    def won(self) -> bool:
+        return self.outcome is Outcome.WON
+
+    @property
+    def lost(self) -> bool:
+        return self.outcome is Outcome.LOST
+
+    @property
+    def unknown(self) -> bool:
+        return self.outcome is Outcome.UNKNOWN
+
+
+_OUTCOMES = {_pysolver.WON: Outcome.WON, _pysolver.LOST: Outcome.LOST, _pysolver.UNKNOWN: Outcome.UNKNOWN}
+
+
+def _backend(impl: str | None) -> Any:
+    if impl is None:
+        return _csolver if HAVE_C else _pysolver
+    if impl == "python":
+        return _pysolver
+    if impl == "c":
+        if not HAVE_C:
+            raise ValueError("the compiled solver is not built here; use impl='python' (or None)")
+        return _csolver
+    raise ValueError(f"impl={impl!r}: choose 'c', 'python' or None")
+
+
+def _unpack(game_or_state: Game | State, rules: Rules | None) -> tuple[Rules, State]:
+    if isinstance(game_or_state, Game):
+        return game_or_state.rules, game_or_state.state
+    if isinstance(game_or_state, State):
+        if rules is None:
+            raise TypeError("solve(state, rules): a State needs its Rules")
+        return rules, game_or_state
+    raise TypeError(f"solve() takes a Game or a State, not {type(game_or_state).__name__}")
+
+
+def check_solvable(rules: Rules, state: State) -> None:
+    """Raise unless ``solve`` may search this position.
+
+    Raises:
+        HiddenInformationError: the stock holds cards.
+        UnsupportedGameError: Cribbage Solitaire.
+    """
+    if rules.family == "cribbage":
+        raise UnsupportedGameError(
+            f"{type(rules).__name__}: the solver does not play Cribbage Solitaire (a score race "
+            "dealt from a hidden stock)"
+        )
+    if state.stock:
+        raise HiddenInformationError(
+            f"{type(rules).__name__}: {len(state.stock)} cards are face down in the stock; the solver "
+            "works only on positions with every card face up (dealing=all, or once the stock is empty)"
+        )
+
+
+def _is_plain_eliminator(rules: Rules) -> bool:
+    cls: Any = type(rules)
+    return (
+        isinstance(rules, EliminatorRules)
+        and cls.removals is EliminatorRules.removals
+        and cls.is_won is EliminatorRules.is_won
+        and (cls.legal_moves is EliminatorRules.legal_moves or isinstance(rules, FrenchRules))
+    )
+
+
+def _is_plain_stacking(rules: Rules) -> bool:
+    cls: Any = type(rules)
+    return isinstance(rules, StackingRules) and (
+        cls.stack_moves in (StackingRules.stack_moves, RelaxedAccordionRules.stack_moves)
+        and (cls.is_won is StackingRules.is_won or isinstance(rules, AccordionsRevengeRules))
+    )
+
+
+def solve(
+    game_or_state: Game | State,
+    rules: Rules | None = None,
+    *,
+    max_nodes: int | None = None,
+    max_seconds: float | None = None,
+    impl: str | None = None,
+) -> SolveResult:
+    """Search the position for a win.
+
+    Args:
+        game_or_state: a ``Game`` (its rules are used) or a ``State`` with ``rules``.
+        max_nodes: stop after visiting this many positions (None: no limit).
+        max_seconds: stop after about this long (None: no limit). With neither budget
+            the search runs until it wins or proves the loss.
+        impl: ``"c"``, ``"python"`` or None (the compiled core when it is built).
+
+    Raises:
+        HiddenInformationError, UnsupportedGameError: see ``check_solvable``.
+        ValueError: a budget that is not positive; ``impl="c"`` where it is not built.
+    """
+    rules, state = _unpack(game_or_state, rules)
+    check_solvable(rules, state)
+    if max_nodes is not None and (not isinstance(max_nodes, int) or max_nodes < 1):
+        raise ValueError(f"max_nodes={max_nodes!r}: a positive number of positions, or None")
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds={max_seconds!r}: a positive number of seconds, or None")
+    nodes_limit = max_nodes or 0
+    seconds_limit = float(max_seconds or 0.0)
+    started = time.perf_counter()
+    moves: list[Move]
+    without_redeal = (
+        isinstance(rules, FrenchRules) and state.redeals < rules.MAX_REDEALS and len(state.row) > rules.WIN_CARDS
+    )
+
+    if _is_plain_stacking(rules):
+        backend = _backend(impl)
+        near, far = rules.distances  # type: ignore[attr-defined]
+        goal = state.goal if isinstance(rules, AccordionsRevengeRules) else -1
+        tops = bytes(p[-1] for p in state.row)
+        if goal >= 0 and goal not in tops:
+            code, raw, nodes = _pysolver.LOST, [], 1
+        else:
+            code, raw, nodes = backend.stack_solve(
+                tops, near, far, isinstance(rules, RelaxedAccordionRules), rules.compel == "strict",  # type: ignore[attr-defined]
+                getattr(rules, "win_piles", 1), goal, nodes_limit, seconds_limit,
+            )
+        moves = [stack(s, d) for s, d in raw]
+        method = "stack-dfs"
+    elif isinstance(rules, BayanRules) and type(rules).legal_moves is BayanRules.legal_moves:
+        backend = _backend(impl)
+        cards = bytes(p[-1] for p in state.row)
+        code, raw, nodes = backend.elim_solve(cards, _pysolver.MODE_PAIRS, True, True, 0, nodes_limit, seconds_limit)
+        moves = [remove(*m) for m in raw]
+        method = "subset-dfs"
+    elif _is_plain_eliminator(rules):
+        backend = _backend(impl)
+        er: EliminatorRules = rules  # type: ignore[assignment]
+        cards = bytes(p[0] for p in state.row)
+        one, two = 1 in er.gaps, 2 in er.gaps
+        if er.outer:
+            code, raw, nodes = backend.elim_solve(
+                cards, _pysolver.MODE_OUTER, one, two, er.WIN_CARDS, nodes_limit, seconds_limit
+            )
+            method = "subset-dfs"
+        else:
+            code, raw, nodes = backend.elim_dp(cards, one, two, nodes_limit, seconds_limit)
+            method = "interval-dp"
+        moves = [remove(*m) for m in raw]
+    else:
+        backend = _pysolver
+        code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit)
+        method = "generic-dfs"
+
+    outcome = _OUTCOMES[code]
+    if outcome is Outcome.WON:
+        moves = _finish(rules, state, moves)
+    else:
+        moves = []
+    return SolveResult(
+        outcome=outcome,
+        moves=tuple(moves),
+        nodes=nodes,
+        seconds=time.perf_counter() - started,
+        method=method,
+        implementation="c" if backend is _csolver and backend is not None else "python",
+        without_redeal=without_redeal,
+    )
+
+
+def _finish(rules: Rules, state: State, moves: list[Move]) -> list[Move]:
+    """Play on after a win threshold is met until no move is left, so the game's status is WON.
+
+    Only ``win_piles`` > 1 needs it: fewer piles than the threshold stay fewer.
+    """
+    if not getattr(rules, "win_piles", 1) > 1:
+        return moves
+    for m in moves:
+        state = rules.apply(state, m)
+    out = list(moves)
+    while True:
+        legal = [m for m in rules.legal_moves(state) if not isinstance(m, _CHANCE)]
+        if not legal:
+            return out
+        out.append(legal[0])
+        state = rules.apply(state, legal[0])
+
+
+def _generic_solve(rules: Rules, state: State, max_nodes: int, max_seconds: float) -> tuple[int, list[Move], int]:
+    """Depth-first search through the engine's rules, for full-information games with no special search."""
+    deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+    dead: set[State] = set()
+    path: list[Move] = []
+    nodes = 0
+
+    class _Stop(Exception):
+        pass
+
+    def dfs(s: State) -> bool:
+        nonlocal nodes
+        nodes += 1
+        if (max_nodes and nodes > max_nodes) or ((nodes & 1023) == 0 and deadline and time.monotonic() > deadline):
+            raise _Stop
+        if s in dead:
+            return False
+        legal = rules.legal_moves(s)
+        if not legal and rules.is_won(s):
+            return True
+        for m in legal:
+            if isinstance(m, _CHANCE):
+                continue
+            path.append(m)
+            if dfs(rules.apply(s, m)):
+                return True
+            path.pop()
+        dead.add(s)
+        return False
+
+    try:
+        won = dfs(state)
+    except _Stop:
+        return _pysolver.UNKNOWN, [], nodes
+    return (_pysolver.WON, list(path), nodes) if won else (_pysolver.LOST, [], nodes)
+
+
+# --- hints ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A suggested move and where it came from.
+
+    ``source`` is ``"solver"`` when ``move`` starts a win the solver found,
+    ``"heuristic"`` otherwise (hidden cards, a proven loss, or the budget ran out);
+    ``outcome`` is the solver's verdict, or None when it was not asked (hidden cards).
+    """
+
+    move: Move | None
+    source: str
+    outcome: Outcome | None
+
+
+def hint(
+    game_or_state: Game | State,
+    rules: Rules | None = None,
+    *,
+    max_nodes: int | None = None,
+    max_seconds: float | None = 0.25,
+    impl: str | None = None,
+) -> Hint:
+    """The first move of a win when the solver finds one in budget, else a heuristic move.
+
+    Never peeks: with cards in the stock the solver is not asked, and the heuristic
+    looks only at the row (``_heuristic``).
+    """
+    rules, state = _unpack(game_or_state, rules)
+    legal = rules.legal_moves(state)
+    if not legal:
+        return Hint(None, "heuristic", None)
+    try:
+        check_solvable(rules, state)
+    except SolverError:
+        return Hint(_heuristic(rules, state, legal), "heuristic", None)
+    result = solve(state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl)
+    if result.won and result.moves:
+        return Hint(result.moves[0], "solver", result.outcome)
+    return Hint(_heuristic(rules, state, legal), "heuristic", result.outcome)
+
+
+def best_move(
+    game_or_state: Game | State,
+    rules: Rules | None = None,
+    *,
+    max_nodes: int | None = None,
+    max_seconds: float | None = 0.25,
+    impl: str | None = None,
+) -> Move | None:
+    """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when the game is over."""
+    return hint(game_or_state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl).move
+
+
+def _heuristic(rules: Rules, state: State, legal: tuple[Move, ...]) -> Move:
+    """The engine's one-move look-ahead (``engine.hint``): never deals, so never depends on the stock."""
+    visible = [m for m in legal if not isinstance(m, _CHANCE)]
+    if not visible:
+        return legal[0]
+
+    def value(move: Move) -> tuple[int, int, int]:
+        after = rules.apply(state, move)
+        follow_ups = sum(1 for m in rules.legal_moves(after) if not isinstance(m, _CHANCE))
+        return (after.score - state.score, follow_ups, -len(after.row))
+
+    return max(visible, key=value)
+
+
+# --- winnable deals -----------------------------------------------------------------------
+
+
+def _open_equivalent(game: Game) -> tuple[Rules, State]:
+    """The position to solve to decide whether a new game's deal can be won.
+
+    A full-information deal is itself. A stacking game or Bayan dealt from the stock
+    with ``compel=none`` is won exactly when the same cards dealt face up are: one may
+    deal every card before moving, and every move made while dealing is a move of the
+    open row (piles only ever move among cards already dealt). The answer is about the
+    deal; no hint or reply shows the stock.
+    """
+    rules, state = game.rules, game.state
+    if not state.stock:
+        return rules, state
+    if (
+        isinstance(rules, (StackingRules, BayanRules))
+        and rules.values.get("dealing") == "stock"
+        and rules.values.get("compel", "none") == "none"
+    ):
+        open_rules = game.variant.make_rules({**rules.values, "dealing": "all"})
+        cards = [c for p in state.row for c in p] + list(state.stock)
+        return open_rules, state._replace(row=tuple((c,) for c in cards), stock=())
+    check_solvable(rules, state)  # raises
+    return rules, state  # pragma: no cover
+
+
+def find_winnable_seed(
+    variant: str,
+    options: dict[str, Any] | None = None,
+    start_seed: int = 0,
+    max_tries: int = 100,
+    budget: float | None = 0.5,
+    *,
+    max_nodes: int | None = None,
+    impl: str | None = None,
+    new_game: Callable[..., Game] | None = None,
+) -> tuple[int, SolveResult] | None:
+    """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none in ``max_tries``.
+
+    ``budget`` is seconds per deal (None: no limit); a deal whose search runs out of
+    budget is skipped, as is a proven loss. Seeds wrap around at 2**64.
+
+    Raises:
+        UnknownVariantError, InvalidOptionError: as ``new_game``.
+        HiddenInformationError: a variant dealt from the stock whose deals cannot be
+            decided face up (``compel`` must/strict, The Queen and Her Lad).
+        UnsupportedGameError: Cribbage Solitaire.
+    """
+    if new_game is None:
+        from ..engine.game import new_game as _new_game
+
+        new_game = _new_game
+    for k in range(max_tries):
+        seed = (start_seed + k) % (1 << 64)
+        game = new_game(variant, options, seed=seed)
+        rules, state = _open_equivalent(game)
+        result = solve(state, rules, max_nodes=max_nodes, max_seconds=budget, impl=impl)
+        if result.won:
+            return seed, result
+    return None

@@ -1,0 +1,154 @@
+"""The chat adapter against a real server: a transcript of every command and of bad input.
+
+``chat_transcript.txt`` is the conversation: ``> text`` is what the user says, the lines
+below it (up to a blank line) the exact reply. Deals come from fixed seeds, so the replies
+are the same on every run. After a deliberate change of wording, rewrite the file with
+``ACCORDION_REWRITE_TRANSCRIPT=1 pytest tests/clients/test_chat.py`` and read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from accordion_client import AccordionClient, GameHandle, pb
+from accordion_client.chat import HELP, ChatSession
+from tests.api.helpers import ROOT, ServerProcess
+
+TRANSCRIPT = Path(__file__).with_name("chat_transcript.txt")
+
+
+def read_transcript(path: Path) -> list[tuple[str, str]]:
+    exchanges: list[tuple[str, str]] = []
+    for block in path.read_text().split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        if not lines or not lines[0].startswith(">"):
+            continue
+        exchanges.append((lines[0][2:], "\n".join(lines[1:])))
+    return exchanges
+
+
+def test_the_transcript_of_every_command_and_bad_input(client: AccordionClient) -> None:
+    exchanges = read_transcript(TRANSCRIPT)
+    said = [text for text, _ in exchanges]
+    for command in ("help", "variants", "new", "hint", "undo", "show", "score", "moves"):
+        assert any(t.split(" ")[0] == command for t in said), f"the transcript never says {command!r}"
+    session = ChatSession(client)
+    got = [(text, session.handle(text)) for text in said]
+    if os.environ.get("ACCORDION_REWRITE_TRANSCRIPT"):
+        TRANSCRIPT.write_text("".join(f"> {t}\n{r}\n\n" for t, r in got))
+    for (text, expected), (_, reply) in zip(exchanges, got, strict=True):
+        assert reply == expected, f"> {text}"
+
+
+def test_replies_are_short(client: AccordionClient) -> None:
+    for text, reply in read_transcript(TRANSCRIPT):
+        assert len(reply.split("\n")) <= 4, text  # a caption, the row in 1-2 lines, the status
+        assert "Traceback" not in reply and "grpc" not in reply.lower()
+
+
+def test_a_game_played_to_its_end(client: AccordionClient) -> None:
+    session = ChatSession(client, variant="royal-marriage")
+    assert session.handle("new seed 3").startswith("New game of Royal Marriage.")
+    reply = ""
+    for _ in range(60):
+        hint = session.handle("hint")
+        if hint.startswith("No hint"):
+            break
+        reply = session.handle(hint.removeprefix("Hint: "))
+        assert reply.startswith("Played ")
+    else:
+        pytest.fail("the game did not end in 60 hinted moves")
+    assert session.game is not None and session.game.over
+    assert reply.endswith("Type new to play again.")
+    assert ("You won!" in reply) == (session.game.status == "won")
+    assert hint == f"No hint: the game is over ({session.game.status}). Type new to play again."
+    assert session.handle("x1").startswith(f"The game is over ({session.game.status}).")
+    assert session.handle("undo").startswith("Took back ")  # undo still works after the end
+
+
+def test_server_failures_become_plain_sentences(client: AccordionClient, dead_target: str) -> None:
+    session = ChatSession(client)
+    session.handle("new accordion seed 7")
+    assert session.game is not None
+    session.game = GameHandle(client, pb.Game(id="A" * 22, version=1), session.game.token)
+    assert (
+        session.handle("show")
+        == "That game is gone (it expired or was never there). Type new to deal another."
+    )
+    assert session.game is None
+
+    real = client.new_game(seed=7)
+    session.game = GameHandle(client, real.game, "wrong-token")
+    assert session.handle("10D>4D") == "This game's token was refused. Type new to deal another."
+
+    with AccordionClient(dead_target, retries=0) as dead:
+        assert (
+            ChatSession(dead).handle("new")
+            == "The game service is not answering right now; try again in a moment."
+        )
+
+
+def test_a_move_made_elsewhere_is_caught_up(client: AccordionClient) -> None:
+    session = ChatSession(client)
+    session.handle("new accordion seed 7")
+    assert session.game is not None
+    other = client.open_game(session.game.id, session.game.token)
+    other.play("10D>4D")
+    reply = session.handle("9H>6H")
+    assert reply.startswith("The game changed elsewhere; here it is now. Try again.")
+    assert "51 piles" in reply and session.handle("9H>6H").startswith("Played 9H>6H.")
+
+
+def test_the_example_bot_on_stdin_and_stdout(server: ServerProcess) -> None:
+    lines = (
+        "help\nalice: new royal-marriage seed 7\nbob: new accordion seed 7\nalice: x7\nbob: hint\nbob: qq\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "clients" / "python" / "examples" / "chat_bot.py"),
+            "--target",
+            server.addr,
+        ],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = [r for r in done.stdout.split("\n\n") if r.strip()]
+    assert replies[0] == "Accordion bot ready: say help.\n" + HELP
+    assert replies[1].startswith("@alice New game of Royal Marriage.")
+    assert replies[2].startswith("@bob New game of Accordion.")
+    assert replies[3].startswith("@alice Played x7.\n       1:Q♥ 2:J♥ 3:4♥")  # alice's game, not bob's
+    assert replies[4] == "@bob Hint: AC>AD"
+    assert replies[5].startswith("@bob I can't read 'qq' as a move or a command. Legal now: 10D>4D")
+
+
+def test_the_readme_chat_example_prints_what_the_readme_shows(server: ServerProcess) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Chat adapter", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", code.replace("127.0.0.1:50051", server.addr)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown
+
+
+def test_the_readme_chat_bot_command(server: ServerProcess) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Chat adapter", 1)[1].split("\n## ", 1)[0]
+    command = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("127.0.0.1:50051", server.addr)
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "@alice Played x7." in done.stdout and "@bob Hint: " in done.stdout

@@ -1,0 +1,161 @@
+"""``accordion play``: the terminal player driven through its input, piped and on a pty."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+
+from accordion_client import AccordionClient
+from tests.api.helpers import ServerProcess
+
+from .conftest import script
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+RED_CARD = re.compile(r"\x1b\[31m(?:10|[2-9AJQK])[♥♦]\x1b\[0m")
+
+
+def play(
+    server: ServerProcess, *args: str, stdin: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*script("accordion"), "play", *args, "--target", server.addr],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_piped_session_with_moves_hints_undo_and_bad_input(server: ServerProcess) -> None:
+    done = play(server, "accordion", "--seed", "7", stdin="10d>4d\nh\n8d>9d\nqq\nu\nu\nl\ns\n?\n\nq\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert ANSI.search(out) is None  # not a terminal: no colour
+    assert out.startswith("New game: accordion (seed 7)\n")
+    assert (
+        "accordion · move 0 · in progress · 52 piles · penalty 51\n1:4♥  2:5♠  3:J♦" in out
+    )  # numbered piles
+    assert "move> 10d>4d\nplayed 10D>4D\naccordion · move 1 · in progress · 51 piles" in out
+    assert "5:10♦×2" in out
+    assert "move> h\nhint: 8D>6D\n" in out
+    assert "move> 8d>9d\n8d>9d is not legal now; legal: 9H>6H, 10S>2S," in out
+    assert "move> qq\ncan't read 'qq' (? for help); legal: 9H>6H" in out
+    assert "move> u\ntook back 10D>4D\naccordion · move 0" in out
+    assert "move> u\nnothing to undo\n" in out
+    assert "move> l\nlegal: 10D>4D, 10D>JD, KC>3C," in out
+    assert "move> s\npenalty 51 · 52 piles · stock 0 · in progress\n" in out
+    assert "u, undo     take back the last move" in out
+    assert out.endswith("move> q\nBye.\n")
+
+
+def test_colour_marks_hearts_and_diamonds_red(server: ServerProcess) -> None:
+    done = play(server, "accordion", "--seed", "7", "--color", "always", stdin="q\n")
+    assert done.returncode == 0, done.stderr
+    reds = RED_CARD.findall(done.stdout)
+    assert len(reds) == 26 and all(c[-1] in "♥♦" for c in ANSI.sub("", " ".join(reds)).split())
+    assert "\x1b[1m5♠\x1b[0m" in done.stdout  # black suits in bold, not red
+    assert "\x1b[31m" not in "".join(re.findall(r"\x1b\[31m[^\x1b]*[♠♣]", done.stdout))
+    plain = play(server, "accordion", "--seed", "7", "--color", "auto", stdin="q\n", env={"NO_COLOR": "1"})
+    assert ANSI.search(plain.stdout) is None
+
+
+def test_a_game_played_to_the_end(server: ServerProcess, client: AccordionClient) -> None:
+    # The moves the hints give for this deal, found with the Python client ...
+    game = client.new_game("royal-marriage", seed=3)
+    moves = []
+    while (hint := game.hint()) is not None:
+        moves.append(hint.notation)
+        game.play(hint)
+    assert game.over and moves
+    # ... played through the terminal.
+    done = play(server, "royal-marriage", "--seed", "3", stdin="\n".join(moves) + "\nh\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\nplayed ") == len(moves)
+    ending = (
+        "You won! n for a new game"
+        if game.status == "won"
+        else f"No moves left: {len(game.game.piles)} piles remain."
+    )
+    assert ending in done.stdout
+    assert "hint: no hint: the game is over" not in done.stdout and "no hint: the game is over" in done.stdout
+
+
+def test_on_a_terminal_colour_is_on_and_input_is_read_interactively(server: ServerProcess) -> None:
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm", "COLUMNS": "100"}
+    proc = subprocess.Popen(
+        [*script("accordion"), "play", "accordion", "--seed", "7", "--target", server.addr],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
+    os.close(slave)
+    output = b""
+
+    def read_until(marker: bytes, timeout: float = 20) -> None:
+        nonlocal output
+        end = time.monotonic() + timeout
+        while marker not in output:
+            left = end - time.monotonic()
+            assert left > 0, f"no {marker!r} in {output!r}"
+            ready, _, _ = select.select([master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the pty
+                    break
+                output += chunk
+
+    try:
+        read_until(b"move> ")
+        os.write(master, b"10d>4d\n")
+        read_until(b"played 10D>4D")
+        os.write(master, b"q\n")
+        read_until(b"Bye.")
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = output.decode()
+    assert RED_CARD.search(text) and "\x1b[32mplayed 10D>4D\x1b[0m" in text
+    assert "\x1b[1mmove> \x1b[0m" in text
+
+
+def test_an_unreachable_service_is_a_clear_error(dead_target: str) -> None:
+    done = subprocess.run(
+        [*script("accordion"), "play", "--target", dead_target],
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert f"accordion: cannot start a game on {dead_target}" in done.stdout
+
+
+def test_variants_and_usage(server: ServerProcess) -> None:
+    done = subprocess.run(
+        [*script("accordion"), "variants", "--target", server.addr],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    ids = [line.split()[0] for line in done.stdout.splitlines()]
+    assert ids[0] == "accordion" and "royal-marriage" in ids and len(ids) >= 15
+    bad = subprocess.run(
+        [*script("accordion"), "play", "-o", "nonsense", "--target", server.addr],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "--option wants name=value" in bad.stderr
