@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve-rest test serve install engine-test bench clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test
+.PHONY: serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c
 	$(PYTHON) -m venv $(VENV)
@@ -111,6 +111,10 @@ lint-proto: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
+
+# The service beside a bare grpc.aio echo server, pinned to cores (docs/performance.md); ~2 minutes.
+bench-service: $(STAMP)
+	$(BIN)/python bench/service.py
 
 clean:
 	rm -rf $(VENV)

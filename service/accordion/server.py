@@ -19,23 +19,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
+import importlib.util
 import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 import grpc
 import grpc.aio
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from accordion.api import SERVICE_NAME, AccordionServicer, ObservabilityInterceptor, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
+from accordion.api.interceptors import ObservedServer, configure_access_log, flush_access_log
 from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
 from accordion.store import GameStore, open_store
@@ -47,6 +50,7 @@ HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # A health "service" that is SERVING from start to SIGTERM whatever the store does: for
 # liveness probes (a Redis outage is no reason to restart the server; readiness uses "").
 LIVENESS = "liveness"
+STREAM_EVENTS = 100  # entries kept in a watched game's event stream (see AccordionServer)
 log = structlog.get_logger("accordion.server")
 
 
@@ -74,6 +78,7 @@ class Config:
     hint_max_seconds: float = 0.25
     winnable_max_seconds: float = 5.0
     solver_threads: int = 2
+    event_loop: str = "auto"  # uvloop when installed (auto), or asyncio's own
 
 
 # (flag, environment variable, type, help). The table in README.md mirrors this one.
@@ -141,6 +146,7 @@ _OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "all the searches behind one NewGame with winnable_only",
     ),
     ("solver_threads", "ACCORDION_SOLVER_THREADS", int, "solver searches running at once per process"),
+    ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
 )
 
 
@@ -177,6 +183,10 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
     if args.redis_wait_replicas and not args.redis_url:
         parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
+    if args.event_loop not in ("auto", "uvloop", "asyncio"):
+        parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
+    if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        parser.error("--event-loop uvloop: uvloop is not installed")
     if args.api_keys_file:
         try:
             load_api_keys(args.api_keys_file)
@@ -206,6 +216,8 @@ def configure_logging(
         logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
+    # The per-call access line bypasses the chain above (same JSON, a third of the cost).
+    configure_access_log(stream, logging.getLevelName(level.upper()), extra)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -239,22 +251,30 @@ class AccordionServer:
             config.redis_url or None,
             wait_replicas=config.redis_wait_replicas,
             wait_timeout=config.redis_wait_timeout,
+            # The games carry their own log of moves (accordion.api.codec); the store's event
+            # stream only wakes watchers: a short one, and only for games someone watches.
+            event_log_len=STREAM_EVENTS,
+            watched_only=True,
         )
         self.health = health.aio.HealthServicer()
-        # The observability interceptor comes first (outermost): it logs calls the others refuse.
-        interceptors: list[grpc.aio.ServerInterceptor] = [ObservabilityInterceptor()]
+        # Every call gets a log line and metrics. Without API keys the handlers are wrapped once
+        # (ObservedServer: no interceptor, which grpc.aio would run as a coroutine per call); with
+        # them, the observability interceptor comes first (outermost) to log the calls refused.
+        interceptors: list[grpc.aio.ServerInterceptor] = []
         if config.api_keys_file:
-            interceptors.append(
+            interceptors = [
+                ObservabilityInterceptor(),
                 ApiKeyInterceptor(
                     load_api_keys(config.api_keys_file), _rate_limiter(self.store), timeout=config.store_timeout
-                )
-            )
+                ),
+            ]
         self.health_server: grpc.aio.Server | None = None
         self.server = grpc.aio.server(
             interceptors=interceptors,
             options=_server_options(config),
             maximum_concurrent_rpcs=config.max_concurrent_rpcs,
         )
+        target: Any = self.server if interceptors else ObservedServer(self.server)
         budgets = Budgets(
             solve_seconds=config.solve_max_seconds,
             hint_seconds=config.hint_max_seconds,
@@ -264,10 +284,11 @@ class AccordionServer:
         servicer = AccordionServicer(
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
         )
-        add_to_server(servicer, self.server)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME), self.server
+        add_to_server(servicer, target)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, target)
+        # enable_server_reflection, for an aio server through ``target``:
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
         )
         self.port = 0
         self.serving: bool | None = None
@@ -325,6 +346,7 @@ class AccordionServer:
         if self.health_server is not None:
             await self.health_server.stop(0)
         await self.store.close()
+        flush_access_log()
 
 
 def _rate_limiter(store: GameStore) -> RateLimiter:
@@ -366,9 +388,18 @@ def _banner(config: Config, port: int) -> str:
     return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
 
 
+def freeze_startup_objects() -> None:
+    """Move everything alive after start-up (modules, descriptors, engine tables) out of the
+    garbage collector's reach: a full collection then scans only what serving created, which
+    cut its pauses (and so ApplyMove's p99 under load) several times (docs/performance.md)."""
+    gc.collect()
+    gc.freeze()
+
+
 async def serve(config: Config) -> None:
     server = AccordionServer(config)
     port = await server.start()
+    freeze_startup_objects()
     if config.metrics_port:
         from prometheus_client import start_http_server
 
@@ -387,9 +418,23 @@ async def serve(config: Config) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     await stopping.wait()
+    flush_access_log()  # before "stopping", so the lines keep their order
     log.info("stopping", grace=config.grace)
     await server.stop()
     log.info("stopped")
+
+
+def run_loop(main: Coroutine[Any, Any, None], event_loop: str = "auto") -> None:
+    """Run ``main`` on uvloop (``auto`` when it is installed, or ``uvloop``) or asyncio's loop.
+
+    uvloop's loop runs the callbacks grpc.aio schedules for every call for less CPU than
+    asyncio's (docs/performance.md has the measurement)."""
+    if event_loop != "asyncio" and importlib.util.find_spec("uvloop") is not None:
+        import uvloop
+
+        uvloop.run(main)
+        return
+    asyncio.run(main)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -401,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     workers = resolve_workers(config)
     if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
         sys.exit(supervise(replace(config, workers=workers)))
-    asyncio.run(serve(replace(config, workers=1)))
+    run_loop(serve(replace(config, workers=1)), config.event_loop)
 
 
 if __name__ == "__main__":

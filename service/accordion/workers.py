@@ -53,7 +53,8 @@ from typing import Any
 
 import structlog
 
-from accordion.server import AccordionServer, Config, _banner, configure_logging
+from accordion.api.interceptors import flush_access_log
+from accordion.server import AccordionServer, Config, _banner, configure_logging, freeze_startup_objects, run_loop
 
 MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
@@ -138,7 +139,7 @@ def _worker_main(config: Config, index: int, ready: Connection, parent: int) -> 
     """The body of worker ``index`` (a spawned process): serve until SIGTERM/SIGINT."""
     _die_with_parent(parent)
     configure_logging(config.log_level, fields={"worker": index, "pid": os.getpid()})
-    asyncio.run(_serve_worker(config, index, ready))
+    run_loop(_serve_worker(config, index, ready), config.event_loop)
 
 
 async def _serve_worker(config: Config, index: int, ready: Connection) -> None:
@@ -152,10 +153,12 @@ async def _serve_worker(config: Config, index: int, ready: Connection) -> None:
     except Exception as exc:
         ready.send(("failed", f"{type(exc).__name__}: {exc}"))
         raise
+    freeze_startup_objects()
     ready.send(("ready", os.getpid(), port))
     ready.close()
     log.info("started", port=port, store="redis" if config.redis_url else "memory")
     await stopping.wait()
+    flush_access_log()  # before "stopping", so the lines keep their order
     log.info("stopping", grace=config.grace)
     await server.stop()
     log.info("stopped")

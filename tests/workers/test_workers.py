@@ -99,7 +99,13 @@ async def test_workers_share_one_port_and_sigterm_drains_every_worker(
                 for i, c in enumerate(channels)
             )
         )
-        served_by = {e["game_id"]: e["pid"] for e in logs(proc) if e["event"] == "rpc"}
+        # Access lines are written in batches a few milliseconds apart: wait until all are there.
+        deadline = time.monotonic() + 5
+        while True:
+            served_by = {e["game_id"]: e["pid"] for e in logs(proc) if e["event"] == "rpc"}
+            if all(r.game.id in served_by for r in replies) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.02)
         assert set(served_by[r.game.id] for r in replies) == set(pids), "both workers served connections"
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
             scraped = response.read().decode()

@@ -49,6 +49,17 @@ def _deserializer(cls: type[Message]) -> Callable[[bytes], Message | Malformed]:
     return deserialize
 
 
+def _serializer(cls: type[Message]) -> Callable[[Any], bytes]:
+    """``cls.SerializeToString``, except that a reply already serialized (bytes: the hot paths
+    write ApplyMove's, Undo's and GetGame's replies directly) passes through."""
+    serialize = cls.SerializeToString
+
+    def serializer(reply: Any) -> bytes:
+        return reply if type(reply) is bytes else serialize(reply)
+
+    return serializer
+
+
 async def _fail(context: Context, exc: BaseException, method: str) -> None:
     error = errors.from_exception(exc)
     if error is None:
@@ -107,7 +118,7 @@ def generic_handler(servicer: AccordionServicer) -> grpc.GenericRpcHandler:
         handlers[method.name] = make(
             wrap(fn, method.name),
             request_deserializer=_deserializer(request_cls),
-            response_serializer=response_cls.SerializeToString,
+            response_serializer=_serializer(response_cls),
         )
     return grpc.method_handlers_generic_handler(SERVICE_NAME, handlers)
 

@@ -34,7 +34,7 @@ def game_id(value: str) -> Problems:
 def request_id(value: str) -> Problems:
     if len(value) > MAX_REQUEST_ID:
         return [("request_id", f"at most {MAX_REQUEST_ID} characters")]
-    if value != value.strip() or any(not ch.isprintable() for ch in value):
+    if value != value.strip() or not value.isprintable():
         return [("request_id", "printable characters without surrounding spaces")]
     return []
 

@@ -89,9 +89,9 @@ class Game:
         self._legal: tuple[Move, ...] | None = None
         self._history: list[tuple[Move, State]] = []  # (move, position before it)
         self._redo: list[Move] = []
-        # Moves known only as text, for a game restored from a snapshot: the
-        # positions before them are rebuilt by replay when first needed (undo).
-        self._unreplayed: tuple[str, ...] = ()
+        # Moves known only as text or as values, for a game restored from a snapshot or by
+        # ``resume``: the positions before them are rebuilt by replay when first needed (undo).
+        self._unreplayed: tuple[str | Move, ...] = ()
 
     # --- reading -------------------------------------------------------------
     @property
@@ -132,7 +132,10 @@ class Game:
 
     @property
     def move_texts(self) -> list[str]:
-        return list(self._unreplayed) + [move_text(before, m) for m, before in self._history]
+        if any(not isinstance(m, str) for m in self._unreplayed):
+            self._rebuild_history()  # a move value's text depends on the position it was played in
+        texts = [m for m in self._unreplayed if isinstance(m, str)]
+        return texts + [move_text(before, m) for m, before in self._history]
 
     @property
     def move_count(self) -> int:
@@ -227,9 +230,31 @@ class Game:
         game._unreplayed = rec.moves
         return game
 
+    @classmethod
+    def resume(
+        cls,
+        variant: Variant,
+        rules: Rules,
+        seed: int,
+        deal: tuple[int, ...] | None,
+        state: State,
+        moves: Sequence[Move],
+    ) -> Game:
+        """A game at ``state`` reached by ``moves`` (legal, from the deal of ``seed``/``deal``),
+        without replaying them: undo rebuilds the earlier positions by replay when first needed.
+        Nothing is checked here; a ``state`` that does not follow from the moves is found out then
+        (``InvalidStateError``)."""
+        game = cls(variant, rules, seed, deal, state)
+        game._unreplayed = tuple(moves)
+        return game
+
     def _rebuild_history(self) -> None:
-        texts, current = self._unreplayed, self._state
-        fresh = replay(Replay(self.variant.id, self.options, self.seed, self.deal, texts))
+        moves = self._unreplayed
+        # The position the unreplayed moves lead to: before the first move played since.
+        current = self._history[0][1] if self._history else self._state
+        fresh = new_game(self.variant, self.options, seed=self.seed, deal=self.deal)
+        for move in moves:
+            fresh.play(move)
         if fresh.state != current:
             raise InvalidStateError("snapshot state does not follow from its moves")
         self._history = fresh._history + self._history
@@ -305,8 +330,26 @@ def replay(record: Replay | Mapping[str, Any]) -> Game:
 
 # --- state strings --------------------------------------------------------------
 
+_CODES = tuple(card_code(c) for c in range(52))  # the two-character form of every card, by value
+
+
+class _PileCodes(dict[tuple[int, ...], str]):
+    """A pile's part of a state string, made on first use (state strings are written for every
+    reply); emptied when full."""
+
+    def __missing__(self, pile: tuple[int, ...]) -> str:
+        if len(self) >= 100_000:
+            self.clear()
+        code = self[pile] = "".join([_CODES[c] for c in pile])
+        return code
+
+
+_PILE_CODES = _PileCodes()
+
+
 def _cards_code(cards: Sequence[int]) -> str:
-    return "".join(card_code(c) for c in cards) or "-"
+    codes = _CODES
+    return "".join([codes[c] for c in cards]) or "-"
 
 
 def _codes(text: str) -> list[int]:
@@ -317,11 +360,22 @@ def _codes(text: str) -> list[int]:
     return [parse_card(text[i : i + 2]) for i in range(0, len(text), 2)]
 
 
+_DEFAULTS: dict[str, dict[str, Any]] = {}
+
+
+def _defaults(variant: Variant) -> dict[str, Any]:
+    """Each option's default, by variant id (``Variant.options`` builds new records each time)."""
+    found = _DEFAULTS.get(variant.id)
+    if found is None:
+        found = _DEFAULTS[variant.id] = {o.name: o.default for o in variant.options}
+    return found
+
+
 def format_state(variant: Variant, rules: Rules, state: State, hide_stock: bool = False) -> str:
-    defaults = {o.name: o.default for o in variant.options}
+    defaults = _defaults(variant)
     opts = ",".join(f"{k}={v}" for k, v in rules.values.items() if defaults.get(k) != v)
     head = f"{variant.id}({opts})" if opts else variant.id
-    row = "/".join(_cards_code(p) for p in state.row) or "-"
+    row = "/".join(map(_PILE_CODES.__getitem__, state.row)) or "-"
     stock = f"#{len(state.stock)}" if hide_stock else _cards_code(state.stock)
     parts = [head, row, stock]
     if rules.draws_after_deal and not hide_stock:

@@ -15,6 +15,7 @@ and a lone pile (``8D`` or ``5``) when exactly one STACK moves it.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Sequence
 
@@ -44,7 +45,7 @@ def format_positions(positions: Sequence[int]) -> str:
 def move_text(state: State, move: Move) -> str:
     """The canonical text of ``move`` in ``state`` (before it is played)."""
     if isinstance(move, Stack):
-        return f"{card_text(state.row[move.src][-1])}>{card_text(state.row[move.dst][-1])}"
+        return f"{_LETTER_TEXTS[state.row[move.src][-1]]}>{_LETTER_TEXTS[state.row[move.dst][-1]]}"
     if isinstance(move, Remove):
         return "x" + format_positions(move.positions)
     if isinstance(move, Deal):
@@ -148,15 +149,39 @@ def _listing(texts: Sequence[str]) -> str:
     return ", ".join(texts) if texts else "nothing (the game is over)"
 
 
+_SYMBOL_TEXTS = tuple(card_text(c, True) for c in range(52))
+_LETTER_TEXTS = tuple(card_text(c, False) for c in range(52))
+
+
+class _Tops(dict[tuple[int, ...], str]):
+    """A pile's cell text without its number (``8♦``, ``K♣×3``), made on first use; emptied when full."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        super().__init__()
+        self.texts = texts
+
+    def __missing__(self, pile: tuple[int, ...]) -> str:
+        if len(self) >= 100_000:
+            self.clear()
+        text = self[pile] = f"{self.texts[pile[-1]]}×{len(pile)}" if len(pile) > 1 else self.texts[pile[-1]]
+        return text
+
+
+_SYMBOL_TOPS, _LETTER_TOPS = _Tops(_SYMBOL_TEXTS), _Tops(_LETTER_TEXTS)
+_NUMBERS = [f"{i}:" for i in range(1, 105)]  # cell prefixes, grown on demand
+
+
 def render(rules: Rules, state: State, symbols: bool = True, width: int | None = None) -> str:
     """The layout in one line (two when ``width`` is exceeded): numbered piles, sizes, stock.
 
     ``1:8♦ 2:K♣×3 3:2♠ | stock 30``
     """
-    cells = []
-    for i, pile in enumerate(state.row, 1):
-        size = f"×{len(pile)}" if len(pile) > 1 else ""
-        cells.append(f"{i}:{card_text(pile[-1], symbols)}{size}")
+    # "8♦" / "K♣×3" per pile (cached by pile), numbered by one C-level map: the row is
+    # rendered for every reply, so this is hot.
+    tops = _SYMBOL_TOPS if symbols else _LETTER_TOPS
+    if len(state.row) > len(_NUMBERS):
+        _NUMBERS.extend(f"{i}:" for i in range(len(_NUMBERS) + 1, len(state.row) + 1))
+    cells = list(map(operator.add, _NUMBERS, map(tops.__getitem__, state.row)))
     tail = []
     if state.stock or rules.family == "cribbage" or "dealing" in rules.values and rules.values["dealing"] == "stock":
         tail.append(f"stock {len(state.stock)}")

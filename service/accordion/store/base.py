@@ -8,8 +8,10 @@ layer encodes. What the store guarantees:
   idempotency record and the event are written together or not at all.
 * A retry with a known ``request_id`` gets the first reply and changes nothing.
 * Every key of one game expires together after ``ttl`` seconds without a write.
-* Bounds shared by both backends: a game's event log keeps about its last 1000 events,
-  and at least the last 1000 recorded replies of a game stay answerable.
+* Bounds shared by both backends: a game's event log keeps about its last 1000 events
+  (``event_log_len``, a constructor argument of both: the service keeps its own complete log
+  in the game's data and asks for a short one, as a wake-up for watchers), and at least the
+  last 1000 recorded replies of a game stay answerable.
 """
 
 from __future__ import annotations

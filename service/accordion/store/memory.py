@@ -38,14 +38,24 @@ REPLIES_KEPT = 1000
 class _Game:
     record: GameRecord
     deadline: float
-    events: deque[WatchEvent] = field(default_factory=lambda: deque(maxlen=EVENT_LOG_LEN))
-    replies: OrderedDict[str, StoredReply] = field(default_factory=OrderedDict)
-    # Set (and replaced) on every write and on removal: watchers wait on the one they saw.
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    events: deque[tuple[int, bytes]] = field(default_factory=deque)  # (version, payload)
+    # request id → (fingerprint, reply): plain tuples of bytes, which the garbage collector
+    # stops tracking (a dataclass per record kept full collections long with many games).
+    replies: OrderedDict[str, tuple[bytes, bytes]] = field(default_factory=OrderedDict)
+    watchers: int = 0
+    # Made by a watcher that waits; set (and dropped) on the next write and on removal: each
+    # watcher waits on the one it saw. None while nobody waits (no Event per game or per write).
+    changed: asyncio.Event | None = None
 
     def notify(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+    def waiter(self) -> asyncio.Event:
+        if self.changed is None:
+            self.changed = asyncio.Event()
+        return self.changed
 
 
 class MemoryStore(GameStore):
@@ -54,9 +64,23 @@ class MemoryStore(GameStore):
     Args:
         clock: monotonic seconds; ``time.monotonic`` unless a test injects its own.
         poll_interval: how often (real seconds) an idle watcher rechecks expiry and close.
+        event_log_len: events kept per game for ``watch`` (see ``GameStore``).
+        watched_only: keep events only while someone watches the game (as ``RedisStore``'s
+            option: ``watch`` then sees the events from when it began).
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, poll_interval: float = 0.5) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        poll_interval: float = 0.5,
+        event_log_len: int = EVENT_LOG_LEN,
+        watched_only: bool = False,
+    ) -> None:
+        if event_log_len < 1:
+            raise ValueError(f"event_log_len must be at least 1, not {event_log_len!r}")
+        self._event_log_len = event_log_len
+        self._watched_only = watched_only
         self._clock = clock
         self._poll = poll_interval
         self._games: dict[str, _Game] = {}
@@ -101,7 +125,7 @@ class MemoryStore(GameStore):
         self._sweep()
         if self._live(record.game_id) is not None:
             raise GameExists(record.game_id)
-        self._games[record.game_id] = _Game(record, self._clock() + ttl)
+        self._games[record.game_id] = _Game(record, self._clock() + ttl, deque(maxlen=self._event_log_len))
 
     async def load(self, game_id: str) -> GameRecord:
         self._check_open()
@@ -129,16 +153,17 @@ class MemoryStore(GameStore):
         # Same order as the Redis script: a known request id wins over the version check,
         # so a retry of a request that did succeed gets its reply, not a conflict.
         if request_id and (stored := game.replies.get(request_id)) is not None:
-            return stored
+            return StoredReply(*stored)
         current = game.record.version
         if current != expected_version:
             raise VersionConflict(game_id, expected_version, current)
         version = current + 1
         game.record = GameRecord(game_id, version, game.record.token_hash, data)
         game.deadline = self._clock() + ttl
-        game.events.append(WatchEvent(game_id, version, event))
+        if game.watchers or not self._watched_only:
+            game.events.append((version, event))
         if request_id:
-            game.replies[request_id] = StoredReply(fingerprint, reply)
+            game.replies[request_id] = (fingerprint, reply)
             if len(game.replies) > REPLIES_KEPT:
                 game.replies.popitem(last=False)
         game.notify()
@@ -147,7 +172,8 @@ class MemoryStore(GameStore):
     async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:
         self._check_open()
         game = self._live(game_id)
-        return None if game is None else game.replies.get(request_id)
+        stored = None if game is None else game.replies.get(request_id)
+        return None if stored is None else StoredReply(*stored)
 
     async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
         self._check_open()
@@ -170,22 +196,28 @@ class MemoryStore(GameStore):
         self._check_open()
         last = after_version
         first = self._games.get(game_id)
-        while not self._closed:
-            game = self._live(game_id)
-            # `is not first`: a game deleted and created again under the same id is another game.
-            if game is None or game is not first:
-                return
-            pending = [e for e in game.events if e.version > last]
-            if pending:
-                for ev in pending:
-                    yield ev
-                    last = ev.version
-                continue  # the consumer may have let writes happen while we were suspended
-            changed = game.changed
-            try:
-                await asyncio.wait_for(changed.wait(), timeout=self._poll)
-            except TimeoutError:
-                pass  # recheck expiry and close
+        if first is not None:
+            first.watchers += 1
+        try:
+            while not self._closed:
+                game = self._live(game_id)
+                # `is not first`: a game deleted and created again under the same id is another game.
+                if game is None or game is not first:
+                    return
+                pending = [(v, p) for v, p in game.events if v > last]
+                if pending:
+                    for version, payload in pending:
+                        yield WatchEvent(game_id, version, payload)
+                        last = version
+                    continue  # the consumer may have let writes happen while we were suspended
+                changed = game.waiter()
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=self._poll)
+                except TimeoutError:
+                    pass  # recheck expiry and close
+        finally:
+            if first is not None:
+                first.watchers -= 1
 
     async def ping(self) -> None:
         self._check_open()

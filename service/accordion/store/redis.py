@@ -5,9 +5,12 @@ cluster slot, which is what lets a single script touch them all):
 
 * ``P:{id}:g``  HASH  v = version, t = token hash, d = data
 * ``P:{id}:e``  STREAM of events, entry id ``<version>-0`` (so a watcher resumes from a
-  version), field p = payload; trimmed to about ``EVENT_LOG_LEN`` entries
-* ``P:{id}:r``  HASH of idempotency records, fields ``f:<request_id>`` (fingerprint) and
-  ``r:<request_id>`` (reply); ``P:{id}:r0`` is the previous generation (see below)
+  version), field p = payload; trimmed to about ``event_log_len`` entries (default
+  ``EVENT_LOG_LEN``). With ``watched_only`` it exists only once a watcher asked for it
+  (created empty by ``watch``): a stream costs Redis at least ~4 KiB (a preallocated node),
+  far more than a game, and most games are never watched.
+* ``P:{id}:r``  HASH of idempotency records, one field per request id: the fingerprint's
+  length (one byte), the fingerprint, the reply; ``P:{id}:r0`` is the previous generation
 * ``P:{req:<key>}:n``  HASH f, r: a ``claim_request`` record
 
 Why one records hash per game and not one key per request: the base contract says every
@@ -67,6 +70,7 @@ from .base import (
     VersionConflict,
     WatchEvent,
 )
+from .fastredis import FastRedis, fast_url
 from .memory import EVENT_LOG_LEN, REPLIES_KEPT
 
 T = TypeVar("T")
@@ -99,37 +103,56 @@ _TOPOLOGY = (rexc.ConnectionError, rexc.TimeoutError, rexc.ClusterDownError, rex
              rexc.MovedError, rexc.AskError, rexc.SlotNotCoveredError, rexc.ReadOnlyError)
 
 # KEYS: g e r r0. ARGV: expected, data, ttl_ms, event, request_id, fingerprint, reply, maxlen,
-# keep, touch. Returns {'nf'} | {'dup', fingerprint, reply} | {'conflict', current} | {'ok', version}.
+# keep, touch, trim ('~': about maxlen, in whole stream nodes, for long logs; '=': exactly, for
+# short), watched_only ('1': append the event only if the stream exists, i.e. someone watches).
+# Returns {'nf'} | {'dup', fingerprint, reply} | {'conflict', current} | {'ok', version}.
 # touch = '1' (only when WAIT is on): a replayed reply rewrites g's TTL to what it is, a no-op
 # write whose only effect is that the WAIT after it covers the original write too.
+# A record is one field: <request id> = <fingerprint length (1 byte)><fingerprint><reply>.
 _CAS = """
 local cur = redis.call('HGET', KEYS[1], 'v')
 if not cur then return {'nf'} end
 local rid = ARGV[5]
 if rid ~= '' then
   for i = 3, 4 do
-    local rec = redis.call('HMGET', KEYS[i], 'f:' .. rid, 'r:' .. rid)
-    if rec[1] then
+    local rec = redis.call('HGET', KEYS[i], rid)
+    if rec then
       if ARGV[10] == '1' then
         local t = redis.call('PTTL', KEYS[1])
         if t > 0 then redis.call('PEXPIRE', KEYS[1], t) end
       end
-      return {'dup', rec[1], rec[2]}
+      local n = string.byte(rec, 1)
+      return {'dup', string.sub(rec, 2, n + 1), string.sub(rec, n + 2)}
     end
   end
 end
 if tonumber(cur) ~= tonumber(ARGV[1]) then return {'conflict', cur} end
 local v = tostring(tonumber(cur) + 1)
 redis.call('HSET', KEYS[1], 'v', v, 'd', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[8], v .. '-0', 'p', ARGV[4])
+if ARGV[12] ~= '1' or redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[11], ARGV[8], v .. '-0', 'p', ARGV[4])
+end
 if rid ~= '' then
-  if redis.call('HLEN', KEYS[3]) >= 2 * tonumber(ARGV[9]) then
+  if redis.call('HLEN', KEYS[3]) >= tonumber(ARGV[9]) then
     redis.call('RENAME', KEYS[3], KEYS[4])
   end
-  redis.call('HSET', KEYS[3], 'f:' .. rid, ARGV[6], 'r:' .. rid, ARGV[7])
+  redis.call('HSET', KEYS[3], rid, string.char(#ARGV[6]) .. ARGV[6] .. ARGV[7])
 end
 for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return {'ok', v}
+"""
+
+# KEYS: g e. The stream of a game nobody watched yet (watched_only): made, empty, at the game's
+# version (so the next event's id follows), with the game's TTL. Returns the version, or nil.
+_OPEN_STREAM = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return false end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '0', v .. '-0', 'p', '')
+  local t = redis.call('PTTL', KEYS[1])
+  if t > 0 then redis.call('PEXPIRE', KEYS[2], t) end
+end
+return v
 """
 
 # KEYS: g e r r0. ARGV: version, token_hash, data, ttl_ms. Leftover e/r/r0 of an earlier
@@ -145,8 +168,11 @@ return 1
 # KEYS: r r0. ARGV: request_id. Returns {fingerprint, reply} or nil.
 _GET_REPLY = """
 for i = 1, 2 do
-  local rec = redis.call('HMGET', KEYS[i], 'f:' .. ARGV[1], 'r:' .. ARGV[1])
-  if rec[1] then return rec end
+  local rec = redis.call('HGET', KEYS[i], ARGV[1])
+  if rec then
+    local n = string.byte(rec, 1)
+    return {string.sub(rec, 2, n + 1), string.sub(rec, n + 2)}
+  end
 end
 return false
 """
@@ -310,7 +336,15 @@ class RedisStore(GameStore):
         cluster_attempts: int = 4,
         backoff_base: float = 0.05,
         backoff_cap: float = 0.5,
+        event_log_len: int = EVENT_LOG_LEN,
+        fast: FastRedis | None = None,
+        watched_only: bool = False,
     ) -> None:
+        if event_log_len < 1:
+            raise ValueError(f"event_log_len must be at least 1, not {event_log_len!r}")
+        # MAXLEN ~ trims whole stream nodes (100 entries): exact trimming for short logs.
+        self._event_log = (event_log_len, "~" if event_log_len >= 100 else "=")
+        self._watched_only = "1" if watched_only else "0"
         if wait_replicas < 0 or (wait_replicas and wait_timeout <= 0):
             raise ValueError(
                 f"wait_replicas {wait_replicas!r} needs a positive wait_timeout, not {wait_timeout!r}"
@@ -332,6 +366,10 @@ class RedisStore(GameStore):
         self._get_reply = redis.register_script(_GET_REPLY)
         self._claim = redis.register_script(_CLAIM)
         self._touch = redis.register_script(_TOUCH)
+        self._open_stream = redis.register_script(_OPEN_STREAM)
+        # The hot path (load, compare_and_set) on a lean pipelined connection when the
+        # deployment allows it (one Redis, no TLS, no WAIT): see accordion.store.fastredis.
+        self._fast = fast if not wait_replicas and not self._cluster else None
         self._closed = False
 
     @property
@@ -354,6 +392,8 @@ class RedisStore(GameStore):
         watch_block: float = 1.0,
         wait_replicas: int = 0,
         wait_timeout: float = 0.5,
+        event_log_len: int = EVENT_LOG_LEN,
+        watched_only: bool = False,
     ) -> RedisStore:
         """A store on a ``redis://``, ``rediss://``, ``unix://``, ``redis+sentinel://`` or
         ``redis+cluster://`` (``rediss+cluster://``) ``url``.
@@ -395,6 +435,7 @@ class RedisStore(GameStore):
         common: dict[str, Any] = dict(
             key_prefix=key_prefix, watch_block=watch_block, wait_replicas=wait_replicas,
             wait_timeout=wait_timeout, backoff_base=backoff_base, backoff_cap=backoff_cap,
+            event_log_len=event_log_len, watched_only=watched_only,
         )
         if scheme in CLUSTER_SCHEMES:
             nodes, creds = parse_cluster_url(url)
@@ -436,6 +477,9 @@ class RedisStore(GameStore):
             )
             watch = sentinel.master_for(service, db=db, **options(watch_block + socket_timeout), **creds)
             return cls(main, watch, **common)
+        settings = fast_url(url) if not wait_replicas else None
+        if settings is not None:
+            common["fast"] = FastRedis(settings, timeout=socket_timeout, connect_timeout=socket_connect_timeout)
         # Commands: bounded, and a caller waits (up to socket_timeout) for a free connection
         # rather than failing at once when all are busy.
         pool = BlockingConnectionPool.from_url(
@@ -481,6 +525,8 @@ class RedisStore(GameStore):
 
     async def _run(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         """The script's result; with ``wait_replicas``, only once enough replicas have it."""
+        if self._fast is not None:  # (never with wait_replicas)
+            return await self._fast_script(script, keys, args)
         if not self._wait_replicas:
             return await self._call(lambda: script(keys=keys, args=args))
         if not self._cluster:
@@ -555,6 +601,17 @@ class RedisStore(GameStore):
             return result
         raise StoreUnavailable("redis: NOSCRIPT after SCRIPT LOAD")  # pragma: no cover
 
+    async def _fast_script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        """EVALSHA on the fast connection; after NOSCRIPT (a restarted or flushed Redis) the
+        script is loaded and sent once more (NOSCRIPT means it did not run)."""
+        assert self._fast is not None
+        with _unavailable():
+            try:
+                return await self._fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
+            except rexc.NoScriptError:
+                await self._fast.call("SCRIPT", "LOAD", script.script)
+                return await self._fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
+
     def _touch_flag(self) -> str:
         return "1" if self._wait_replicas else "0"
 
@@ -570,7 +627,15 @@ class RedisStore(GameStore):
 
     async def load(self, game_id: str) -> GameRecord:
         key = self._keys(game_id).g
-        version, token_hash, data = await self._call(lambda: self._redis.hmget(key, ["v", "t", "d"]))
+        if self._fast is not None:
+            with _unavailable():
+                try:
+                    reply = await self._fast.call("HMGET", key, "v", "t", "d")
+                except rexc.ConnectionError:  # a read is safe to send again, on a new connection
+                    reply = await self._fast.call("HMGET", key, "v", "t", "d")
+            version, token_hash, data = reply
+        else:
+            version, token_hash, data = await self._call(lambda: self._redis.hmget(key, ["v", "t", "d"]))
         if version is None:
             raise GameNotFound(game_id)
         return GameRecord(game_id, int(version), token_hash or b"", data or b"")
@@ -587,8 +652,10 @@ class RedisStore(GameStore):
         fingerprint: bytes = b"",
         reply: bytes = b"",
     ) -> StoredReply | None:
+        if len(fingerprint) > 255:
+            raise ValueError("a fingerprint is at most 255 bytes")
         args = [expected_version, data, _ms(ttl), event, request_id, fingerprint, reply,
-                EVENT_LOG_LEN, REPLIES_KEPT, self._touch_flag()]
+                self._event_log[0], REPLIES_KEPT, self._touch_flag(), self._event_log[1], self._watched_only]
         result = await self._run(self._cas, self._keys(game_id).all, args)
         kind = result[0]
         if kind == b"ok":
@@ -603,7 +670,10 @@ class RedisStore(GameStore):
 
     async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:
         keys = self._keys(game_id)
-        rec = await self._call(lambda: self._get_reply(keys=[keys.r, keys.r0], args=[request_id]))
+        if self._fast is not None:
+            rec = await self._fast_script(self._get_reply, [keys.r, keys.r0], [request_id])
+        else:
+            rec = await self._call(lambda: self._get_reply(keys=[keys.r, keys.r0], args=[request_id]))
         if rec is None:
             return None
         if self._wait_replicas:
@@ -649,7 +719,10 @@ class RedisStore(GameStore):
         ``StoreUnavailable`` once redis-py's retries are spent."""
         keys = self._keys(game_id)
         last: bytes | str = f"{max(after_version, 0)}-0"
-        if not await self._call(lambda: self._redis.exists(keys.g)):
+        if self._watched_only == "1":  # the stream exists only once someone watches: make it
+            if await self._call(lambda: self._open_stream(keys=[keys.g, keys.e])) is None:
+                return
+        elif not await self._call(lambda: self._redis.exists(keys.g)):
             return
         while not self._closed:
             try:
@@ -675,6 +748,8 @@ class RedisStore(GameStore):
         """Close every client. Watchers end at their next wake-up, within about ``watch_block``
         (redis-py reconnects a cut XREAD by itself, so it is the flag that stops them)."""
         self._closed = True
+        if self._fast is not None:
+            await self._fast.close()
         for client in (self._redis, self._watch_redis):
             if isinstance(client, RedisCluster):
                 await client.aclose()

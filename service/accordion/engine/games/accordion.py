@@ -87,7 +87,7 @@ class StackingRules(Rules):
         return not state.stock and len(state.row) <= self.win_piles
 
     def penalty(self, state: State) -> int:
-        largest = max((len(p) for p in state.row), default=0)
+        largest = max(map(len, state.row), default=0)
         return DECK_SIZE * self.deck_copies - largest
 
     def win_threshold(self) -> str:

@@ -1,0 +1,96 @@
+"""The lean pipelined Redis connection of the hot path (``accordion.store.fastredis``) on a
+real redis-server: replies matched to callers under heavy pipelining, errors as redis-py's,
+a lost connection made again, and which URLs it serves."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis import exceptions as rexc
+
+from accordion.store import open_store
+from accordion.store.fastredis import FastRedis, fast_url, pack
+from accordion.store.redis import RedisStore
+from redis_server import RedisServer
+
+
+def test_which_urls_it_serves() -> None:
+    assert fast_url("redis://127.0.0.1:7000/2") == {"host": "127.0.0.1", "port": 7000, "db": 2}
+    assert fast_url("redis://user:pw@h:1/0") == {"host": "h", "port": 1, "db": 0, "username": "user", "password": "pw"}
+    assert fast_url("unix:///run/redis.sock?db=3") == {"path": "/run/redis.sock", "db": 3}
+    for other in ("rediss://h:1/0", "redis+cluster://h:1,h:2", "redis+sentinel://h:1/m", "redis://h:1/0?protocol=3"):
+        assert fast_url(other) is None, other
+
+
+def test_pack_is_resp() -> None:
+    assert pack(("SET", b"k\r\n", 12)) == b"*3\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$2\r\n12\r\n"
+    with pytest.raises(rexc.DataError):
+        pack(("SET", object()))
+
+
+def fast(server: RedisServer, timeout: float = 2.0) -> FastRedis:
+    settings = fast_url(server.url)
+    assert settings is not None
+    return FastRedis(settings, timeout=timeout, connect_timeout=1.0, connections=2)
+
+
+async def test_pipelined_calls_each_get_their_own_reply(redis_url: str, redis_server: RedisServer) -> None:
+    client = fast(redis_server)
+    try:
+        values = [f"v{i}".encode() * (1 + i % 7) for i in range(500)]
+        replies = await asyncio.gather(*(client.call("ECHO", v) for v in values))
+        assert replies == values
+        assert await client.call("HMGET", "missing", "a", "b") == [None, None]
+        assert await client.call("INCRBY", "n", 5) == 5
+        with pytest.raises(rexc.ResponseError, match="wrong number of arguments"):
+            await client.call("GET")
+        with pytest.raises(rexc.NoScriptError):  # redis-py's own classes, from the error text
+            await client.call("EVALSHA", "0" * 40, 0)
+        assert await client.call("ECHO", b"still in step") == b"still in step"
+    finally:
+        await client.close()
+
+
+async def test_a_lost_connection_fails_its_calls_and_the_next_call_reconnects(
+    redis_url: str, redis_server: RedisServer
+) -> None:
+    client = fast(redis_server)
+    try:
+        assert await client.call("PING") == b"PONG"
+        redis_server.kill()
+        with pytest.raises((rexc.ConnectionError, rexc.TimeoutError)):
+            for _ in range(4):  # both connections notice
+                await client.call("PING")
+        redis_server.start()
+        assert await client.call("PING") == b"PONG"
+        assert await client.call("PING") == b"PONG"
+    finally:
+        await client.close()
+
+
+async def test_a_hung_redis_times_out(redis_url: str, redis_server: RedisServer) -> None:
+    client = fast(redis_server, timeout=0.3)
+    try:
+        assert await client.call("PING") == b"PONG"
+        redis_server.pause()
+        try:
+            with pytest.raises(rexc.TimeoutError):
+                await client.call("PING")
+        finally:
+            redis_server.resume()
+        assert await client.call("PING") == b"PONG"  # a new connection: the old one was dropped
+    finally:
+        await client.close()
+
+
+async def test_the_store_uses_it_only_where_it_can(redis_url: str) -> None:
+    plain = open_store(redis_url)
+    waiting = open_store(redis_url, wait_replicas=1)
+    try:
+        assert isinstance(plain, RedisStore) and isinstance(waiting, RedisStore)
+        assert plain._fast is not None  # one Redis, no TLS: the hot path is pipelined
+        assert waiting._fast is None  # WAIT needs the script and WAIT on one redis-py connection
+    finally:
+        await plain.close()
+        await waiting.close()
