@@ -214,3 +214,19 @@ async def test_two_replicas_alternating_moves_never_lose_or_repeat_one(
     stream.cancel()
     assert [(e.version, e.move.notation) for e in events] == acked
     assert events[-1].game == final
+
+
+async def test_a_new_game_request_record_is_small_and_answers_retries(
+    spawn_server: Callable[..., ServerProcess], connect: Callable[[str], Client], redis_url: str
+) -> None:
+    """NewGame's idempotency record holds the sealed token and the game id, not the reply (the
+    game as dealt is rebuilt from its header): a few hundred bytes, and a retry gets the same."""
+    client = connect(spawn_server(*QUIET, env={"REDIS_URL": redis_url}).addr)
+    request = pb.NewGameRequest(variant="accordion-stock", seed=12, request_id="3f1c-retry-me")
+    first = await client.stub.NewGame(request, timeout=10)
+    client.token = first.token
+    await client.apply(first.game.id, "deal")  # the game moves on; the retry still gets version 1
+    assert await client.stub.NewGame(request, timeout=10) == first
+    with redis.Redis.from_url(redis_url) as r:
+        claims = list(r.scan_iter(match="*{req:*"))
+        assert len(claims) == 1 and int(r.memory_usage(claims[0], samples=0) or 0) < 512
