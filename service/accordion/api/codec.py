@@ -128,6 +128,17 @@ def _unzigzag(n: int) -> int:
     return n >> 1 if not n & 1 else -(n >> 1) - 1
 
 
+def play_event(game: Game, event: Event) -> tuple[Move, str]:
+    """Apply one logged event to ``game`` (a move, or None for an undo): the move played or
+    taken back, and its notation in the position it is played from."""
+    if event is None:
+        move = game.undo()
+        return move, game.move_text(move)
+    text = game.move_text(event)
+    game.play(event)
+    return event, text
+
+
 def encode_event(move: Event) -> bytes:
     """One move (or ``UNDO``) in the stored log's form."""
     if move is None:
@@ -360,13 +371,7 @@ class Stored:
         start = max(after, self.base)
         game = self.game_at(start)
         for i, event in enumerate(self.events[start - self.base :], start + 1):
-            if event is None:
-                move = game.undo()
-                text = game.move_text(move)
-            else:
-                text = game.move_text(event)
-                game.play(event)
-                move = event
+            move, text = play_event(game, event)
             yield i, event, move, text, game
 
     def first_game(self) -> Game:

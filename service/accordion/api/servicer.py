@@ -500,13 +500,7 @@ class _Follower:
         """One event from the stream, next after ``version``; None if it does not apply (resync)."""
         game = self.game
         assert game is not None
-        if event is None:
-            move = game.undo()
-            text = game.move_text(move)
-        else:
-            text = game.move_text(event)
-            game.play(event)
-            move = event
+        move, text = codec.play_event(game, event)
         self.version += 1
         if self.version <= self.last:
             return None

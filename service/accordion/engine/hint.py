@@ -8,6 +8,7 @@ games dealt face up.
 
 from __future__ import annotations
 
+from .core import Rules, State
 from .game import Game
 from .moves import Deal, Move, Redeal
 
@@ -17,10 +18,14 @@ _CHANCE = (Deal, Redeal)
 def suggest(game: Game) -> Move | None:
     """The visible move that scores most and leaves the most visible moves after it; None if over."""
     legal = game.legal_moves()
+    return visible_move(game.rules, game.state, legal) if legal else None
+
+
+def visible_move(rules: Rules, state: State, legal: tuple[Move, ...]) -> Move:
+    """``suggest`` on a bare position with its (non-empty) legal moves."""
     visible = [m for m in legal if not isinstance(m, _CHANCE)]
     if not visible:
-        return legal[0] if legal else None
-    rules, state = game.rules, game.state
+        return legal[0]
 
     def value(move: Move) -> tuple[int, int, int]:
         after = rules.apply(state, move)

@@ -39,6 +39,7 @@ from ..engine.games.bayan import BayanRules
 from ..engine.games.eliminators import EliminatorRules
 from ..engine.games.french import FrenchRules
 from ..engine.games.relaxed_accordion import RelaxedAccordionRules
+from ..engine.hint import visible_move
 from ..engine.moves import Deal, Move, Redeal, remove, stack
 from . import _pysolver
 
@@ -344,7 +345,7 @@ def hint(
     """The first move of a win when the solver finds one in budget, else a heuristic move.
 
     Never peeks: with cards in the stock the solver is not asked, and the heuristic
-    looks only at the row (``_heuristic``).
+    looks only at the row (``engine.hint.visible_move``).
     """
     rules, state = _unpack(game_or_state, rules)
     legal = rules.legal_moves(state)
@@ -353,11 +354,11 @@ def hint(
     try:
         check_solvable(rules, state)
     except SolverError:
-        return Hint(_heuristic(rules, state, legal), "heuristic", None)
+        return Hint(visible_move(rules, state, legal), "heuristic", None)
     result = solve(state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl)
     if result.won and result.moves:
         return Hint(result.moves[0], "solver", result.outcome)
-    return Hint(_heuristic(rules, state, legal), "heuristic", result.outcome)
+    return Hint(visible_move(rules, state, legal), "heuristic", result.outcome)
 
 
 def best_move(
@@ -370,20 +371,6 @@ def best_move(
 ) -> Move | None:
     """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when the game is over."""
     return hint(game_or_state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl).move
-
-
-def _heuristic(rules: Rules, state: State, legal: tuple[Move, ...]) -> Move:
-    """The engine's one-move look-ahead (``engine.hint``): never deals, so never depends on the stock."""
-    visible = [m for m in legal if not isinstance(m, _CHANCE)]
-    if not visible:
-        return legal[0]
-
-    def value(move: Move) -> tuple[int, int, int]:
-        after = rules.apply(state, move)
-        follow_ups = sum(1 for m in rules.legal_moves(after) if not isinstance(m, _CHANCE))
-        return (after.score - state.score, follow_ups, -len(after.row))
-
-    return max(visible, key=value)
 
 
 # --- winnable deals -----------------------------------------------------------------------
