@@ -8,8 +8,10 @@ What runs where (a 2-core machine; with more cores the same two are used):
 
 * the **server under test** on core 0 (``sched_setaffinity`` in the child before it execs):
   (a) a bare grpc.aio echo server written here (one unary method returning its request's
-  bytes, no interceptor, no logging), (b) ``accordion-server --workers 1`` on the embedded
-  memory store, (c) the same on Redis. One at a time, each started fresh.
+  bytes, no interceptor, no logging), (b) the *floor*: ``accordion-server`` on the memory store
+  with ApplyMove answering a prebuilt reply (gRPC, parsing, wrappers, access log and metrics:
+  what no ApplyMove of this server can go below), (c) ``accordion-server --workers 1`` on the
+  embedded memory store, (d) the same on Redis. One at a time, each started fresh.
 * the **client** (this process) and **redis-server** (started here on a free port, never 6379,
   no persistence) on core 1. Redis shares the client's core on purpose: the server's core
   must hold the server only, so its CPU time per request is the server's alone.
@@ -577,15 +579,34 @@ async def _footprint(stub: pb_grpc.AccordionServiceStub, client: Any, with_ids: 
 SOURCE: dict[str, Any] = {}  # --source/--hide-hiredis: run the servers from another tree
 
 
-def server_argv(redis_port: int | None, workers: int = 1) -> list[str]:
+# The floor (``--targets floor``): accordion-server as deployed (memory store, logs at the bench's
+# level, metrics, uvloop) whose ApplyMove answers every call with the first reply it made. Nothing
+# of the move runs (no validation, auth, engine or store): what is left is gRPC, the request's
+# parse, the handlers' wrappers, the access log and the metrics, i.e. the most any ApplyMove of
+# this server can reach. Bench-only: the patch is applied in the child before the server starts.
+CANNED_APPLY_MOVE = """
+from accordion.api import servicer as _servicer
+_real = _servicer.AccordionServicer.ApplyMove
+_canned = []
+async def _apply_move(self, request, context):
+    if not _canned:
+        _canned.append(await _real(self, request, context))
+    return _canned[0]
+_servicer.AccordionServicer.ApplyMove = _apply_move
+"""
+
+
+def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False) -> list[str]:
     exe = Path(sys.executable).parent / "accordion-server"
     argv = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "accordion.server"])]
-    if SOURCE.get("dir") or SOURCE.get("hide_hiredis"):
+    if SOURCE.get("dir") or SOURCE.get("hide_hiredis") or canned:
         boot = "import sys\n"
         if SOURCE.get("hide_hiredis"):
             boot += "sys.modules['hiredis'] = None\n"  # redis-py then parses replies in Python
         if SOURCE.get("dir"):
             boot += f"sys.path.insert(0, {str(SOURCE['dir'])!r})\n"
+        if canned:
+            boot += CANNED_APPLY_MOVE
         boot += "sys.argv[0] = 'accordion-server'\nfrom accordion.server import main\nmain()\n"
         argv = [sys.executable, "-c", boot]
     argv += ["--listen", "127.0.0.1:0", "--workers", str(workers)]
@@ -607,7 +628,7 @@ async def run_target(proc: Proc, label: str, rpcs: list[str], args: argparse.Nam
         finish_profile(spy)
         out.append(res)
         _progress(res)
-        if rpc == "ApplyMove" and open_rate:  # (the overload, if any, last: its backlog lingers)
+        if rpc == "ApplyMove" and open_rate and not args.no_open:  # (the overload, if any, last: its backlog lingers)
             out.append(await run_open(proc, label, "ApplyMove", res.requests / res.seconds / 2, args))
             out.append(await run_open(proc, label, "ApplyMove", open_rate, args))
     await chans.close()
@@ -680,7 +701,8 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         echo_argv = [sys.executable, __file__, "--serve-echo", *(["--uvloop"] if args.echo_uvloop else [])]
         targets = [("echo", echo_argv, "echo listening on", ["echo"])]
         rpcs = [r for r in ("ApplyMove", "LegalMoves", "NewGame") if r in args.rpcs]
-        targets += [("memory", server_argv(None), "accordion-server listening on", rpcs),
+        targets += [("floor", server_argv(None, canned=True), "accordion-server listening on", ["ApplyMove"]),
+                    ("memory", server_argv(None), "accordion-server listening on", rpcs),
                     ("redis", server_argv(redis_port), "accordion-server listening on", rpcs)]
         procs: dict[str, Proc] = {}
         targets = [t for t in targets if t[0] == "echo" or t[0] in args.targets]
@@ -689,11 +711,12 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             proc = start_listening(label, argv, banner, server_core, workdir / f"{label}.log", env)
             procs[label] = proc
             try:
-                results += await run_target(proc, label, target_rpcs, args, 0.0 if label == "echo" else rate)
+                results += await run_target(proc, label, target_rpcs, args, 0.0 if label in ("echo", "floor") else rate)
                 if label == "echo":
                     echo_rps = results[-1].requests / results[-1].seconds
                     rate = args.open_rate or echo_rps / 2
-                    results.append(await run_open(proc, label, "echo", rate, args))
+                    if not args.no_open:
+                        results.append(await run_open(proc, label, "echo", rate, args))
                 if label == "redis":
                     probe = await redis_probe(proc.addr, redis_port)
             finally:
@@ -804,13 +827,15 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=4, help="client connections")
     parser.add_argument("--rpcs", nargs="+", default=["ApplyMove", "LegalMoves", "NewGame"])
     parser.add_argument("--open-rate", type=float, default=0.0, help="open-loop rate (default: echo max / 2)")
+    parser.add_argument("--no-open", action="store_true", help="closed loops only (a quicker A/B of two trees)")
     parser.add_argument("--workers-scaling", action="store_true", help="also --workers 1 vs 2 on Redis")
     parser.add_argument("--log-level", default="info", help="the servers' --log-level (default: info, as deployed)")
     parser.add_argument("--echo-uvloop", action="store_true", help="run the echo server on uvloop")
     parser.add_argument("--no-pin", action="store_true", help="do not pin anything to cores")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--targets", nargs="+", default=["echo", "memory", "redis"],
-                        help="which servers (the echo always runs: the ratios need it)")
+    parser.add_argument("--targets", nargs="+", default=["echo", "floor", "memory", "redis"],
+                        help="which servers (the echo always runs: the ratios need it); floor: "
+                        "accordion-server answering ApplyMove with a prebuilt reply")
     parser.add_argument("--profile", help="py-spy each server phase; collapsed stacks and a summary here")
     parser.add_argument("--json", help="write the figures as JSON here")
     parser.add_argument("--source", help="run accordion-server from this service/ directory (e.g. an export "

@@ -149,12 +149,19 @@ async def test_logs_are_json_per_rpc_and_never_contain_a_token(
     )
     assert (await watch.read()).event.version == 2
     watch.cancel()
-    metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{metrics_port}/metrics")
-    assert 'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 3.0' in metrics
-    assert (
-        'accordion_rpc_errors_total{code="PERMISSION_DENIED",method="accordion.v1.AccordionService/GetGame"} 1.0'
-        in metrics
-    )
+    # Calls are counted in batches a few milliseconds after they end: scrape until they are.
+    expected = [
+        'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 3.0',
+        'accordion_rpc_errors_total{code="PERMISSION_DENIED",method="accordion.v1.AccordionService/GetGame"} 1.0',
+    ]
+    deadline = asyncio.get_running_loop().time() + 5
+    while True:
+        metrics = await asyncio.to_thread(scrape, f"http://127.0.0.1:{metrics_port}/metrics")
+        if all(e in metrics for e in expected) or asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.02)
+    for e in expected:
+        assert e in metrics
     assert "accordion_rpc_latency_seconds_bucket" in metrics and "accordion_store_errors_total" in metrics
     deadline = asyncio.get_running_loop().time() + 5
     while '"WatchGame", "game_id"' not in proc.output().replace("accordion.v1.AccordionService/", ""):

@@ -107,11 +107,17 @@ async def test_workers_share_one_port_and_sigterm_drains_every_worker(
                 break
             await asyncio.sleep(0.02)
         assert set(served_by[r.game.id] for r in replies) == set(pids), "both workers served connections"
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
-            scraped = response.read().decode()
-        assert (
-            'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 16.0' in scraped
-        ), "one scrape sums every worker"
+        # Counted in the same batches, metrics first: once the lines are out the counts are in.
+        # Scrape again for a little while all the same before failing.
+        expected = 'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 16.0'
+        deadline = time.monotonic() + 5
+        while True:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+                scraped = response.read().decode()
+            if expected in scraped or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        assert expected in scraped, "one scrape sums every worker"
 
         # One call in flight on each worker (Redis paused, so they hang in the store), then SIGTERM.
         first = {}

@@ -703,13 +703,14 @@ def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
         if any((msg.from_pile, msg.to_pile, msg.positions, msg.window_first, msg.window_last, msg.combo)):
             return [("move.kind", "structured fields are set but the kind is unspecified")]
         return _notation_problems(msg.notation)
-    if msg.kind not in pb.MoveKind.values():
+    kind = _KIND_NAMES.get(msg.kind)
+    if kind is None:
         return [("move.kind", f"unknown move kind {msg.kind}")]
-    kind = pb.MoveKind.Name(msg.kind)
     used = _FIELDS[kind]
-    out = [(f"move.{f}", f"not used by {kind}") for f in _ALL_FIELDS - used if _is_set(msg, f)]
-    for f in ("from_pile", "to_pile", "window_first", "window_last"):
-        if f in used and getattr(msg, f) < 1:
+    # (Every ApplyMove comes through here: the checks read each field once, in a fixed order.)
+    out = [(f"move.{f}", f"not used by {kind}") for f in _UNUSED[kind] if _is_set(msg, f)]
+    for f in _PILE_NUMBERS[kind]:
+        if getattr(msg, f) < 1:
             out.append((f"move.{f}", "a 1-based pile number is required"))
     if "positions" in used:
         ps = list(msg.positions)
@@ -719,7 +720,9 @@ def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
         out.append(("move.combo", "a combination is required"))
     if kind == "MOVE_KIND_CLAIM" and msg.window_last < msg.window_first:
         out.append(("move.window_last", "the window runs left to right"))
-    return out + (_notation_problems(msg.notation) if msg.notation else [])
+    if msg.notation:
+        out += _notation_problems(msg.notation)
+    return out
 
 
 def _notation_problems(text: str) -> list[tuple[str, str]]:
@@ -735,7 +738,13 @@ _FIELDS = {
     "MOVE_KIND_REMOVE": {"positions"},
     "MOVE_KIND_CLAIM": {"from_pile", "to_pile", "window_first", "window_last", "combo"},
 }
-_ALL_FIELDS = {"from_pile", "to_pile", "positions", "window_first", "window_last", "combo"}
+_ALL_FIELDS = ("from_pile", "to_pile", "positions", "window_first", "window_last", "combo")
+_KIND_NAMES = {number: name for name, number in pb.MoveKind.items()}
+_UNUSED = {kind: tuple(f for f in _ALL_FIELDS if f not in used) for kind, used in _FIELDS.items()}
+_PILE_NUMBERS = {
+    kind: tuple(f for f in ("from_pile", "to_pile", "window_first", "window_last") if f in used)
+    for kind, used in _FIELDS.items()
+}
 
 
 def _is_set(msg: pb.Move, name: str) -> bool:
@@ -753,7 +762,7 @@ def decode_move(msg: pb.Move, game: Game) -> Move:
     if msg.kind == pb.MOVE_KIND_UNSPECIFIED:
         return game.parse_move(msg.notation)
     move = _structured(msg)
-    if move not in game.legal_moves():
+    if not game.is_legal(move):
         legal = game.legal_texts()
         listing = ", ".join(legal) or "nothing (the game is over)"
         raise engine.IllegalMoveError(f"{_describe(msg)} is not legal now; legal now: {listing}", legal)

@@ -6,9 +6,15 @@ bodies or error details. A game id that is not one (too long, odd characters: an
 client sends) is cut to ``MAX_LOGGED_ID`` characters.
 
 What it costs per call, since it runs on every one: the wrapped handler is built once per
-method, the metric children once per (method, code), and the access line is written by
-``AccessLog`` (one f-string and one ``write``, the same JSON structlog would print) once
-``server.configure_logging`` set it up; otherwise structlog writes it.
+method, and the call itself only appends a tuple (method, game id, code, latency, time) to a
+list. Everything else is done for the whole list at once, ``AccessLog.FLUSH_AFTER`` seconds
+after its first call (and by ``flush_access_log`` when the server stops): the metrics (one
+``inc(n)`` per method and code, one ``observe`` per call, on children built once) and the
+access lines (``AccessLog``: the JSON structlog would print, each with its own call's time,
+written with one ``os.write`` per few KiB). Done per call, all that cost a server ~34 µs of
+CPU a call (docs/performance.md). Without a loop, on a stream that is not a file or pipe (a
+test's StringIO), or when ``server.configure_logging`` did not set the access log up
+(structlog writes the line then), each call is recorded at once.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import contextlib
 import datetime
 import inspect
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -38,16 +45,22 @@ _SERVER_FAULTS = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DATA_LOSS,
 }
+_CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the enum's .name
+_STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
+# One call not recorded yet: (method, game id, status code, latency in seconds, time.time()).
+Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float]"
 
 
 def _status(context: Context, failure: BaseException | None) -> grpc.StatusCode:
+    code = context.code()
+    if failure is None:  # most calls: no exception to look at
+        return code if isinstance(code, _STATUS_CODE) else _OK
     # GeneratorExit: grpc dropped a stream whose client went away while a message was in flight.
     if isinstance(failure, (asyncio.CancelledError, GeneratorExit)):
         return grpc.StatusCode.CANCELLED
-    code = context.code()
     if isinstance(code, grpc.StatusCode):
         return code
-    if failure is not None and not isinstance(failure, grpc.aio.AbortError):
+    if not isinstance(failure, grpc.aio.AbortError):
         return grpc.StatusCode.UNKNOWN
     return grpc.StatusCode.OK
 
@@ -66,19 +79,17 @@ def _game_id(request: Any, response: Any = None) -> str:
 
 
 class AccessLog:
-    """The per-call JSON line, written directly: what structlog's chain in ``configure_logging``
-    prints (same keys, same order, same JSON), without a bound logger and a processor chain
-    per call.
+    """The per-call JSON lines, written directly: what structlog's chain in ``configure_logging``
+    prints (same keys, same order, same JSON, the same ISO time), without a bound logger and a
+    processor chain per call.
 
     ``extra`` fields follow ``event``, then ``level`` and ``timestamp``, as there.
 
-    On a real file or pipe the lines are written in batches: collected, and written
-    ``FLUSH_AFTER`` seconds after the first of them with one ``os.write`` per at most
-    ``CHUNK`` bytes of whole lines (so lines of worker processes sharing the stream never
-    interleave); the server writes what is left when it stops, and a crash loses at most
-    those few milliseconds of lines. A write per line cost a server about 30 µs of CPU per
-    call (docs/performance.md). On any other stream (a test's StringIO) each line is written
-    at once."""
+    ``write`` gets the calls of a batch: on a real file or pipe their lines go out with one
+    ``os.write`` per at most ``CHUNK`` bytes of whole lines (so lines of worker processes
+    sharing the stream never interleave); on any other stream (a test's StringIO) with
+    ``write``. A crash loses the calls of the batch not written yet: at most ``FLUSH_AFTER``
+    seconds of lines and metrics."""
 
     FLUSH_AFTER = 0.005
     CHUNK = 4096  # PIPE_BUF on Linux: a write this size or smaller to a pipe is atomic
@@ -90,107 +101,187 @@ class AccessLog:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
             self.fd = None
-        self._pending: list[str] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._methods: dict[str, str] = {}  # method → its JSON string
+        self._second, self._prefix = -1, ""  # the last whole second stamped, as "YYYY-MM-DDTHH:MM:SS"
 
-    def write(self, level: str, method: str, game_id: str, code: str, latency_ms: float) -> None:
-        if game_id:
-            gid = f'"{game_id}"' if auth.GAME_ID_RE.fullmatch(game_id) else json.dumps(game_id, ensure_ascii=False)
-        else:
-            gid = "null"
-        stamp = datetime.datetime.now(tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
-        line = (
-            f'{{"method": {json.dumps(method)}, "game_id": {gid}, "code": "{code}", "latency_ms": {latency_ms!r}, '
-            f'"event": "rpc"{self.tail}, "level": "{level}", "timestamp": "{stamp}"}}\n'
-        )
-        if self.fd is None:
-            try:
-                self.stream.write(line)
-                self.stream.flush()
-            except (OSError, ValueError):  # the stream is gone (closed at exit): nothing to do
-                pass
-            return
-        self._pending.append(line)
-        if self._timer is None:
-            try:
-                self._timer = asyncio.get_running_loop().call_later(self.FLUSH_AFTER, self.flush)
-            except RuntimeError:  # no loop running here: write now
-                self.flush()
+    def _stamp(self, wall: float) -> str:
+        """``wall`` (time.time()) as structlog's ``TimeStamper(fmt="iso", utc=True)`` prints it:
+        ``datetime.fromtimestamp(wall, utc).isoformat()`` with "Z", which rounds to the
+        nearest microsecond (half to even) and leaves out a fraction of 0. The date and time
+        of day are formatted once per second."""
+        second = int(wall)
+        micros = round((wall - second) * 1e6)  # exact: as datetime rounds the fraction
+        if micros >= 1_000_000:
+            second, micros = second + 1, micros - 1_000_000
+        if second != self._second:
+            text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).isoformat()
+            self._second, self._prefix = second, text[:19]
+        return f"{self._prefix}.{micros:06d}Z" if micros else f"{self._prefix}Z"
 
-    def flush(self) -> None:
-        """Write the lines collected so far."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._pending or self.fd is None:
+    def write(self, calls: list[Call]) -> None:
+        """Write the lines of ``calls`` the level lets through (server faults are warnings)."""
+        if self.min_level > _WARNING:  # not even the faults (the metrics are counted apart)
             return
-        pending, self._pending = self._pending, []
-        chunks, chunk, size = [], [], 0
-        for line in pending:
-            data = line.encode()
-            if chunk and size + len(data) > self.CHUNK:
-                chunks.append(b"".join(chunk))
-                chunk, size = [], 0
-            chunk.append(data)
-            size += len(data)
-        chunks.append(b"".join(chunk))
+        info = self.min_level <= _INFO
+        lines = []
+        methods, tail, stamp, valid_id = self._methods, self.tail, self._stamp, auth.GAME_ID_RE.fullmatch
+        for method, game_id, code, elapsed, wall in calls:
+            if code in _SERVER_FAULTS:
+                level = "warning"
+            elif info:
+                level = "info"
+            else:
+                continue
+            quoted = methods.get(method)
+            if quoted is None:
+                if len(methods) >= 256:  # method names are the service's; bound it all the same
+                    methods.clear()
+                quoted = methods[method] = json.dumps(method)
+            if game_id:
+                gid = f'"{game_id}"' if valid_id(game_id) else json.dumps(game_id, ensure_ascii=False)
+            else:
+                gid = "null"
+            lines.append(
+                f'{{"method": {quoted}, "game_id": {gid}, "code": "{_CODE_NAMES[code]}", '
+                f'"latency_ms": {round(elapsed * 1000, 3)!r}, "event": "rpc"{tail}, "level": "{level}", '
+                f'"timestamp": "{stamp(wall)}"}}\n'
+            )
+        if not lines:
+            return
         try:
+            if self.fd is None:
+                self.stream.write("".join(lines))
+                self.stream.flush()
+                return
             self.stream.flush()  # whatever structlog wrote goes first
-            for data in chunks:
-                while data:
-                    data = data[os.write(self.fd, data) :]
+            data = "".join(lines).encode()
+            view, start, size = memoryview(data), 0, len(data)
+            while start < size:
+                # Up to the last newline that fits in CHUNK bytes (the lines' JSON has no other
+                # newline); a longer line, which a cut game id never makes, on its own.
+                end = size
+                if end - start > self.CHUNK:
+                    end = data.rfind(b"\n", start, start + self.CHUNK) + 1
+                    end = end or data.find(b"\n", start) + 1 or size
+                chunk, start = view[start:end], end
+                while chunk:
+                    chunk = chunk[os.write(self.fd, chunk) :]
         except (OSError, ValueError):  # the stream is gone (closed at exit): nothing to do
             pass
 
 
 _access_log: AccessLog | None = None
 _INFO, _WARNING = 20, 30
+# The calls not recorded yet, while the access log is on a file or pipe (None: record each call
+# at once), and the timer that records them. ``_record`` appends; ``flush_access_log`` empties.
+_pending: list[Call] | None = None
+_timer: asyncio.TimerHandle | None = None
+MAX_PENDING = 1024  # recorded at once beyond this: bounds memory even if a timer never fires
+_failures = logging.getLogger(__name__)  # a failed flush is told here (stderr)
 
 
 def configure_access_log(stream: TextIO | None, min_level: int = _INFO, extra: Mapping[str, object] = ()) -> None:  # type: ignore[assignment]
     """Write access lines directly to ``stream`` (None: through structlog). ``server.configure_logging``
     calls it with structlog's own stream and level."""
-    global _access_log
+    global _access_log, _pending
     flush_access_log()
     _access_log = None if stream is None else AccessLog(stream, min_level, dict(extra))
+    # Batches only where they pay (a write per line on a file or pipe is a system call); the
+    # level does not matter: the metrics are in the batch too.
+    _pending = [] if _access_log is not None and _access_log.fd is not None else None
 
 
 def flush_access_log() -> None:
-    """Write the access lines not written yet (the server calls it when it stops)."""
-    if _access_log is not None:
-        _access_log.flush()
+    """Record the calls not recorded yet: their metrics and access lines. The timer calls it
+    ``FLUSH_AFTER`` seconds after the first of them; the server when it stops."""
+    global _timer
+    if _timer is not None:
+        _timer.cancel()
+        _timer = None
+    if not _pending:
+        return
+    # Taken out first: whatever fails below, these calls are not recorded twice, and the next
+    # call arms a new timer.
+    calls = _pending.copy()
+    _pending.clear()
+    _record_calls(calls)
 
 
-_children: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
+def _arm() -> None:
+    global _timer
+    try:
+        _timer = asyncio.get_running_loop().call_later(AccessLog.FLUSH_AFTER, flush_access_log)
+    except RuntimeError:  # no loop running here: record now
+        flush_access_log()
 
 
-def _metric_children(method: str, code: str) -> tuple[Any, Any, Any]:
+def _record_calls(calls: list[Call]) -> None:
+    """Metrics, then lines (once a line is out, its call is counted). A failure is logged, not
+    raised: this runs in a loop callback and at stop, and must not lose the other part or
+    stop the server's shutdown."""
+    _count(calls)
+    try:
+        access = _access_log
+        if access is not None and structlog.is_configured():  # (a test may have reset structlog)
+            access.write(calls)
+            return
+        for method, game_id, code, elapsed, _wall in calls:
+            emit = log.warning if code in _SERVER_FAULTS else log.info
+            latency_ms = round(elapsed * 1000, 3)
+            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms)
+    except Exception:
+        _failures.exception("writing access lines failed")
+
+
+_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any]] = {}
+
+
+def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any]:
     found = _children.get((method, code))
     if found is None:
+        name = code.name
         found = _children[(method, code)] = (
-            metrics.RPCS.labels(method, code),
+            metrics.RPCS.labels(method, name),
             metrics.LATENCY.labels(method),
-            metrics.ERRORS.labels(method, code) if code != "OK" else None,
+            metrics.ERRORS.labels(method, name) if code is not grpc.StatusCode.OK else None,
         )
     return found
 
 
+def _count(calls: list[Call]) -> None:
+    """One ``inc(n)`` per (method, code) and one ``observe`` per call, on the real metric objects
+    (worker processes write them to the files the supervisor's /metrics reads)."""
+    latencies: dict[tuple[str, grpc.StatusCode], list[float]] = {}
+    for method, _game_id, code, elapsed, _wall in calls:
+        found = latencies.get((method, code))
+        if found is None:
+            found = latencies[(method, code)] = []
+        found.append(elapsed)
+    for (method, code), seconds in latencies.items():
+        try:  # one key failing (say, no room to grow a metrics file) does not lose the others
+            rpcs, latency, errors = _metric_children(method, code)
+            rpcs.inc(len(seconds))
+            if errors is not None:
+                errors.inc(len(seconds))
+            for elapsed in seconds:
+                latency.observe(elapsed)
+        except Exception:
+            _failures.exception("recording RPC metrics failed")
+
+
 def _record(method: str, game_id: str, code: grpc.StatusCode, started: float) -> None:
-    elapsed = time.perf_counter() - started
-    name = code.name
-    rpcs, latency, errors = _metric_children(method, name)
-    rpcs.inc()
-    latency.observe(elapsed)
-    if errors is not None:
-        errors.inc()
-    fault = code in _SERVER_FAULTS
-    access = _access_log
-    if access is not None and structlog.is_configured():  # (a test may have reset structlog)
-        if (_WARNING if fault else _INFO) >= access.min_level:
-            access.write("warning" if fault else "info", method, game_id, name, round(elapsed * 1000, 3))
+    """The per-call part: a tuple on the list (and the timer armed by its first call)."""
+    call = (method, game_id, code, time.perf_counter() - started, time.time())
+    pending = _pending
+    if pending is None:
+        _record_calls([call])
         return
-    emit = log.warning if fault else log.info
-    emit("rpc", method=method, game_id=game_id or None, code=name, latency_ms=round(elapsed * 1000, 3))
+    pending.append(call)
+    n = len(pending)
+    if n == 1:
+        _arm()
+    elif n >= MAX_PENDING:
+        flush_access_log()
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]

@@ -87,6 +87,7 @@ class Game:
         self.deal = deal
         self._state = state
         self._legal: tuple[Move, ...] | None = None
+        self._texts: tuple[str, ...] | None = None  # the notation of each legal move (replies list it)
         self._history: list[tuple[Move, State]] = []  # (move, position before it)
         self._redo: list[Move] = []
         # Moves known only as text or as values, for a game restored from a snapshot or by
@@ -145,7 +146,17 @@ class Game:
         return move_text(self._state, move)
 
     def legal_texts(self) -> list[str]:
-        return [move_text(self._state, m) for m in self.legal_moves()]
+        if self._texts is None:
+            state = self._state
+            self._texts = tuple([move_text(state, m) for m in self.legal_moves()])
+        return list(self._texts)
+
+    def is_legal(self, move: Move) -> bool:
+        """Whether ``move`` is legal now. Legal moves are mostly the shared (interned) instances, so
+        an identity scan (C-level: ``id`` and int compares) finds them without a dataclass
+        ``__eq__`` per move listed before it; an equal copy is found by the second scan."""
+        legal = self.legal_moves()
+        return id(move) in map(id, legal) or move in legal
 
     def can_undo(self) -> bool:
         return bool(self._history)
@@ -166,7 +177,7 @@ class Game:
         """
         if isinstance(move, str):
             move = self.parse_move(move)
-        elif move not in self.legal_moves():
+        elif not self.is_legal(move):
             legal = self.legal_texts()
             raise IllegalMoveError(f"{move!r} is not legal now; legal now: {', '.join(legal) or 'nothing'}", legal)
         self._advance(move)
@@ -176,7 +187,7 @@ class Game:
     def _advance(self, move: Move) -> None:
         self._history.append((move, self._state))
         self._state = self.rules.apply(self._state, move)
-        self._legal = None
+        self._legal = self._texts = None
 
     def undo(self) -> Move:
         """Take back the last move; the position is restored exactly."""
@@ -186,7 +197,7 @@ class Game:
             raise NothingToUndoError("nothing to undo: no move has been played")
         move, before = self._history.pop()
         self._state = before
-        self._legal = None
+        self._legal = self._texts = None
         self._redo.append(move)
         return move
 
