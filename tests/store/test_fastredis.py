@@ -5,6 +5,7 @@ a lost connection made again, and which URLs it serves."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from redis import exceptions as rexc
@@ -50,6 +51,39 @@ async def test_pipelined_calls_each_get_their_own_reply(redis_url: str, redis_se
         assert await client.call("ECHO", b"still in step") == b"still in step"
     finally:
         await client.close()
+
+
+async def test_commands_sent_in_one_turn_of_the_loop_go_out_in_one_write(
+    redis_url: str, redis_server: RedisServer
+) -> None:
+    client = fast(redis_server)
+    try:
+        await asyncio.gather(client.call("PING"), client.call("PING"))  # both connections made
+        writes: list[bytes] = []
+        for proto in client._slots:
+            assert proto is not None
+            real = proto.transport.write
+            proto.transport = _CountingTransport(real, writes)
+        values = [f"v{i}".encode() for i in range(40)]
+        assert await asyncio.gather(*(client.call("ECHO", v) for v in values)) == values
+        assert len(writes) == 2, "one write per connection for the 40 commands sent together"
+        assert b"".join(writes).count(b"ECHO") == 40
+    finally:
+        await client.close()
+
+
+class _CountingTransport:
+    """Passes everything to the real transport; notes each ``write``."""
+
+    def __init__(self, write: Any, writes: list[bytes]) -> None:
+        self._write, self.writes, self._real = write, writes, write.__self__
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+        self._write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
 
 
 async def test_a_lost_connection_fails_its_calls_and_the_next_call_reconnects(

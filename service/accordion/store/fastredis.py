@@ -1,12 +1,12 @@
-"""A lean pipelined Redis connection for the hot path: one command, one write, one future.
+"""A lean pipelined Redis connection for the hot path: one command, one future; one write per loop turn.
 
 redis-py's asyncio client spends about 150 µs of CPU per command (a pool with a lock, command
 packing argument by argument, retry and timeout wrappers, a reader per connection); a move
 needs one script call, so that was more than all the rest of a move. This client keeps
 ``connections`` persistent connections (an ``asyncio.Protocol`` each, replies parsed by
-hiredis), sends each command as one pre-packed write and matches replies to callers in order
-(Redis answers a connection's commands in order), so any number of calls share a connection:
-pipelining for free under load.
+hiredis), sends the commands of one turn of the event loop in one write, and matches replies
+to callers in order (Redis answers a connection's commands in order), so any number of calls
+share a connection: pipelining for free under load.
 
 Only what the hot path needs: plain ``redis://`` or ``unix://`` (no TLS; AUTH and SELECT when
 the URL has them), no Sentinel or Cluster (``RedisStore`` keeps redis-py for those, for WAIT,
@@ -72,6 +72,20 @@ class _Protocol(asyncio.Protocol):
         self.pending: deque[asyncio.Future[Any]] = deque()
         self.transport: Any = None  # asyncio's or uvloop's transport (uvloop's are no subclasses)
         self.lost = False
+        # Commands sent during one turn of the event loop go out in one write at its end: under
+        # load many handlers send in the same turn, and a write (a system call, and on loopback
+        # the receiving side's TCP work too) per command cost more than the command itself.
+        self.outgoing: list[bytes] = []
+
+    def send(self, command: bytes) -> None:
+        if not self.outgoing:
+            asyncio.get_running_loop().call_soon(self._write)
+        self.outgoing.append(command)
+
+    def _write(self) -> None:
+        data, self.outgoing = b"".join(self.outgoing), []
+        if data and self.transport is not None and not self.lost:
+            self.transport.write(data)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
@@ -107,6 +121,7 @@ class _Protocol(asyncio.Protocol):
 
     def _fail(self, error: Exception) -> None:
         self.lost = True
+        self.outgoing = []  # never sent: their callers fail below
         while self.pending:
             future = self.pending.popleft()
             if not future.done():
@@ -176,7 +191,7 @@ class FastRedis:
         if proto.transport is None or proto.lost:
             raise rexc.ConnectionError("redis: connection lost")
         proto.pending.append(future)
-        proto.transport.write(pack(args))
+        proto.send(pack(args))
         timer = loop.call_later(self._timeout, self._expire, proto, future)
         try:
             return await future
