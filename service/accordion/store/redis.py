@@ -214,8 +214,12 @@ def _torn_down(exc: BaseException) -> bool:
     error: the failing node's idle connections are dropped, a cluster client re-reads the
     slot map) while another task is using them; that task then fails on the torn-down
     transport with ``'NoneType' object has no attribute …`` / ``… is not callable``
-    (redis/redis-py#3546). It is a lost connection, and is treated as one."""
-    return isinstance(exc, (AttributeError, TypeError)) and "'NoneType' object" in str(exc)
+    (redis/redis-py#3546), or, on uvloop, with uvloop's ``RuntimeError: unable to perform
+    operation on <TCPTransport closed=True …>; the handler is closed``. It is a lost
+    connection, and is treated as one."""
+    if isinstance(exc, (AttributeError, TypeError)):
+        return "'NoneType' object" in str(exc)
+    return isinstance(exc, RuntimeError) and "the handler is closed" in str(exc)
 
 
 @contextlib.contextmanager
@@ -229,7 +233,7 @@ def _unavailable() -> Iterator[None]:
         if not _refused(exc):
             raise
         raise StoreUnavailable(f"redis: {exc}") from exc
-    except (AttributeError, TypeError) as exc:
+    except (AttributeError, TypeError, RuntimeError) as exc:
         if not _torn_down(exc):
             raise
         raise StoreUnavailable(f"redis: connection torn down mid-call ({exc})") from exc
