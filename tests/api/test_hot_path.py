@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
 from collections import Counter
 from collections.abc import Callable
 
@@ -17,38 +16,11 @@ import grpc
 import redis
 
 from accordion.v1 import accordion_pb2 as pb
-from redis_server import RedisServer
+from redis_server import Monitor, RedisServer
 
 from .helpers import Client, ServerProcess, bearer, expect_error
 
 QUIET = ("--workers", "1", "--health-interval", "60")  # no health PINGs inside the window
-
-
-class Monitor:
-    """MONITOR on a raw socket (no client-library noise) until ``stop``."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.sock.sendall(b"MONITOR\r\n")
-        self.buf = b""
-        while b"+OK\r\n" not in self.buf:
-            self.buf += self.sock.recv(4096)
-        self.buf = self.buf.split(b"+OK\r\n", 1)[1]
-
-    def stop(self) -> list[str]:
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as c:
-            c.sendall(b"ECHO monitor-sentinel\r\n")
-            c.recv(64)
-        while b"monitor-sentinel" not in self.buf:
-            self.buf += self.sock.recv(65536)
-        self.sock.close()
-        lines = [ln.decode(errors="replace") for ln in self.buf.split(b"\r\n") if ln]
-        return [ln for ln in lines if "monitor-sentinel" not in ln]
-
-
-def command(line: str) -> str:
-    return line.split('"', 2)[1].upper()
 
 
 async def play(client: Client, game: pb.Game, rng: random.Random, rid: str = "") -> pb.Game:
@@ -82,16 +54,16 @@ async def test_apply_move_is_one_evalsha_and_nothing_else(
             games[i] = await play(client, game, rng, rid=f"move-{i}-{step}")
             moves += 1
     lines = await asyncio.to_thread(monitor.stop)
-    sent = Counter(command(ln) for ln in lines if "lua]" not in ln)
+    sent = Counter(Monitor.command(ln) for ln in lines if "lua]" not in ln)
     assert sent == Counter({"EVALSHA": moves}), sent  # one round trip per move, nothing else
-    inside = Counter(command(ln) for ln in lines if "lua]" in ln)
+    inside = Counter(Monitor.command(ln) for ln in lines if "lua]" in ln)
     assert inside["HSET"] == 2 * moves and "XADD" not in inside, inside  # nobody watches: no stream
     # A read still asks Redis (one HMGET), so it never answers from a stale cache.
     monitor = await asyncio.to_thread(Monitor, redis_server.port)
     client.token = tokens[0]
     assert (await client.get(games[0].id)) == games[0]
     lines = await asyncio.to_thread(monitor.stop)
-    assert [command(ln) for ln in lines if "lua]" not in ln] == ["HMGET"]
+    assert [Monitor.command(ln) for ln in lines if "lua]" not in ln] == ["HMGET"]
 
 
 def game_footprint(url: str, game_id: str) -> dict[str, int]:
