@@ -139,7 +139,9 @@ def test_an_unreachable_service_is_a_clear_error(dead_target: str) -> None:
         timeout=60,
     )
     assert done.returncode == 1
-    assert f"accordion: cannot start a game on {dead_target}" in done.stdout
+    assert done.stderr.startswith(f"accordion: cannot start a game: cannot reach the service at {dead_target} (")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr  # one line
+    assert "`make serve` starts one" in done.stderr
 
 
 def test_variants_and_usage(server: ServerProcess) -> None:

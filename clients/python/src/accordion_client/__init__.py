@@ -18,6 +18,7 @@ from .client import (
 )
 from .errors import (
     AccordionError,
+    Cancelled,
     DeadlineExceeded,
     GameNotFound,
     IllegalMove,
@@ -42,6 +43,7 @@ __all__ = [
     "AccordionError",
     "AsyncAccordionClient",
     "AsyncGameHandle",
+    "Cancelled",
     "DeadlineExceeded",
     "GameHandle",
     "GameNotFound",

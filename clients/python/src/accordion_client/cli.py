@@ -19,58 +19,55 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from . import errors
+from . import __version__, errors
 from .client import AccordionClient, GameHandle
-from .render import BOLD, CYAN, GREEN, RED, YELLOW, board_lines, legal_summary, paint, status_line
+from .flags import add_connection_flags, client_kwargs
+from .render import (
+    BOLD,
+    CYAN,
+    GREEN,
+    RED,
+    YELLOW,
+    board_lines,
+    legal_summary,
+    paint,
+    status_line,
+    variant_lines,
+)
 from .v1 import accordion_pb2 as pb
 
-DEFAULT_TARGET = "127.0.0.1:50051"
 HELP = """\
   a move      8d>9d  5>4  8d  x7  x7-8  deal  redeal  claim 3-5 run 5>3  (see docs/notation.md)
   h, hint     suggest a move          u, undo     take back the last move
   l, legal    list the legal moves    s, score    penalty, piles, stock
   n, new      deal a new game         r, show     show the row again
   ?, help     this help               q, quit     leave (Ctrl-D too)"""
+START_A_SERVER = "is the service running? `make serve` starts one on 127.0.0.1:50051 (or give --target)"
 
 
 def add_connection_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--target",
-        default=os.environ.get("ACCORDION_TARGET", DEFAULT_TARGET),
-        help="host:port of the service [ACCORDION_TARGET; default: %(default)s]",
-    )
-    parser.add_argument("--tls", action="store_true", help="connect with TLS (system root certificates)")
-    parser.add_argument("--ca-file", help="PEM root certificates for TLS (implies --tls)")
-    parser.add_argument("--client-cert", help="PEM client certificate for mutual TLS (with --client-key)")
-    parser.add_argument("--client-key", help="PEM private key of --client-cert")
+    """The shared connection flags (``flags.add_connection_flags``) and ``--api-key``."""
+    add_connection_flags(parser)
     parser.add_argument(
         "--api-key",
         default=os.environ.get("ACCORDION_API_KEY") or None,
         help="sent as x-api-key on every call [ACCORDION_API_KEY]",
     )
-    parser.add_argument("--deadline", type=float, default=5.0, help="seconds per call (default: %(default)s)")
-
-
-def _read(path: str | None) -> bytes | None:
-    if not path:
-        return None
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def connect(args: argparse.Namespace) -> AccordionClient:
-    """A client from the connection flags of ``add_connection_args``."""
-    if bool(args.client_cert) != bool(args.client_key):
-        raise SystemExit("accordion: --client-cert and --client-key go together")
-    return AccordionClient(
-        args.target,
-        tls=args.tls,
-        root_certificates=_read(args.ca_file),
-        certificate_chain=_read(args.client_cert),
-        private_key=_read(args.client_key),
-        api_key=args.api_key,
-        deadline=args.deadline,
-    )
+    """A client from the connection flags of ``add_connection_args``.
+
+    Raises ValueError (a bad target, a lone --client-cert) and OSError (an unreadable PEM file).
+    """
+    return AccordionClient(**client_kwargs(args), api_key=args.api_key)
+
+
+def failure_line(target: str, exc: errors.AccordionError) -> str:
+    """One line for a call that failed; for an unreachable service, with how to start one."""
+    if isinstance(exc, errors.Unavailable | errors.DeadlineExceeded) and not exc.reason:
+        return f"cannot reach the service at {target} ({exc.message}); {START_A_SERVER}"
+    return f"{target}: {exc.message}"
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -114,7 +111,7 @@ class TerminalPlayer:
         try:
             self.new_game(self.seed)
         except errors.AccordionError as exc:
-            self.say(f"accordion: cannot start a game on {self.client.target}: {exc.message}", RED)
+            print(f"accordion: cannot start a game: {failure_line(self.client.target, exc)}", file=sys.stderr)
             return 1
         self.say("Type a move, h for a hint, u to undo, ? for help, q to quit.")
         self.show()
@@ -211,8 +208,19 @@ def want_colour(choice: str, stream: TextIO) -> bool:
     return stream.isatty()
 
 
+def list_variants(client: AccordionClient, variant: str | None) -> None:
+    """``accordion variants``: one line each; ``accordion variants ID``: that variant in full."""
+    if variant is None:
+        for v in client.list_variants():
+            print(f"{v.id:20} {v.name} — {v.description}")
+        return
+    for v in client.list_variants(variant):
+        print("\n".join(variant_lines(v, width=shutil.get_terminal_size((100, 24)).columns)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="accordion", description="Accordion patience against the service.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play a game in this terminal")
     play.add_argument(
@@ -224,33 +232,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     play.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
     add_connection_args(play)
-    listing = sub.add_parser("variants", help="list the variants the service plays")
+    listing = sub.add_parser(
+        "variants", help="list the variants, or show one's rules, options and win threshold"
+    )
+    listing.add_argument("variant", nargs="?", help="a variant id, name or alias: show it in full")
     add_connection_args(listing)
     args = parser.parse_args(argv)
-
-    if args.command == "variants":
-        with connect(args) as client:
-            try:
-                for v in client.list_variants():
-                    print(f"{v.id:20} {v.name} — {v.description}")
-            except errors.AccordionError as exc:
-                print(f"accordion: {args.target}: {exc.message}", file=sys.stderr)
-                return 1
-        return 0
-
     try:
-        options = parse_options(args.option)
+        options = parse_options(getattr(args, "option", []))
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
-    with connect(args) as client:
-        player = TerminalPlayer(
-            client,
-            args.variant,
-            options=options,
-            seed=args.seed,
-            colour=want_colour(args.color, sys.stdout),
-        )
-        return player.run()
+    try:
+        client = connect(args)
+    except (ValueError, OSError) as exc:
+        print(f"accordion: {exc}", file=sys.stderr)
+        return 2
+    with client:
+        try:
+            if args.command == "variants":
+                list_variants(client, args.variant)
+                return 0
+            player = TerminalPlayer(
+                client, args.variant, options=options, seed=args.seed, colour=want_colour(args.color, sys.stdout)
+            )
+            return player.run()
+        except errors.AccordionError as exc:
+            print(f"accordion: {failure_line(args.target, exc)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
 
 
 if __name__ == "__main__":

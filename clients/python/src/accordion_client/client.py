@@ -8,7 +8,8 @@
         print(game.text, game.version)
 
 Every call has a deadline (``deadline=`` seconds, per call or the client's default).
-Every mutating call (NewGame, ApplyMove, Undo) carries a fresh ``request_id`` (uuid4); on
+Every mutating call (NewGame, ApplyMove, Undo) carries a fresh ``request_id`` (128 random
+bits, unless the caller gives one); on
 UNAVAILABLE the client retries a bounded number of times with the *same* request id, so a
 retry never applies a move twice. Moves and undos send the handle's ``expected_version``,
 so a write from a stale view fails with ``VersionMismatch`` instead of landing elsewhere.
@@ -19,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ import grpc
 import grpc.aio
 
 from .errors import AccordionError, RateLimited, Unavailable, from_rpc_error
+from .targets import resolve_target
 from .v1 import accordion_pb2 as pb
 from .v1 import accordion_pb2_grpc as pb_grpc
 
@@ -47,8 +49,13 @@ STATUS_NAMES = {
 
 
 def new_request_id() -> str:
-    """A fresh idempotency key (uuid4, 32 hex digits)."""
-    return uuid.uuid4().hex
+    """A fresh idempotency key: 128 random bits (``secrets``), as 32 hex digits.
+
+    The server keeps a mutating call's reply under its request id, so a retry with the same id
+    gets the first answer; an id must therefore be unguessable and never reused for another
+    request. The clients make one per call unless the caller gives its own.
+    """
+    return secrets.token_hex(16)
 
 
 def to_move(move: MoveLike) -> pb.Move:
@@ -116,23 +123,44 @@ def retry_delay(error: AccordionError, attempt: int, base: float) -> float | Non
 
 
 class _Base:
+    """What both clients share: the target, credentials, channel options, metadata and retries."""
+
     def __init__(
         self,
         target: str,
         *,
+        tls: bool,
+        credentials: grpc.ChannelCredentials | None,
+        root_certificates: bytes | None,
+        certificate_chain: bytes | None,
+        private_key: bytes | None,
+        server_name: str | None,
+        api_key: str | None,
         deadline: float | None,
         retries: int,
         backoff: float,
         metadata: Metadata,
-        api_key: str | None,
+        options: Sequence[tuple[str, Any]],
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be >= 0")
-        self.target = target
+        resolved = resolve_target(target)
+        if resolved.tls is False and (tls or credentials or root_certificates or certificate_chain):
+            raise ValueError(f"{target!r} asks for plaintext (http://) but TLS was given; use https://")
+        self.target = target  # as given, for messages
+        self.address = resolved.address  # as gRPC takes it
+        self.credentials = _credentials(
+            tls or bool(resolved.tls), credentials, root_certificates, certificate_chain, private_key
+        )
+        self.tls = self.credentials is not None
+        self.options = list(options)
+        if server_name:  # verify the server's certificate for this name, not the target's host
+            self.options.append(("grpc.ssl_target_name_override", server_name))
         self.deadline = deadline
         self.retries = retries
         self.backoff = backoff
         self.metadata = tuple(metadata) + (((API_KEY_HEADER, api_key),) if api_key else ())
+        self.closed = False
 
     def _metadata(self, token: str | None) -> tuple[tuple[str, str], ...]:
         if token:
@@ -142,15 +170,26 @@ class _Base:
     def _deadline(self, deadline: float | None) -> float | None:
         return self.deadline if deadline is None else deadline
 
+    def _retry_delay_or_raise(self, exc: grpc.RpcError, attempt: int) -> float:
+        """Seconds to wait before the next attempt of a failed call; raises its typed error if none."""
+        error = from_rpc_error(exc)
+        delay = retry_delay(error, attempt, self.backoff) if attempt < self.retries else None
+        if delay is None:
+            raise error from exc
+        return delay
+
 
 class AccordionClient(_Base):
     """A blocking client on one channel. Use as a context manager, or ``close()`` it.
 
     Args:
-        target: ``host:port`` of the service (or any gRPC target string).
+        target: ``host:port``, ``http://host:port`` (plaintext), ``https://host[:port]`` (TLS,
+            port 443 by default) or a gRPC target string (``dns:///host:port``); anything else
+            is a ValueError that says so.
         tls: use TLS with the system's root certificates (or ``root_certificates``, PEM).
         certificate_chain, private_key: a client certificate (PEM) for mutual TLS.
         credentials: explicit channel credentials (implies TLS).
+        server_name: the name the server's certificate must carry, when not the target's host.
         api_key: sent as ``x-api-key`` on every call, for servers that require keys.
         deadline: seconds each call may take (None: no deadline); per call with ``deadline=``.
         retries: extra attempts after UNAVAILABLE (or RATE_LIMITED with a short RetryInfo),
@@ -169,6 +208,7 @@ class AccordionClient(_Base):
         root_certificates: bytes | None = None,
         certificate_chain: bytes | None = None,
         private_key: bytes | None = None,
+        server_name: str | None = None,
         api_key: str | None = None,
         deadline: float | None = DEFAULT_DEADLINE,
         retries: int = DEFAULT_RETRIES,
@@ -178,20 +218,31 @@ class AccordionClient(_Base):
         interceptors: Sequence[Any] = (),
     ) -> None:
         super().__init__(
-            target, deadline=deadline, retries=retries, backoff=backoff, metadata=metadata, api_key=api_key
+            target,
+            tls=tls,
+            credentials=credentials,
+            root_certificates=root_certificates,
+            certificate_chain=certificate_chain,
+            private_key=private_key,
+            server_name=server_name,
+            api_key=api_key,
+            deadline=deadline,
+            retries=retries,
+            backoff=backoff,
+            metadata=metadata,
+            options=options,
         )
-        creds = _credentials(tls, credentials, root_certificates, certificate_chain, private_key)
-        self.tls = creds is not None
         raw = (
-            grpc.secure_channel(target, creds, options=list(options))
-            if creds is not None
-            else grpc.insecure_channel(target, options=list(options))
+            grpc.secure_channel(self.address, self.credentials, options=self.options)
+            if self.credentials is not None
+            else grpc.insecure_channel(self.address, options=self.options)
         )
         self._raw_channel = raw
         self.channel: grpc.Channel = grpc.intercept_channel(raw, *interceptors) if interceptors else raw
         self.stub = pb_grpc.AccordionServiceStub(self.channel)
 
     def close(self) -> None:
+        self.closed = True
         self._raw_channel.close()
 
     def __enter__(self) -> AccordionClient:
@@ -213,11 +264,7 @@ class AccordionClient(_Base):
             try:
                 return rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
             except grpc.RpcError as exc:
-                error = from_rpc_error(exc)
-                delay = retry_delay(error, attempt, self.backoff) if attempt < self.retries else None
-                if delay is None:
-                    raise error from exc
-                time.sleep(delay)
+                time.sleep(self._retry_delay_or_raise(exc, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
     # --- calls without a game ------------------------------------------------------------
@@ -238,6 +285,7 @@ class AccordionClient(_Base):
     ) -> GameHandle:
         """Deal a game (from ``seed``, an explicit ``deal`` of card texts, or a random seed).
 
+        ``request_id``: the idempotency key (default: 128 random bits, ``new_request_id()``).
         Raises UnknownVariant, InvalidOption, InvalidDeal, Unavailable, DeadlineExceeded, ...
         """
         request = new_game_request(variant, options, seed, deal, request_id)
@@ -251,6 +299,10 @@ class AccordionClient(_Base):
 
 
 class _HandleBase:
+    """What both game handles share: the game, its token, the requests and what a reply changes."""
+
+    client: _Base
+
     def __init__(self, game: pb.Game, token: str) -> None:
         self.game = game
         self.id = game.id
@@ -292,6 +344,29 @@ class _HandleBase:
             game_id=self.id, expected_version=self.version, request_id=request_id or new_request_id()
         )
 
+    def _moved(self, reply: pb.ApplyMoveResponse | pb.UndoResponse) -> pb.Move:
+        """A move's or an undo's reply: the handle takes the new game; the move as played."""
+        self.game = reply.game
+        return reply.move
+
+    @staticmethod
+    def _hinted(reply: pb.HintResponse) -> pb.Move | None:
+        return reply.move if reply.HasField("move") else None
+
+    def _watch_request(self, after_version: int) -> pb.WatchGameRequest:
+        return pb.WatchGameRequest(game_id=self.id, after_version=after_version)
+
+    def _watch_ended(self, exc: grpc.RpcError) -> AccordionError | None:
+        """How a failed watch ends: quietly (None) when this client was closed, else its typed error.
+
+        A stream the caller stops (leaving the loop, ``close()`` on the client) is no error; one
+        the server or the network ends (CANCELLED included: ``Cancelled``) is, so a watcher never
+        takes a broken stream for the end of the game.
+        """
+        if self.client.closed and exc.code() == grpc.StatusCode.CANCELLED:
+            return None
+        return from_rpc_error(exc)
+
     def __repr__(self) -> str:  # never the token
         return f"{type(self).__name__}(id={self.id!r}, variant={self.game.variant!r}, version={self.version})"
 
@@ -305,7 +380,7 @@ class GameHandle(_HandleBase):
 
     def __init__(self, client: AccordionClient, game: pb.Game, token: str) -> None:
         super().__init__(game, token)
-        self.client = client
+        self.client: AccordionClient = client
 
     def _call(self, method: str, request: Any, deadline: float | None) -> Any:
         return self.client.call(method, request, token=self.token, deadline=deadline)
@@ -315,25 +390,22 @@ class GameHandle(_HandleBase):
     ) -> pb.Move:
         """Play a move (notation or ``Move``); returns the move as played (with its notation).
 
+        ``request_id``: the idempotency key (default: 128 random bits).
         Raises IllegalMove / InvalidMove (``.legal_moves``), VersionMismatch, GameNotFound, ...
         """
-        reply = self._call("ApplyMove", self._apply_request(move, request_id), deadline)
-        self.game = reply.game
-        return reply.move  # type: ignore[no-any-return]
+        return self._moved(self._call("ApplyMove", self._apply_request(move, request_id), deadline))
 
     def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         """Take back the last move; returns it. Raises NothingToUndo, VersionMismatch, ..."""
-        reply = self._call("Undo", self._undo_request(request_id), deadline)
-        self.game = reply.game
-        return reply.move  # type: ignore[no-any-return]
+        return self._moved(self._call("Undo", self._undo_request(request_id), deadline))
 
     def hint(self, *, deadline: float | None = None) -> pb.Move | None:
         """A suggested move (from what the player sees), or None when the game is over."""
-        reply = self._call("Hint", pb.HintRequest(game_id=self.id), deadline)
-        return reply.move if reply.HasField("move") else None
+        return self._hinted(self._call("Hint", pb.HintRequest(game_id=self.id), deadline))
 
     def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
-        return self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)  # type: ignore[no-any-return]
+        reply: pb.ScoreResponse = self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
+        return reply
 
     def legal_moves(self, *, deadline: float | None = None) -> list[pb.Move]:
         """The moves legal now, from the server (each structured and as notation)."""
@@ -346,19 +418,21 @@ class GameHandle(_HandleBase):
         return self.game
 
     def watch(self, after_version: int = 0, *, deadline: float | None = None) -> Iterator[pb.GameEvent]:
-        """The game's events as they happen (no deadline unless given; not retried)."""
+        """The game's events as they happen (no deadline unless given; not retried).
+
+        Leaving the loop or closing the client ends it quietly; a stream the server or the
+        network ends raises its typed error (``Cancelled``, ``Unavailable``, ``DeadlineExceeded``).
+        """
         stream = self.client.stub.WatchGame(
-            pb.WatchGameRequest(game_id=self.id, after_version=after_version),
-            timeout=deadline,
-            metadata=self.client._metadata(self.token),
+            self._watch_request(after_version), timeout=deadline, metadata=self.client._metadata(self.token)
         )
         try:
             for reply in stream:
                 yield reply.event
         except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.CANCELLED:
-                return
-            raise from_rpc_error(exc) from exc
+            error = self._watch_ended(exc)
+            if error is not None:
+                raise error from exc
         finally:
             stream.cancel()
 
@@ -381,6 +455,7 @@ class AsyncAccordionClient(_Base):
         root_certificates: bytes | None = None,
         certificate_chain: bytes | None = None,
         private_key: bytes | None = None,
+        server_name: str | None = None,
         api_key: str | None = None,
         deadline: float | None = DEFAULT_DEADLINE,
         retries: int = DEFAULT_RETRIES,
@@ -390,19 +465,30 @@ class AsyncAccordionClient(_Base):
         interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
     ) -> None:
         super().__init__(
-            target, deadline=deadline, retries=retries, backoff=backoff, metadata=metadata, api_key=api_key
+            target,
+            tls=tls,
+            credentials=credentials,
+            root_certificates=root_certificates,
+            certificate_chain=certificate_chain,
+            private_key=private_key,
+            server_name=server_name,
+            api_key=api_key,
+            deadline=deadline,
+            retries=retries,
+            backoff=backoff,
+            metadata=metadata,
+            options=options,
         )
-        creds = _credentials(tls, credentials, root_certificates, certificate_chain, private_key)
-        self.tls = creds is not None
-        opts, icp = list(options), list(interceptors) or None
+        icp = list(interceptors) or None
         self.channel = (
-            grpc.aio.secure_channel(target, creds, options=opts, interceptors=icp)
-            if creds is not None
-            else grpc.aio.insecure_channel(target, options=opts, interceptors=icp)
+            grpc.aio.secure_channel(self.address, self.credentials, options=self.options, interceptors=icp)
+            if self.credentials is not None
+            else grpc.aio.insecure_channel(self.address, options=self.options, interceptors=icp)
         )
         self.stub = pb_grpc.AccordionServiceStub(self.channel)
 
     async def close(self) -> None:
+        self.closed = True
         await self.channel.close()
 
     async def __aenter__(self) -> AsyncAccordionClient:
@@ -420,11 +506,7 @@ class AsyncAccordionClient(_Base):
             try:
                 return await rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
             except grpc.aio.AioRpcError as exc:
-                error = from_rpc_error(exc)
-                delay = retry_delay(error, attempt, self.backoff) if attempt < self.retries else None
-                if delay is None:
-                    raise error from exc
-                await asyncio.sleep(delay)
+                await asyncio.sleep(self._retry_delay_or_raise(exc, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def list_variants(self, variant: str = "", *, deadline: float | None = None) -> list[pb.Variant]:
@@ -455,7 +537,7 @@ class AsyncGameHandle(_HandleBase):
 
     def __init__(self, client: AsyncAccordionClient, game: pb.Game, token: str) -> None:
         super().__init__(game, token)
-        self.client = client
+        self.client: AsyncAccordionClient = client
 
     async def _call(self, method: str, request: Any, deadline: float | None) -> Any:
         return await self.client.call(method, request, token=self.token, deadline=deadline)
@@ -463,18 +545,13 @@ class AsyncGameHandle(_HandleBase):
     async def play(
         self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
     ) -> pb.Move:
-        reply = await self._call("ApplyMove", self._apply_request(move, request_id), deadline)
-        self.game = reply.game
-        return reply.move  # type: ignore[no-any-return]
+        return self._moved(await self._call("ApplyMove", self._apply_request(move, request_id), deadline))
 
     async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
-        reply = await self._call("Undo", self._undo_request(request_id), deadline)
-        self.game = reply.game
-        return reply.move  # type: ignore[no-any-return]
+        return self._moved(await self._call("Undo", self._undo_request(request_id), deadline))
 
     async def hint(self, *, deadline: float | None = None) -> pb.Move | None:
-        reply = await self._call("Hint", pb.HintRequest(game_id=self.id), deadline)
-        return reply.move if reply.HasField("move") else None
+        return self._hinted(await self._call("Hint", pb.HintRequest(game_id=self.id), deadline))
 
     async def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
         reply: pb.ScoreResponse = await self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
@@ -491,16 +568,17 @@ class AsyncGameHandle(_HandleBase):
     async def watch(
         self, after_version: int = 0, *, deadline: float | None = None
     ) -> AsyncIterator[pb.GameEvent]:
+        """As ``GameHandle.watch``: quiet when the caller stops it, typed errors otherwise."""
         call = self.client.stub.WatchGame(
-            pb.WatchGameRequest(game_id=self.id, after_version=after_version),
-            timeout=deadline,
-            metadata=self.client._metadata(self.token),
+            self._watch_request(after_version), timeout=deadline, metadata=self.client._metadata(self.token)
         )
         try:
             async for reply in call:
                 yield reply.event
         except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+            error = self._watch_ended(exc)
+            if error is not None:
+                raise error from exc
         finally:
             call.cancel()
 

@@ -14,7 +14,7 @@ get the class of their status code.
     │   └── NothingToUndo
     ├── GameNotFound, VersionMismatch (.current_version, .expected_version)
     ├── Unauthenticated (also API_KEY_MISSING / API_KEY_INVALID), PermissionDenied
-    ├── Unavailable, DeadlineExceeded, ResourceExhausted
+    ├── Unavailable, DeadlineExceeded, Cancelled, ResourceExhausted
     │   └── RateLimited (.retry_delay: seconds, from google.rpc.RetryInfo)
     └── GameCorrupt, Internal
 """
@@ -168,6 +168,12 @@ class DeadlineExceeded(AccordionError):
     code = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
+class Cancelled(AccordionError):
+    """The call was cancelled by the server or on the way (not by this client's caller)."""
+
+    code = grpc.StatusCode.CANCELLED
+
+
 class ResourceExhausted(AccordionError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -220,6 +226,7 @@ CODE_CLASSES: dict[grpc.StatusCode, type[AccordionError]] = {
     grpc.StatusCode.UNAVAILABLE: Unavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.CANCELLED: Cancelled,
     grpc.StatusCode.DATA_LOSS: GameCorrupt,
     grpc.StatusCode.INTERNAL: Internal,
 }

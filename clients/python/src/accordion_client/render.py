@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from .client import STATUS_NAMES
@@ -100,3 +101,40 @@ def board_lines(game: pb.Game, *, width: int = 80, colour: bool = False) -> list
 
 def paint(text: str, style: str, colour: bool) -> str:
     return f"{style}{text}{RESET}" if colour else text
+
+
+def option_values(option: pb.VariantOption) -> str:
+    """An option's allowed values as one text: ``all|stock``, ``1..52``."""
+    return "|".join(option.allowed_values) or "any"
+
+
+def variant_lines(variant: pb.Variant, *, width: int = 100) -> list[str]:
+    """A variant in full, for a terminal: name, rules summary, win threshold, options with defaults."""
+    aliases = f" · also {', '.join(variant.aliases)}" if variant.aliases else ""
+    lines = [f"{variant.name} ({variant.id}) · {variant.family}{aliases}"]
+    lines += textwrap.wrap(variant.description, width) or [""]
+    lines.append(f"Won with: {variant.win_threshold}")
+    if not variant.options:
+        lines.append("Options: none")
+        return lines
+    lines.append("Options (-o NAME=VALUE):")
+    name_width = max(len(o.name) for o in variant.options)
+    values_width = max(len(option_values(o)) for o in variant.options)
+    default_width = max(len(o.default_value) for o in variant.options)
+    for o in variant.options:
+        head = (
+            f"  {o.name:<{name_width}}  {option_values(o):<{values_width}}"
+            f"  default {o.default_value:<{default_width}}"
+        )
+        lines.append(f"{head}  {o.description}" if o.description else head)
+    return lines
+
+
+def variant_summary(variant: pb.Variant) -> list[str]:
+    """A variant in three short lines, for a chat: rules summary, win threshold, options."""
+    options = ", ".join(f"{o.name}={option_values(o)} (default {o.default_value})" for o in variant.options)
+    return [
+        f"{variant.name}: {variant.description}",
+        f"Won with: {variant.win_threshold}.",
+        f"Options: {options}." if options else "Options: none.",
+    ]
