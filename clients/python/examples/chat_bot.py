@@ -11,25 +11,30 @@ reply. ``ChatSession`` knows nothing about the transport; the bot knows nothing 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 
-from accordion_client import AccordionClient
+from accordion_client import AccordionClient, __version__
 from accordion_client.chat import ChatSession
+from accordion_client.flags import add_connection_flags, client_kwargs
 
 SPEAKER = re.compile(r"^([A-Za-z0-9_.-]{1,32}):\s+(.*)$")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Accordion chat bot on stdin/stdout")
-    parser.add_argument("--target", default=os.environ.get("ACCORDION_TARGET", "127.0.0.1:50051"))
-    parser.add_argument("--tls", action="store_true")
+    parser = argparse.ArgumentParser(prog="chat_bot.py", description="Accordion chat bot on stdin/stdout")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (accordion-client {__version__})")
+    add_connection_flags(parser)
     parser.add_argument("--variant", default="accordion", help="what a bare 'new' deals")
     args = parser.parse_args()
+    try:
+        client = AccordionClient(**client_kwargs(args))
+    except (ValueError, OSError) as exc:  # a bad --target, a missing PEM file: one line, no traceback
+        print(f"chat_bot.py: {exc}", file=sys.stderr)
+        return 2
 
     sessions: dict[str, ChatSession] = {}
-    with AccordionClient(args.target, tls=args.tls) as client:
+    with client:
         print("Accordion bot ready: say help.", flush=True)
         for line in sys.stdin:
             match = SPEAKER.match(line.strip())

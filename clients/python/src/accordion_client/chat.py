@@ -11,7 +11,7 @@ and numbered piles. Commands (a leading ``/`` is ignored, so ``/hint`` works too
 
     new [variant] [seed N] [option=value ...]   deal a game (default: the session's variant)
     <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3
-    hint · undo · show · score · moves · variants · help
+    hint · undo · show · score · moves · variants · rules [variant] · help [command]
 """
 
 from __future__ import annotations
@@ -20,13 +20,29 @@ from collections.abc import Callable
 
 from . import errors
 from .client import STATUS_NAMES, AccordionClient, GameHandle
-from .render import legal_summary, row_lines, status_line
+from .render import legal_summary, row_lines, status_line, variant_summary
 from .v1 import accordion_pb2 as pb
 
 HELP = (
     "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal) · "
-    "hint · undo · show · score · moves · variants · help"
+    "hint · undo · show · score · moves · variants · rules [variant] · help [command]"
 )
+# ``help <command>``: one line each (aliases point at the same line).
+COMMAND_HELP = {
+    "new": "new [variant] [seed N] [option=value ...]: deal a game, e.g. new royal-marriage seed 7 "
+    "or new accordion dealing=stock (rules <variant> lists its options).",
+    "move": "A move in notation: 8d>9d or 5>4 stacks a pile, x7 or x7-8 removes cards, "
+    "deal, redeal, claim 3-5 run 5>3; moves lists the legal ones.",
+    "hint": "hint: a move worth playing, from what you can see.",
+    "undo": "undo: takes back the last move.",
+    "show": "show: the row again, as the service has it now.",
+    "score": "score: the penalty (cards left to win, fewer is better), the piles left, the stock.",
+    "moves": "moves: every legal move now.",
+    "variants": "variants: the games the service deals.",
+    "rules": "rules [variant]: a variant's rules, how it is won and its options (default: this game's).",
+    "help": "help [command]: the commands, or one in detail.",
+}
+COMMAND_ALIASES = {"start": "new", "board": "show", "legal": "moves", "?": "help"}
 NO_GAME = "No game yet: type new (or new royal-marriage) to deal one."
 Command = Callable[["ChatSession", list[str]], str]
 
@@ -152,8 +168,25 @@ class ChatSession:
         ids = ", ".join(v.id for v in self.variants())
         return f"Variants: {ids}. Deal one with new <variant>."
 
+    def _rules(self, args: list[str]) -> str:
+        name = " ".join(args) or (self.game.game.variant if self.game is not None else self.variant)
+        try:
+            found = self.client.list_variants(name)
+        except errors.UnknownVariant:
+            found = []
+        if not found:
+            known = ", ".join(v.id for v in self.variants())
+            return f"I don't know the variant {name!r}. Variants: {known}."
+        return "\n".join(variant_summary(found[0]))
+
     def _help(self, args: list[str]) -> str:
-        return HELP
+        if not args:
+            return HELP
+        name = args[0].lower().lstrip("/")
+        topic = COMMAND_ALIASES.get(name, name)
+        if topic not in COMMAND_HELP:
+            return f"There is no command {args[0]!r}. {HELP}"
+        return COMMAND_HELP[topic]
 
     def _move(self, text: str) -> str:
         if self.game is None:
@@ -214,6 +247,7 @@ COMMANDS: dict[str, Command] = {
     "moves": ChatSession._moves,
     "legal": ChatSession._moves,
     "variants": ChatSession._variants,
+    "rules": ChatSession._rules,
     "help": ChatSession._help,
     "?": ChatSession._help,
 }
