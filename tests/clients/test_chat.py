@@ -152,3 +152,18 @@ def test_the_readme_chat_bot_command(server: ServerProcess) -> None:
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "@alice Played x7." in done.stdout and "@bob Hint: " in done.stdout
+
+
+def test_rules_and_help_for_one_command(client: AccordionClient) -> None:
+    session = ChatSession(client, variant="cribbage-solitaire")
+    rules = session.handle("rules").split("\n")  # no game: the session's variant
+    assert rules[0].startswith("Cribbage Solitaire: Deal one card at a time")
+    assert rules[1:] == ["Won with: 61 points.", "Options: none."]
+    session.handle("new accordion-stock seed 7")
+    assert session.handle("/rules").startswith("Accordion (dealt one by one): ")  # the game's variant
+    assert "dealing=all|stock (default stock)" in session.handle("rules")
+    assert session.handle("rules tower of babel").startswith("Accordion: All 52 cards")  # an alias
+    for command in ("new", "hint", "undo", "show", "score", "moves", "variants", "rules", "help", "move"):
+        assert session.handle(f"help {command}") != HELP, command
+    assert session.handle("help board") == session.handle("help show")
+    assert session.handle("help").startswith("Commands:") and "rules [variant]" in HELP

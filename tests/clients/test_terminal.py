@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from accordion_client import AccordionClient
-from tests.api.helpers import ServerProcess
+from tests.api.helpers import ROOT, ServerProcess
 
 from .conftest import script
 
@@ -161,3 +161,51 @@ def test_variants_and_usage(server: ServerProcess) -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "--option wants name=value" in bad.stderr
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*script("accordion"), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_version() -> None:
+    import accordion_client
+
+    done = run_cli("--version")
+    assert done.returncode == 0 and done.stdout == f"accordion {accordion_client.__version__}\n"
+    pyproject = (ROOT / "clients" / "python" / "pyproject.toml").read_text()
+    assert f'version = "{accordion_client.__version__}"' in pyproject
+
+
+def test_variants_id_shows_rules_options_defaults_and_threshold(server: ServerProcess) -> None:
+    done = run_cli("variants", "accordion", "--target", server.addr)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Accordion (accordion) · stacking · also Accordion Solitaire")
+    assert "stack a pile onto the pile 1 or 3 to its left" in " ".join(lines[1:3])
+    assert "Won with: 1 pile" in lines
+    options = {line.split()[0]: line.split() for line in lines[lines.index("Options (-o NAME=VALUE):") + 1 :]}
+    assert set(options) == {"dealing", "compel", "leap", "win_piles"}
+    assert options["dealing"][1:4] == ["all|stock", "default", "all"]
+    assert options["win_piles"][1:4] == ["1..52", "default", "1"]
+    # by name or alias too; a variant without options says so
+    by_name = run_cli("variants", "Royal Marriage", "--target", f"http://{server.addr}")
+    assert by_name.returncode == 0 and "Won with: 2 cards" in by_name.stdout
+    assert "suit  spades|hearts|diamonds|clubs  default hearts" in by_name.stdout
+    plain = run_cli("variants", "push-pin", "--target", server.addr)
+    assert "Options: none" in plain.stdout
+
+
+def test_cli_errors_are_one_line(server: ServerProcess, dead_target: str) -> None:
+    unknown = run_cli("variants", "nonsense", "--target", server.addr)
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert unknown.stderr.startswith(f"accordion: {server.addr}: unknown variant 'nonsense'")
+    assert unknown.stderr.count("\n") == 1
+    garbage = run_cli("variants", "--target", "not a target")
+    assert garbage.returncode == 2 and garbage.stderr.startswith("accordion: not a valid target 'not a target'")
+    assert garbage.stderr.count("\n") == 1
+    missing = run_cli("play", "--target", server.addr, "--ca-file", "/nonexistent/ca.pem")
+    assert missing.returncode == 2 and "No such file" in missing.stderr and "Traceback" not in missing.stderr
+    dead = run_cli("variants", "--target", f"http://{dead_target}")
+    assert dead.returncode == 1 and dead.stderr.count("\n") == 1
+    assert dead.stderr.startswith(f"accordion: cannot reach the service at http://{dead_target} (")
+    assert dead.stderr.rstrip().endswith("`make serve` starts one on 127.0.0.1:50051 (or give --target)")

@@ -579,6 +579,12 @@ class AsyncGameHandle(_HandleBase):
             error = self._watch_ended(exc)
             if error is not None:
                 raise error from exc
+        except asyncio.CancelledError:
+            # grpc.aio cancels a closed channel's calls with CancelledError: that end is quiet,
+            # as in the blocking client; the cancellation of the caller's own task is not ours.
+            task = asyncio.current_task()
+            if not self.client.closed or (task is not None and task.cancelling()):
+                raise
         finally:
             call.cancel()
 
