@@ -162,7 +162,7 @@ def test_the_flags_make_a_working_client(server: ServerProcess) -> None:
 # --- request ids --------------------------------------------------------------------------------
 
 
-class AsyncRecorder(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class AsyncRecorder(grpc.aio.UnaryUnaryClientInterceptor):
     def __init__(self) -> None:
         self.requests: list[tuple[str, Any]] = []
 

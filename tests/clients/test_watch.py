@@ -23,7 +23,7 @@ from accordion_client.v1 import accordion_pb2_grpc as pb_grpc
 from tests.api.helpers import ServerProcess
 
 
-class CancellingWatch(pb_grpc.AccordionServiceServicer):  # type: ignore[misc]
+class CancellingWatch(pb_grpc.AccordionServiceServicer):
     """GetGame answers a game; WatchGame sends one event, then cancels the call."""
 
     def GetGame(self, request: pb.GetGameRequest, context: grpc.ServicerContext) -> pb.GetGameResponse:
@@ -37,7 +37,7 @@ class CancellingWatch(pb_grpc.AccordionServiceServicer):  # type: ignore[misc]
 @pytest.fixture
 def cancelling_server() -> Iterator[str]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    pb_grpc.add_AccordionServiceServicer_to_server(CancellingWatch(), server)
+    pb_grpc.add_AccordionServiceServicer_to_server(CancellingWatch(), server)  # type: ignore[abstract]
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
