@@ -4,14 +4,15 @@
  * interceptor, and failures thrown as `AccordionError`.
  *
  * ```ts
- * const client = createAccordionClient("http://127.0.0.1:50051");
+ * const client = createAccordionClient("127.0.0.1:50051"); // or "http://…", "https://…"
  * const { game } = await client.newGame({ variant: "accordion", seed: 7n });
  * const { game: after } = await client.play(game.id, "10D>4D");
  * client.close();
  * ```
  *
  * The client remembers the token `newGame` returns, by game id; `setToken` adds one for a game
- * created elsewhere. The raw generated client is `client.raw` (every RPC, every field).
+ * created elsewhere. NewGame, ApplyMove and Undo carry a random request id (`newRequestId()`)
+ * unless the caller gives one. The raw generated client is `client.raw` (every RPC, every field).
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -24,6 +25,7 @@ import {
   type Transport,
 } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { randomBytes } from "node:crypto";
 import type * as http2 from "node:http2";
 import {
   AccordionService,
@@ -56,6 +58,8 @@ export function bearerTokenInterceptor(): Interceptor {
 }
 
 export interface AccordionClientOptions {
+  /** TLS for a `host:port` target (an `https://` URL asks for it by itself; `http://` refuses it). */
+  tls?: boolean;
   /** Per-call timeout in milliseconds (default 10 000; 0 for none). */
   timeoutMs?: number;
   /** Options for Node's `http2.connect()`, e.g. `{ ca }` for a server with a private CA. */
@@ -66,7 +70,10 @@ export interface AccordionClientOptions {
 export interface MutationOptions {
   /** Apply only at this version; otherwise the call fails with VERSION_MISMATCH (ABORTED). */
   expectedVersion?: bigint;
-  /** Idempotency key: a retry with the same key and request returns the first answer. */
+  /**
+   * Idempotency key: a retry with the same key and request returns the first answer.
+   * Default: a fresh `newRequestId()` (128 random bits) per call.
+   */
   requestId?: string;
 }
 
@@ -122,9 +129,14 @@ export class AccordionClient {
     return this.call(async () => (await this.raw.listVariants({ variant }, this.options())).variants);
   }
 
-  /** Deals a game (seed, deal or neither) and keeps its token for the later calls. */
+  /**
+   * Deals a game (seed, deal or neither) and keeps its token for the later calls. Without a
+   * `requestId` the request gets a fresh `newRequestId()`.
+   */
   async newGame(request: NewGameInit): Promise<NewGameResponse> {
-    const reply = await this.call(() => this.raw.newGame(create(NewGameRequestSchema, request), this.options()));
+    const message = create(NewGameRequestSchema, request);
+    if (!message.requestId) message.requestId = newRequestId();
+    const reply = await this.call(() => this.raw.newGame(message, this.options()));
     if (reply.game) this.tokens.set(reply.game.id, reply.token);
     return reply;
   }
@@ -151,7 +163,7 @@ export class AccordionClient {
           gameId,
           move: create(MoveSchema, move),
           expectedVersion: options.expectedVersion,
-          requestId: options.requestId ?? "",
+          requestId: options.requestId || newRequestId(),
         },
         this.options(gameId),
       ),
@@ -162,7 +174,7 @@ export class AccordionClient {
   async undo(gameId: string, options: MutationOptions = {}): Promise<UndoResponse> {
     return this.call(() =>
       this.raw.undo(
-        { gameId, expectedVersion: options.expectedVersion, requestId: options.requestId ?? "" },
+        { gameId, expectedVersion: options.expectedVersion, requestId: options.requestId || newRequestId() },
         this.options(gameId),
       ),
     );
@@ -195,10 +207,72 @@ export class AccordionClient {
 }
 
 /**
- * A client for the server at `baseUrl` ("http://host:port" for plaintext HTTP/2, as
- * `make serve` listens; "https://..." for TLS).
+ * A fresh idempotency key for NewGame, ApplyMove and Undo: 128 random bits as 32 hex digits.
+ * The server answers a repeated id with the first reply, so an id must be unguessable and
+ * used for one request only; the client makes one per call unless the caller gives its own.
  */
-export function createAccordionClient(baseUrl: string, options: AccordionClientOptions = {}): AccordionClient {
+export function newRequestId(): string {
+  return randomBytes(16).toString("hex");
+}
+
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)$/;
+const EXAMPLES = "host:port (127.0.0.1:50051), http://host:port, https://host[:port] or dns:///host:port";
+
+function invalid(target: string, why: string): TypeError {
+  return new TypeError(`not a valid target ${JSON.stringify(target)}: ${why}; give ${EXAMPLES}`);
+}
+
+function hostPort(target: string, hostAndPort: string): string {
+  const colon = hostAndPort.lastIndexOf(":");
+  if (colon <= 0) throw invalid(target, "the port is missing");
+  const host = hostAndPort.slice(0, colon);
+  const port = hostAndPort.slice(colon + 1);
+  if (!HOST.test(host)) throw invalid(target, `${JSON.stringify(host)} is not a host name (an IPv6 address goes in brackets)`);
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw invalid(target, "the port must be a number in 1..65535");
+  }
+  return `${host}:${port}`;
+}
+
+/**
+ * The base URL the transport wants, from what a user writes: `host:port` (plaintext, or TLS with
+ * `tls`), `http://host:port`, `https://host[:port]`, or gRPC's `dns:///host:port`. Anything else
+ * throws a TypeError that says what a target looks like.
+ */
+export function toBaseUrl(target: string, tls = false): string {
+  if (typeof target !== "string") throw new TypeError(`a target is text such as "127.0.0.1:50051", not ${String(target)}`);
+  const text = target.trim();
+  if (!text) throw invalid(target, "the target is empty");
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(text)?.[1]?.toLowerCase();
+  if (scheme === "http" || scheme === "https") {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw invalid(target, "it does not read as a URL");
+    }
+    if ((url.pathname !== "/" && url.pathname !== "") || url.search || url.hash || url.username || url.password) {
+      throw invalid(target, "a target has no path, query or user");
+    }
+    if (!url.hostname) throw invalid(target, "the host is missing");
+    if (scheme === "http" && tls) throw invalid(target, "http:// is plaintext but tls was asked for; use https://");
+    return url.origin;
+  }
+  if (/^dns:/i.test(text)) {
+    // dns:host:port, or dns://authority/host:port (the authority, usually empty, is ignored)
+    const rest = text.slice(4).replace(/^\/\/[^/]*\//, "");
+    return `${tls ? "https" : "http"}://${hostPort(target, rest)}`;
+  }
+  if (scheme !== undefined) throw invalid(target, "use http:// or https://");
+  return `${tls ? "https" : "http"}://${hostPort(target, text)}`;
+}
+
+/**
+ * A client for the server at `target`: `"127.0.0.1:50051"` or `"http://host:port"` for
+ * plaintext HTTP/2, as `make serve` listens; `"https://host"` (or `{ tls: true }`) for TLS.
+ */
+export function createAccordionClient(target: string, options: AccordionClientOptions = {}): AccordionClient {
+  const baseUrl = toBaseUrl(target, options.tls);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const sessions = new Http2SessionManager(baseUrl, undefined, options.nodeOptions);
   const transport = createGrpcTransport({

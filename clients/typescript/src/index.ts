@@ -1,5 +1,5 @@
 /** @accordion/client: a TypeScript client for accordion.v1.AccordionService. */
-export { AccordionClient, bearerTokenInterceptor, createAccordionClient } from "./client.js";
+export { AccordionClient, bearerTokenInterceptor, createAccordionClient, newRequestId, toBaseUrl } from "./client.js";
 export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
 export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
 export type { ErrorReason, FieldViolation } from "./errors.js";
