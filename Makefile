@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test
+.PHONY: serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,12 @@ $(NPM_STAMP): $(TS)/package-lock.json
 	touch $(NPM_STAMP)
 
 test proto proto-check: $(NPM_STAMP)
+
+# The client packages as users get them: `pip wheel` and `npm pack`, each installed into a fresh
+# environment (a venv; an npm project) and played against a server the test starts. `make test`
+# runs the same test with the rest of tests/.
+packages-test: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python -m pytest -q tests/clients/test_packages.py
 
 serve-rest: $(STAMP)
 	$(BIN)/python tools/serve_rest.py

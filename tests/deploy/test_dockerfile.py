@@ -154,7 +154,7 @@ def build_context() -> list[str]:
 def test_the_context_holds_what_the_build_copies_and_nothing_else(tmp_path: Path) -> None:
     context = build_context()
     tops = {f.split("/", 1)[0] for f in context}
-    assert tops == {"pyproject.toml", "setup.py", "README.md", "service"}, tops
+    assert tops == {"pyproject.toml", "setup.py", "README.md", "LICENSE", "service"}, tops
     assert not [f for f in context if f.endswith(".so") or "__pycache__" in f or ".egg-info" in f]
     assert "service/accordion/solver/_csolver.c" in context and "service/accordion/py.typed" in context
     # What the builder stage does with that context: `pip install .` builds this wheel.
