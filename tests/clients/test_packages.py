@@ -49,8 +49,10 @@ def clean_env() -> dict[str, str]:
 
 
 def test_the_license_is_mit_in_the_repository_and_in_both_packages() -> None:
-    assert LICENSE.startswith("MIT License\n\nCopyright (c) ") and "Accordion as a service developers" in LICENSE
-    assert (PYTHON_PACKAGE / "LICENSE").read_text() == LICENSE  # copies: a package may not reach above its root
+    assert LICENSE.startswith("MIT License\n\nCopyright (c) ")
+    assert "Accordion as a service developers" in LICENSE
+    # Copies in the packages: a package may not reach above its own root.
+    assert (PYTHON_PACKAGE / "LICENSE").read_text() == LICENSE
     assert (TS_PACKAGE / "LICENSE").read_text() == LICENSE
     for pyproject in (ROOT / "pyproject.toml", PYTHON_PACKAGE / "pyproject.toml"):
         text = pyproject.read_text()
@@ -111,14 +113,24 @@ def npm(*args: str | Path, cwd: Path, timeout: float = 600) -> str:
     return run("npm", *args, "--no-audit", "--no-fund", cwd=cwd, timeout=timeout)
 
 
-def test_the_npm_package_installs_into_a_fresh_project_and_plays(tmp_path: Path, server: ServerProcess) -> None:
+def test_the_npm_package_installs_into_a_fresh_project_and_plays(
+    tmp_path: Path, server: ServerProcess
+) -> None:
     if not (TS_PACKAGE / "node_modules").exists():
         pytest.fail("clients/typescript/node_modules is missing: run `make packages-test` (it runs npm ci)")
     packed = json.loads(npm("pack", "--json", "--pack-destination", tmp_path, cwd=TS_PACKAGE))
     tarball = tmp_path / packed[0]["filename"]
     members = set(tarfile.open(tarball).getnames())
-    for name in ("README.md", "LICENSE", "package.json", "dist/src/index.js", "dist/src/index.d.ts",
-                 "dist/src/client.js", "dist/src/gen/accordion/v1/accordion_pb.js", "src/client.ts"):  # fmt: skip
+    for name in (
+        "README.md",
+        "LICENSE",
+        "package.json",
+        "dist/src/index.js",
+        "dist/src/index.d.ts",
+        "dist/src/client.js",
+        "dist/src/gen/accordion/v1/accordion_pb.js",
+        "src/client.ts",
+    ):
         assert f"package/{name}" in members, name
     assert not [m for m in members if m.startswith("package/dist/test") or m.startswith("package/test")]
     tar = tarfile.open(tarball)
@@ -132,7 +144,8 @@ def test_the_npm_package_installs_into_a_fresh_project_and_plays(tmp_path: Path,
 
     project = tmp_path / "project"
     project.mkdir()
-    (project / "package.json").write_text(json.dumps({"name": "try-accordion", "private": True, "type": "module"}))
+    manifest_of_project = {"name": "try-accordion", "private": True, "type": "module"}
+    (project / "package.json").write_text(json.dumps(manifest_of_project))
     npm("install", "--prefer-offline", tarball, cwd=project)
     example = re.search(r"```js\n(.*?)```", readme, re.S)
     assert example is not None

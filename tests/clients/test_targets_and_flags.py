@@ -89,7 +89,10 @@ def test_https_means_tls_and_server_name_picks_the_certificates_name(secure_serv
         assert client.new_game(seed=7).play("10D>4D").notation == "10D>4D"
     # The certificate names localhost: verifying that name works, another name does not.
     with AccordionClient(
-        f"https://127.0.0.1:{port}", root_certificates=roots, api_key=secure_server.api_key, server_name="localhost"
+        f"https://127.0.0.1:{port}",
+        root_certificates=roots,
+        api_key=secure_server.api_key,
+        server_name="localhost",
     ) as client:
         assert client.new_game(seed=7).version == 1
     with AccordionClient(
@@ -154,7 +157,8 @@ def test_the_flags_read_the_pem_files_and_ask_for_tls(tmp_path: Path) -> None:
 
 
 def test_the_flags_make_a_working_client(server: ServerProcess) -> None:
-    with AccordionClient(**client_kwargs(parse("--target", f"http://{server.addr}", "--deadline", "3"))) as client:
+    args = parse("--target", f"http://{server.addr}", "--deadline", "3")
+    with AccordionClient(**client_kwargs(args)) as client:
         assert client.deadline == 3.0
         assert client.new_game(seed=7).play("10D>4D").notation == "10D>4D"
 

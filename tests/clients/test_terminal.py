@@ -139,7 +139,8 @@ def test_an_unreachable_service_is_a_clear_error(dead_target: str) -> None:
         timeout=60,
     )
     assert done.returncode == 1
-    assert done.stderr.startswith(f"accordion: cannot start a game: cannot reach the service at {dead_target} (")
+    reach = f"accordion: cannot start a game: cannot reach the service at {dead_target} ("
+    assert done.stderr.startswith(reach)
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr  # one line
     assert "`make serve` starts one" in done.stderr
 
@@ -201,7 +202,8 @@ def test_cli_errors_are_one_line(server: ServerProcess, dead_target: str) -> Non
     assert unknown.stderr.startswith(f"accordion: {server.addr}: unknown variant 'nonsense'")
     assert unknown.stderr.count("\n") == 1
     garbage = run_cli("variants", "--target", "not a target")
-    assert garbage.returncode == 2 and garbage.stderr.startswith("accordion: not a valid target 'not a target'")
+    assert garbage.returncode == 2
+    assert garbage.stderr.startswith("accordion: not a valid target 'not a target'")
     assert garbage.stderr.count("\n") == 1
     missing = run_cli("play", "--target", server.addr, "--ca-file", "/nonexistent/ca.pem")
     assert missing.returncode == 2 and "No such file" in missing.stderr and "Traceback" not in missing.stderr

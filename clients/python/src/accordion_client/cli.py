@@ -253,7 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 list_variants(client, args.variant)
                 return 0
             player = TerminalPlayer(
-                client, args.variant, options=options, seed=args.seed, colour=want_colour(args.color, sys.stdout)
+                client,
+                args.variant,
+                options=options,
+                seed=args.seed,
+                colour=want_colour(args.color, sys.stdout),
             )
             return player.run()
         except errors.AccordionError as exc:

@@ -62,7 +62,9 @@ def resolve_target(target: str) -> Target:
         if scheme not in URL_PORTS:
             raise ValueError(f"not a valid target {target!r}: use http:// or https:// (or {EXAMPLES})")
         if url.path not in ("", "/") or url.query or url.fragment or url.username or url.password:
-            raise ValueError(f"not a valid target {target!r}: a target has no path, query or user; give {EXAMPLES}")
+            raise ValueError(
+                f"not a valid target {target!r}: a target has no path, query or user; give {EXAMPLES}"
+            )
         if not url.hostname:
             raise ValueError(f"not a valid target {target!r}: the host is missing; give {EXAMPLES}")
         return Target(_host_port(url.hostname, port or URL_PORTS[scheme], target), scheme == "https")
