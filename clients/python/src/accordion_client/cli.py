@@ -1,8 +1,12 @@
 """The ``accordion`` console script: ``accordion play [variant]`` plays a game in the terminal.
 
     accordion play                         # Accordion against 127.0.0.1:50051
-    accordion play royal-marriage --seed 7 --target games.example.com:443 --tls
-    accordion variants
+    accordion play royal-marriage --seed 7 --target https://games.example.com
+    accordion variants                     # every variant, one line each
+    accordion variants royal-marriage      # one in full: rules, options, win threshold
+    accordion --version
+
+A failure (no service at the target, a bad flag) is one line on stderr and a non-zero exit.
 
 At the prompt type a move (``8d>9d``, ``5>4``, ``x7``, ``deal``) or a command: ``h`` hint,
 ``u`` undo, ``l`` legal moves, ``s`` score, ``n`` new game, ``?`` help, ``q`` quit.
