@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs here
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

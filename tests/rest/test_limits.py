@@ -69,6 +69,7 @@ def test_a_16_mib_rest_body_is_413_and_envoy_stays_flat(rest_stack: RestStack, r
     after = rss_kib(pid)
     assert statuses == [413, 413, 413]
     grown = after - before
+    print(f"Envoy VmRSS {before} KiB -> {after} KiB after three 16 MiB bodies (413 each)")
     assert grown < 8 * 1024, f"Envoy grew by {grown} KiB ({before} -> {after}) for three 16 MiB bodies"
     # The service still answers, and a body under the limit still reaches the server (64 KiB: 429).
     assert rest.post("/v1/games", {"variant": "accordion", "seed": "7"}).status == 200
