@@ -162,6 +162,21 @@ test("a short known deal is won by clicking", async () => {
   await page.close();
 });
 
+test("a game with a stock: backs with its size, a click on the stock deals", async () => {
+  const page = await context.newPage();
+  await newGame(page, { variant: "accordion-stock", seed: "3" });
+  const stock = page.locator("#board g.stock");
+  const before = Number((await page.textContent("#status")).match(/stock (\d+)/)[1]);
+  assert.ok(before > 0);
+  assert.ok((await stock.locator(".card-back").count()) > 0, "the stock is drawn as backs");
+  assert.equal(await stock.locator("[data-card]").count(), 0, "no stock card is named");
+  await stock.click();
+  await waitVersion(page, "2");
+  assert.match(await page.textContent("#status"), new RegExp(`stock ${before - 1}$`));
+  await page.screenshot({ path: join(SHOTS, "6-stock.png") });
+  await page.close();
+});
+
 test("a share link reopens the game", async () => {
   const page = await context.newPage();
   await newGame(page, { seed: "5" });
