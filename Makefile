@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
+.PHONY: proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordio
 
 install: $(STAMP)
 
-test: $(STAMP) proto-check lint-proto typecheck
+test: $(STAMP) proto-check lint-proto proto-breaking typecheck $(WEB_STAMP)
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q
 	cd $(TS) && npm test  # the TypeScript client against a server it starts (node:test)
 
@@ -112,8 +113,35 @@ packages-test: $(STAMP) $(NPM_STAMP)
 serve-rest: $(STAMP)
 	$(BIN)/python tools/serve_rest.py
 
+# --- the web page (clients/web: Vite, the TypeScript client over gRPC-Web) and the API docs.
+WEB := clients/web
+WEB_STAMP := $(WEB)/node_modules/.npm-ci
+CHROMIUM := /usr/bin/chromium
+# `npm install` with the committed lock, not `npm ci`: the registry's lock file here lacks rollup's
+# optional per-platform packages, which `npm ci` then refuses as out of sync.
+$(WEB_STAMP): $(WEB)/package-lock.json
+	cd $(WEB) && npm install --no-audit --no-fund
+	touch $(WEB_STAMP)
+
+# Page, REST and docs on one origin: http://127.0.0.1:8080/ (tools/serve_web.py; --cors-origin URL for others).
+serve-web: $(STAMP) $(NPM_STAMP) $(WEB_STAMP)
+	cd $(WEB) && npm run build
+	$(BIN)/python tools/serve_web.py
+
+# The page in a real headless Chromium: Debian's package, installed when missing (CI runs as root;
+# no browser is downloaded), driven by playwright-core; also `npm run build`, the pictures and CORS.
+web-test: $(STAMP) $(NPM_STAMP) $(WEB_STAMP)
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(BIN)/python -m pytest -q tests/web
+
 lint-proto: $(STAMP)
 	$(BIN)/buf lint && echo "lint-proto: buf lint passed"
+
+# The contract only grows: buf breaking (FILE rules, buf.yaml) against the committed image of the
+# contract before this change (proto/baseline/accordion_v1.binpb; see proto/third_party/README.md).
+proto-breaking: $(STAMP)
+	$(BIN)/buf breaking --against proto/baseline/accordion_v1.binpb --exclude-imports && \
+		echo "proto-breaking: no breaking change against proto/baseline/accordion_v1.binpb"
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py

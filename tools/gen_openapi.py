@@ -306,10 +306,18 @@ class Generator:
         out_type = method.output_type
         if rule.response_body:
             response_schema = self.type_schema(self.fields_by_path(out_type, rule.response_body))
+        elif out_type == ".google.api.HttpBody":
+            response_schema = {"type": "string"}
         else:
             self.message_schema(out_type)
             response_schema = self.ref(out_type)
-        if method.server_streaming:
+        if out_type == ".google.api.HttpBody":
+            # The transcoder answers with the body's bytes and its content_type, not JSON.
+            ok = {
+                "description": "The raw body (google.api.HttpBody), served with its own content type.",
+                "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+            }
+        elif method.server_streaming:
             ok = {
                 "description": "A stream: one JSON object per line (newline-delimited JSON), as long as the call lasts.",
                 "content": {"application/x-ndjson": {"schema": response_schema}},

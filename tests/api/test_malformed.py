@@ -62,6 +62,8 @@ def cases() -> list[tuple[str, str, Callable[[str], Any]]]:
         ),
         ("GetGame", "no game id", lambda g: pb.GetGameRequest()),
         ("GetGame", "game id charset", lambda g: pb.GetGameRequest(game_id="!" * 22)),
+        ("GetGamePicture", "no game id", lambda g: pb.GetGamePictureRequest()),
+        ("GetGamePicture", "game id charset", lambda g: pb.GetGamePictureRequest(game_id="!" * 22)),
         ("LegalMoves", "game id too short", lambda g: pb.LegalMovesRequest(game_id="abc")),
         ("LegalMoves", "game id too long", lambda g: pb.LegalMovesRequest(game_id=long)),
         ("Score", "no game id", lambda g: pb.ScoreRequest()),

@@ -282,3 +282,16 @@ export function createAccordionClient(target: string, options: AccordionClientOp
   });
   return new AccordionClient(transport, timeoutMs, sessions);
 }
+
+/**
+ * A client over a transport of your own: gRPC-Web in a browser (`createBrowserClient` in
+ * browser.ts builds one), Connect, or a test double. Give the transport
+ * `bearerTokenInterceptor()` so the game tokens are sent; `close()` is then a no-op (the
+ * transport's owner closes it).
+ */
+export function createAccordionClientFromTransport(
+  transport: Transport,
+  options: Pick<AccordionClientOptions, "timeoutMs"> = {},
+): AccordionClient {
+  return new AccordionClient(transport, options.timeoutMs ?? 10_000);
+}

@@ -20,6 +20,7 @@ import grpc
 import grpc.aio
 import structlog
 from google.protobuf.message import DecodeError, Message
+from google.protobuf.message_factory import GetMessageClass
 
 from accordion.v1 import accordion_pb2 as pb
 
@@ -107,7 +108,7 @@ def generic_handler(servicer: AccordionServicer) -> grpc.GenericRpcHandler:
     handlers: dict[str, grpc.RpcMethodHandler] = {}
     for method in SERVICE.methods:
         request_cls = getattr(pb, method.input_type.name)
-        response_cls = getattr(pb, method.output_type.name)
+        response_cls = GetMessageClass(method.output_type)  # GetGamePicture's google.api.HttpBody is not in pb
         fn = getattr(servicer, method.name)
         make = (
             grpc.unary_stream_rpc_method_handler

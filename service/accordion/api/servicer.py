@@ -29,9 +29,10 @@ from typing import Any, TypeAlias, TypeVar
 
 import grpc.aio
 import redis.exceptions
+from google.api.httpbody_pb2 import HttpBody  # type: ignore[import-untyped]  # googleapis-common-protos: no py.typed
 from google.protobuf.message import Message
 
-from accordion import engine
+from accordion import engine, pictures
 from accordion.store import (
     GameExists,
     GameNotFound,
@@ -460,6 +461,15 @@ class AccordionServicer(pb_grpc.AccordionServiceServicer):
         except _UNREACHABLE as exc:
             metrics.STORE_ERRORS.labels(operation).inc()
             raise errors.store_unavailable(operation) from exc
+
+    # --- GetGamePicture (issue 15, the web branch): one method, ported onto the session layer by the lead.
+    async def GetGamePicture(self, request: pb.GetGamePictureRequest, context: Context) -> HttpBody:
+        """The game as its player sees it, drawn as SVG by accordion.pictures from the same Game
+        message GetGame answers (so nothing hidden can reach it); REST serves the bytes raw."""
+        record, game = await self._open(request, context, cached=True)
+        svg = pictures.game_svg(codec.encode_game(game, record.game_id, record.version))
+        return HttpBody(content_type=pictures.CONTENT_TYPE, data=svg.encode())
+    # --- GetGamePicture: end
 
 
 def _seal_new_game(reply: pb.NewGameResponse, request_id: str) -> bytes:

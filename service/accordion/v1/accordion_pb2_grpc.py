@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from accordion.v1 import accordion_pb2 as accordion_dot_v1_dot_accordion__pb2
+from google.api import httpbody_pb2 as google_dot_api_dot_httpbody__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -84,6 +85,11 @@ class AccordionServiceStub:
                 '/accordion.v1.AccordionService/Solve',
                 request_serializer=accordion_dot_v1_dot_accordion__pb2.SolveRequest.SerializeToString,
                 response_deserializer=accordion_dot_v1_dot_accordion__pb2.SolveResponse.FromString,
+                _registered_method=True)
+        self.GetGamePicture = channel.unary_unary(
+                '/accordion.v1.AccordionService/GetGamePicture',
+                request_serializer=accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.SerializeToString,
+                response_deserializer=google_dot_api_dot_httpbody__pb2.HttpBody.FromString,
                 _registered_method=True)
 
 
@@ -166,6 +172,16 @@ class AccordionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetGamePicture(self, request, context):
+        """A picture of the game as the player sees it: an SVG image (content_type "image/svg+xml").
+        Face-down cards and the stock are drawn as card backs and never named in the file. REST
+        serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
+        buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccordionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -218,6 +234,11 @@ def add_AccordionServiceServicer_to_server(servicer, server):
                     servicer.Solve,
                     request_deserializer=accordion_dot_v1_dot_accordion__pb2.SolveRequest.FromString,
                     response_serializer=accordion_dot_v1_dot_accordion__pb2.SolveResponse.SerializeToString,
+            ),
+            'GetGamePicture': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGamePicture,
+                    request_deserializer=accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.FromString,
+                    response_serializer=google_dot_api_dot_httpbody__pb2.HttpBody.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -491,6 +512,33 @@ class AccordionService:
             '/accordion.v1.AccordionService/Solve',
             accordion_dot_v1_dot_accordion__pb2.SolveRequest.SerializeToString,
             accordion_dot_v1_dot_accordion__pb2.SolveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGamePicture(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/accordion.v1.AccordionService/GetGamePicture',
+            accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.SerializeToString,
+            google_dot_api_dot_httpbody__pb2.HttpBody.FromString,
             options,
             channel_credentials,
             insecure,

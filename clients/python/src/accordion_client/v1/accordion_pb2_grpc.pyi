@@ -20,6 +20,7 @@ Conventions:
 
 from accordion_client.v1 import accordion_pb2 as _accordion_pb2
 from collections import abc as _abc
+from google.api import httpbody_pb2 as _httpbody_pb2
 from grpc import aio as _aio
 import abc as _abc_1
 import grpc as _grpc
@@ -76,6 +77,12 @@ class AccordionServiceStub:
     cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
     solver never looks at hidden cards. Results are cached per position.
     """
+    GetGamePicture: _grpc.UnaryUnaryMultiCallable[_accordion_pb2.GetGamePictureRequest, _httpbody_pb2.HttpBody]
+    """A picture of the game as the player sees it: an SVG image (content_type "image/svg+xml").
+    Face-down cards and the stock are drawn as card backs and never named in the file. REST
+    serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
+    buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+    """
 
 @_typing.type_check_only
 class AccordionServiceAsyncStub(AccordionServiceStub):
@@ -109,6 +116,12 @@ class AccordionServiceAsyncStub(AccordionServiceStub):
     winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
     cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
     solver never looks at hidden cards. Results are cached per position.
+    """
+    GetGamePicture: _aio.UnaryUnaryMultiCallable[_accordion_pb2.GetGamePictureRequest, _httpbody_pb2.HttpBody]  # type: ignore[assignment]
+    """A picture of the game as the player sees it: an SVG image (content_type "image/svg+xml").
+    Face-down cards and the stock are drawn as card backs and never named in the file. REST
+    serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
+    buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
     """
 
 class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -200,6 +213,18 @@ class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
         winning line, a proof that none exists, or UNKNOWN when the budget ran out. Games with
         cards still in the stock are refused (FAILED_PRECONDITION, HIDDEN_INFORMATION): the
         solver never looks at hidden cards. Results are cached per position.
+        """
+
+    @_abc_1.abstractmethod
+    def GetGamePicture(
+        self,
+        request: _accordion_pb2.GetGamePictureRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_httpbody_pb2.HttpBody, _abc.Awaitable[_httpbody_pb2.HttpBody]]:
+        """A picture of the game as the player sees it: an SVG image (content_type "image/svg+xml").
+        Face-down cards and the stock are drawn as card backs and never named in the file. REST
+        serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
+        buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
         """
 
 def add_AccordionServiceServicer_to_server(servicer: AccordionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,207 @@
+// The page in a real headless Chromium (Debian's package, driven by playwright-core; nothing is
+// downloaded): a seeded game played by clicking and dragging, undo, an illegal move refused in
+// words, a spectator page that sees a move within a second, a short known deal won, and /docs
+// calling the live service. Needs BASE_URL (the one origin: page, gRPC-Web, REST, docs), e.g.
+// from tests/web/test_browser.py, which starts the server, Envoy and the static server.
+// Screenshots go to SCREENSHOTS (default: test-results/).
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { chromium } from "playwright-core";
+
+const BASE = process.env.BASE_URL;
+const SHOTS = process.env.SCREENSHOTS ?? "test-results";
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+// A deal of Accordion that is won (win_piles 50) in two moves: 6C>9C, then 6C>6H.
+const SHORT_WIN =
+  "QH 7C 8S 4C 8H 2D 3H 2S QC 9D 4H 6D 3S AD 10C KH JC 7D 8C 6S AC KD 2C 4D 5H AS 2H 8D KC 4S " +
+  "3C QD 7H 10D JS 5D QS AH 10S 9H 5C 3D 7S 10H 9S JH 5S 6H KS JD 9C 6C";
+
+assert.ok(BASE, "set BASE_URL to the page's origin");
+mkdirSync(SHOTS, { recursive: true });
+let context;
+let profile;
+
+before(async () => {
+  profile = mkdtempSync(join(tmpdir(), "accordion-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1100, height: 900 },
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+});
+
+after(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const version = (page) => page.locator("#status").getAttribute("data-version");
+
+async function waitVersion(page, v) {
+  await page.waitForSelector(`#status[data-version="${v}"]`, { timeout: 10_000 });
+  await page.waitForSelector(`#board svg[data-version="${v}"]`, { timeout: 10_000 });
+}
+
+async function newGame(page, { variant = "accordion", seed = "", deal = "", options = {} } = {}) {
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector("#variant option[value='accordion']", { state: "attached" });
+  await page.selectOption("#variant", variant);
+  for (const [name, value] of Object.entries(options)) await page.fill(`#option-${name}`, value);
+  await page.fill("#seed", seed);
+  await page.fill("#deal", deal);
+  await page.click("#new-game");
+  await waitVersion(page, "1");
+}
+
+/** The legal moves the page lists: [notation, from, to]. */
+async function legalMoves(page) {
+  return page.$$eval("#moves button", (bs) => bs.map((b) => [b.dataset.notation, Number(b.dataset.from), Number(b.dataset.to)]));
+}
+
+const pile = (page, n) => page.locator(`#board g.pile[data-pile="${n}"]`);
+
+test("a seeded game: click and drag moves, undo, an illegal move refused in words", async () => {
+  const page = await context.newPage();
+  await newGame(page, { seed: "7" });
+  assert.match(await page.textContent("#status"), /accordion · version 1 · in progress · penalty 51 · 52 piles/);
+  // The legal moves are highlighted on the picture.
+  const moves = await legalMoves(page);
+  assert.equal(moves[0][0], "10D>4D");
+  const movable = await page.$$eval("#board g.pile.movable", (gs) => gs.map((g) => Number(g.dataset.pile)));
+  assert.deepEqual(movable.sort((a, b) => a - b), [...new Set(moves.map((m) => m[1]))].sort((a, b) => a - b));
+  await page.screenshot({ path: join(SHOTS, "1-new-game.png") });
+
+  // A move by clicking the pile, then its target (which the page highlights once picked up).
+  const [, from, to] = moves[0];
+  await pile(page, from).click();
+  assert.ok(await pile(page, to).evaluate((g) => g.classList.contains("target")));
+  await pile(page, to).click();
+  await waitVersion(page, "2");
+  assert.match(await page.textContent("#status"), /51 piles/);
+
+  // A move by dragging a pile onto its target.
+  const [note2, from2, to2] = (await legalMoves(page))[0];
+  const a = await pile(page, from2).boundingBox();
+  const b = await pile(page, to2).boundingBox();
+  await page.mouse.move(a.x + 20, a.y + 30);
+  await page.mouse.down();
+  await page.mouse.move(b.x + 20, b.y + 30, { steps: 5 });
+  await page.mouse.up();
+  await waitVersion(page, "3");
+  assert.match(await page.textContent("#status"), /50 piles/, `after dragging ${note2}`);
+
+  // Undo takes the drag back.
+  await page.click("#undo");
+  await waitVersion(page, "4");
+  assert.match(await page.textContent("#status"), /51 piles/);
+
+  // An illegal move is refused, in words, and changes nothing.
+  const legal = new Set((await legalMoves(page)).map(([, f, t]) => `${f}>${t}`));
+  let pair;
+  for (let f = 2; f <= 20 && !pair; f++) if (!legal.has(`${f}>${f - 1}`)) pair = [f, f - 1];
+  await pile(page, pair[0]).click();
+  await pile(page, pair[1]).click();
+  await page.waitForSelector("#error:not([hidden])");
+  assert.equal(await page.getAttribute("#error", "data-reason"), "ILLEGAL_MOVE");
+  assert.match(await page.textContent("#error"), /^ILLEGAL_MOVE: .+/);
+  assert.equal(await version(page), "4");
+  await page.screenshot({ path: join(SHOTS, "2-illegal-move.png") });
+
+  // Hint shows a move from the server.
+  await page.click("#hint");
+  await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Hint: "));
+  await page.close();
+});
+
+test("a spectator link sees a move made in the first page within a second", async () => {
+  const player = await context.newPage();
+  await newGame(player, { seed: "11" });
+  const link = await player.getAttribute("#spectator-link", "href");
+  assert.match(link, /#watch=[A-Za-z0-9_-]{22}&token=/);
+  const watcher = await context.newPage();
+  await watcher.goto(link);
+  await waitVersion(watcher, "1");
+  assert.equal(await watcher.isVisible("#play"), false, "the spectator has no controls");
+  assert.equal(await watcher.isVisible("#spectating"), true);
+  assert.equal(await watcher.locator("#board g.pile.movable").count(), 0);
+  await new Promise((r) => setTimeout(r, 300)); // let the WatchGame stream open
+
+  const started = Date.now();
+  await player.click("#moves button >> nth=0");
+  await waitVersion(watcher, "2");
+  const seen = Date.now() - started;
+  assert.ok(seen < 1000, `the spectator saw the move after ${seen} ms`);
+  console.log(`spectator saw the move after ${seen} ms`);
+  await watcher.screenshot({ path: join(SHOTS, "3-spectator.png") });
+  await watcher.close();
+  await player.close();
+});
+
+test("a short known deal is won by clicking", async () => {
+  const page = await context.newPage();
+  await newGame(page, { deal: SHORT_WIN, options: { win_piles: "50" } });
+  for (const [n, expected] of [[2, "6C>9C"], [3, "6C>6H"]]) {
+    const moves = await legalMoves(page);
+    assert.equal(moves.length, 1);
+    const [notation, from, to] = moves[0];
+    assert.equal(notation, expected);
+    await pile(page, from).click();
+    await pile(page, to).click();
+    await waitVersion(page, String(n));
+  }
+  assert.equal(await page.getAttribute("#status", "data-status"), "won");
+  assert.match(await page.textContent("#board svg"), /won/);
+  await page.screenshot({ path: join(SHOTS, "4-won.png") });
+  await page.close();
+});
+
+test("a game with a stock: backs with its size, a click on the stock deals", async () => {
+  const page = await context.newPage();
+  await newGame(page, { variant: "accordion-stock", seed: "3" });
+  const stock = page.locator("#board g.stock");
+  const before = Number((await page.textContent("#status")).match(/stock (\d+)/)[1]);
+  assert.ok(before > 0);
+  assert.ok((await stock.locator(".card-back").count()) > 0, "the stock is drawn as backs");
+  assert.equal(await stock.locator("[data-card]").count(), 0, "no stock card is named");
+  await stock.click();
+  await waitVersion(page, "2");
+  assert.match(await page.textContent("#status"), new RegExp(`stock ${before - 1}$`));
+  await page.screenshot({ path: join(SHOTS, "6-stock.png") });
+  await page.close();
+});
+
+test("a share link reopens the game", async () => {
+  const page = await context.newPage();
+  await newGame(page, { seed: "5" });
+  await page.click("#moves button >> nth=0");
+  await waitVersion(page, "2");
+  const link = await page.getAttribute("#share-link", "href");
+  const again = await context.newPage();
+  await again.goto(link);
+  await waitVersion(again, "2");
+  assert.equal(await again.isVisible("#play"), true);
+  await again.close();
+  await page.close();
+});
+
+test("/docs: Swagger UI calls the live service", async () => {
+  const page = await context.newPage();
+  await page.goto(`${BASE}/docs/`);
+  const op = page.locator("#operations-AccordionService-AccordionService_ListVariants");
+  await op.locator(".opblock-summary").first().click();
+  // The page turns "Try it out" on for every operation (tryItOutEnabled): Execute is there.
+  await op.locator(".execute").click();
+  const status = op.locator(".live-responses-table tbody td.response-col_status").first();
+  await status.waitFor({ timeout: 10_000 });
+  assert.equal((await status.textContent()).trim(), "200");
+  assert.match(await op.locator(".live-responses-table tbody td.response-col_description").first().textContent(), /"accordion"/);
+  await page.screenshot({ path: join(SHOTS, "5-docs.png"), fullPage: false });
+  await page.close();
+});
