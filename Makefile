@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordio
 
 install: $(STAMP)
 
-test: $(STAMP) proto-check lint-proto proto-breaking typecheck $(WEB_STAMP)
+test: $(STAMP) proto-check lint-proto proto-breaking typecheck
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q
 	cd $(TS) && npm test  # the TypeScript client against a server it starts (node:test)
@@ -117,6 +117,7 @@ serve-rest: $(STAMP)
 WEB := clients/web
 WEB_STAMP := $(WEB)/node_modules/.npm-ci
 CHROMIUM := /usr/bin/chromium
+test: $(WEB_STAMP)  # (here: a prerequisite's variable is expanded where the rule is read)
 # `npm install` with the committed lock, not `npm ci`: the registry's lock file here lacks rollup's
 # optional per-platform packages, which `npm ci` then refuses as out of sync.
 $(WEB_STAMP): $(WEB)/package-lock.json
