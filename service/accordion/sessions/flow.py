@@ -52,7 +52,7 @@ _UNREACHABLE = (st.StoreUnavailable, OSError, redis.exceptions.ConnectionError, 
 ChooseMove = Callable[[Game], Move]  # the move a request names, in the game as it is now
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: made on every call, and a frozen init costs more)
 class Opened:
     """A game opened for reading, at ``version``. With ``shared`` it may be the cached game:
     use it before the caller's next await."""
@@ -62,7 +62,7 @@ class Opened:
     game: Game
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # (not frozen: made on every call, and a frozen init costs more)
 class Played:
     """A move or an undo that the store accepted (or its first answer, for a retry): the move
     played or taken back, its notation in the position it was played from, and the game after it
@@ -369,15 +369,18 @@ class Sessions:
     ) -> T:
         """One store call within the deadline and ``store_timeout``, its errors as this layer's:
         the store's GameNotFound and VersionConflict, a connection problem (StoreUnavailable),
-        time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable)."""
-        if deadline is None:
-            budget, by_deadline = self.store_timeout, False
-        else:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise DeadlineExceeded(operation)
-            budget, by_deadline = min(self.store_timeout, remaining), remaining <= self.store_timeout
+        time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable).
+        A store whose calls never wait (``calls_wait`` False) is called without a timer."""
+        by_deadline = False
         try:
+            if not self.store.calls_wait:  # the memory store: nothing to wait for, no timer to arm
+                return await fn(*args, **kwargs)
+            budget = self.store_timeout
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise DeadlineExceeded(operation)
+                budget, by_deadline = min(budget, remaining), remaining <= budget
             async with asyncio.timeout(budget):
                 return await fn(*args, **kwargs)
         except st.GameNotFound:
