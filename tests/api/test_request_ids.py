@@ -112,3 +112,17 @@ async def test_a_2000_position_remove_is_a_small_invalid_argument(
 
 async def _raise(exc: BaseException) -> None:
     raise exc
+
+
+async def test_an_error_with_many_long_field_violations_stays_small(client: Client) -> None:
+    """32 options, each with a 200-character name and a value over the limit: 32 violations
+    whose field paths echo the names. The error keeps the first 8, each cut short."""
+    options = {f"{i:02d}" + "n" * 198: "v" * 201 for i in range(32)}
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.stub.NewGame(pb.NewGameRequest(variant="accordion", options=options), timeout=10)
+    err = await expect_error(_raise(caught.value), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    assert err.bad_request is not None and len(err.bad_request.field_violations) == 8
+    assert all(len(v.field) <= 100 for v in err.bad_request.field_violations)
+    assert err.message.startswith("invalid request (32 problems, the first 8 listed): options[")
+    trailers = sum(len(k) + len(v) for k, v in caught.value.trailing_metadata() or ())
+    assert trailers < 8192, trailers

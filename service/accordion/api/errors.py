@@ -99,9 +99,9 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], error: ApiError) ->
 
 def invalid_request(fields: Sequence[tuple[str, str]]) -> ApiError:
     shown = [(_cut(f, MAX_FIELD), _cut(d, MAX_DESCRIPTION)) for f, d in fields[:MAX_FIELDS]]
-    more = f" (and {len(fields) - MAX_FIELDS} more)" if len(fields) > MAX_FIELDS else ""
-    summary = "; ".join(f"{f}: {d}" for f, d in shown) + more
-    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request: {summary}", fields=fields)
+    count = f" ({len(fields)} problems, the first {MAX_FIELDS} listed)" if len(fields) > MAX_FIELDS else ""
+    summary = "; ".join(f"{f}: {d}" for f, d in shown)
+    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request{count}: {summary}", fields=fields)
 
 
 def malformed_request(why: str) -> ApiError:
