@@ -3,12 +3,18 @@ with the CPU caches evicted between calls.
 
     .venv/bin/python bench/handler.py                  # warm, then 1, 4 and 16 MiB evicted
     .venv/bin/python bench/handler.py --profile        # and cProfile's top functions
+    .venv/bin/python bench/handler.py --against ../old --pairs 8 --evict 0 4   # A/B, alternating runs
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
 observed wrapper: validation, auth, engine, reply, memory store, access log and metrics), fed
 real requests: like bench/service.py's client, each move is a random legal move of the previous
 reply with ``expected_version`` and a fresh ``request_id``; a finished game is dealt again
 (NewGame is not timed). Only the handler call is timed (the request's bytes are parsed inside).
+
+``--against DIR`` runs this tree and the tree at DIR (its ``service/``, e.g. a checkout of the
+previous commit) in alternating subprocesses, ``--pairs`` times, and prints each run and the
+medians. Each run reports wall time and the handler's own CPU time (``thread_time``), which
+other processes on a busy machine disturb much less.
 
 Why the eviction: inside the server the same code costs about twice as much (docs/performance.md:
 the handler measured in-server), because between two calls gRPC's core, the event loop and the
@@ -21,19 +27,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import json
 import os
 import pstats
 import random
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "service"))
+_SOURCE = sys.argv[sys.argv.index("--source") + 1] if "--source" in sys.argv else str(ROOT)
+sys.path.insert(0, str(Path(_SOURCE) / "service"))
 
 from accordion.api import interceptors, service  # noqa: E402
-from accordion.api.servicer import AccordionServicer  # noqa: E402
+from accordion.api.servicer import AccordionServicer  # noqa: E402  (the same in every tree since)
 from accordion.server import configure_logging  # noqa: E402
 from accordion.store import MemoryStore  # noqa: E402
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
@@ -65,8 +75,8 @@ class _Details:
         self.method, self.invocation_metadata = METHOD + method, ()
 
 
-async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
-    """Mean µs per ApplyMove handler call."""
+async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[float, float]:
+    """Mean µs per ApplyMove handler call: (wall, CPU of this thread)."""
     observed = interceptors._ObservedGeneric(service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600)))
     configure_logging("info", open(os.devnull, "w"))  # noqa: SIM115  (as the server logs, into the void)
     apply_move, new_game = observed.service(_Details("ApplyMove")), observed.service(_Details("NewGame"))
@@ -83,7 +93,7 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
         return context, reply.game
 
     context, game = await deal()
-    spent, done = 0.0, 0
+    spent, cpu, done = 0.0, 0.0, 0
     profiler = cProfile.Profile() if profile else None
     while done < moves:
         if not game.legal_moves:
@@ -95,10 +105,11 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
             evict[:] = filler
         if profiler:
             profiler.enable()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         reply = apply_move.response_serializer(
             await apply_move.unary_unary(apply_move.request_deserializer(data), context))
         spent += time.perf_counter() - started
+        cpu += time.thread_time() - cpu_started
         if profiler:
             profiler.disable()
         game = pb.ApplyMoveResponse.FromString(reply).game
@@ -106,7 +117,32 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
     interceptors.flush_access_log()
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
-    return spent / moves * 1e6
+    return spent / moves * 1e6, cpu / moves * 1e6
+
+
+def _label(mib: int) -> str:
+    return "warm" if not mib else f"{mib:>2} MiB evicted"
+
+
+def ab(args: argparse.Namespace) -> None:
+    """Alternating subprocess runs of this tree and ``--against``; each run's figures, then medians."""
+    trees = {"this": str(ROOT), "against": str(Path(args.against).resolve())}
+    results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for pair in range(args.pairs):
+        for name, tree in (trees.items() if pair % 2 == 0 else reversed(trees.items())):
+            argv = [sys.executable, __file__, "--source", tree, "--json", "--moves", str(args.moves),
+                    "--seed", str(args.seed), "--evict", *map(str, args.evict)]
+            out = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+            for mib, wall, cpu in out:
+                results.setdefault((name, mib), []).append((wall, cpu))
+                print(f"pair {pair + 1} {name:<8} {_label(mib):<16} wall {wall:6.1f}  cpu {cpu:6.1f} µs", flush=True)
+    print(f"\nmedians of {args.pairs} runs each (this: {trees['this']}; against: {trees['against']})")
+    for mib in args.evict:
+        row = []
+        for name in trees:
+            walls, cpus = zip(*results[(name, mib)], strict=True)
+            row.append(f"{name} wall {statistics.median(walls):6.1f} cpu {statistics.median(cpus):6.1f}")
+        print(f"ApplyMove handler, {_label(mib):<16}: " + " | ".join(row) + " µs per move")
 
 
 def main() -> None:
@@ -115,10 +151,22 @@ def main() -> None:
     parser.add_argument("--evict", type=int, nargs="+", default=[0, 1, 4, 16], help="MiB written between calls")
     parser.add_argument("--profile", action="store_true", help="cProfile a warm run (it inflates the times)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--source", help="the tree whose service/ to run (default: this one)")
+    parser.add_argument("--against", help="A/B: another tree, run alternately with this one")
+    parser.add_argument("--pairs", type=int, default=6, help="A/B: runs of each tree")
+    parser.add_argument("--json", action="store_true", help="print [[MiB, wall µs, cpu µs], ...] only")
     args = parser.parse_args()
+    if args.against:
+        ab(args)
+        return
+    rows = []
     for mib in args.evict:
-        us = asyncio.run(run(args.moves, mib, False, args.seed))
-        print(f"ApplyMove handler, {'warm' if not mib else f'{mib:>2} MiB evicted'}: {us:6.1f} µs per move")
+        wall, cpu = asyncio.run(run(args.moves, mib, False, args.seed))
+        rows.append((mib, wall, cpu))
+        if not args.json:
+            print(f"ApplyMove handler, {_label(mib)}: {wall:6.1f} µs per move (CPU {cpu:6.1f} µs)")
+    if args.json:
+        print(json.dumps(rows))
     if args.profile:
         asyncio.run(run(args.moves // 4, 0, True, args.seed))
 

@@ -42,21 +42,28 @@ async def watch_first(client: Client, game_id: str, token: str | None) -> None:
 
 
 async def test_missing_or_wrong_tokens_are_refused_and_change_nothing(client: Client) -> None:
+    """A wrong token is answered exactly as an unknown id (NOT_FOUND, same message and details),
+    so it tells nothing about which game ids exist."""
     mine = (await client.new_game("accordion", seed=7)).game
     my_token = client.token
     played = await client.apply(mine.id, mine.legal_moves[0].notation)  # so Undo would have work to do
     theirs = Client(client.channel, client.stub)
     await theirs.new_game("accordion", seed=8)
-    for method, request in game_calls(played.game):
+    unknown = pb.Game(id="A" * 22, legal_moves=played.game.legal_moves)
+    for (method, request), (_, unknown_request) in zip(game_calls(played.game), game_calls(unknown), strict=True):
         await expect_error(
             client.call(method, request, token=""), grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN"
         )
-        await expect_error(
-            client.call(method, request, token=theirs.token), grpc.StatusCode.PERMISSION_DENIED, "BAD_TOKEN"
+        no_game = await expect_error(
+            client.call(method, unknown_request, token=my_token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"
         )
-        await expect_error(
-            client.call(method, request, token=my_token[:-1]), grpc.StatusCode.PERMISSION_DENIED, "BAD_TOKEN"
-        )
+        for wrong in (theirs.token, my_token[:-1]):
+            err = await expect_error(
+                client.call(method, request, token=wrong), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"
+            )
+            assert (err.message, err.info, err.bad_request, err.legal) == (
+                no_game.message, no_game.info, no_game.bad_request, no_game.legal
+            ), "a wrong token and an unknown id get the same answer"
         # Not a bearer credential at all.
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await getattr(client.stub, method)(
@@ -64,9 +71,8 @@ async def test_missing_or_wrong_tokens_are_refused_and_change_nothing(client: Cl
             )
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
     await expect_error(watch_first(client, mine.id, None), grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
-    await expect_error(
-        watch_first(client, mine.id, theirs.token), grpc.StatusCode.PERMISSION_DENIED, "BAD_TOKEN"
-    )
+    await expect_error(watch_first(client, mine.id, theirs.token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+    await expect_error(watch_first(client, "A" * 22, my_token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
     assert await client.get(mine.id) == played.game, "nothing changed"
 
 

@@ -1,4 +1,4 @@
-"""The stored form of a game (``codec.Stored``) and the hand-written Game message.
+"""The stored form of a game (``sessions.Stored``) and the hand-written Game message (``wire``).
 
 Hypothesis plays random games of every variant, with undos, and checks that the blob gives
 back the same game (position, moves, replay record, undo), that the log replays to every
@@ -16,9 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accordion import engine
-from accordion.api import codec
+from accordion import sessions
+from accordion.api import errors, wire
 from accordion.engine.moves import remove, stack
-from accordion.api.errors import ApiError
+from accordion.sessions import record, replies, tokens
+from accordion.sessions.state_bytes import encode_state
+from accordion.sessions.record import Stored, load_stored
 from accordion.v1 import accordion_pb2 as pb
 
 VARIANTS = [v.id for v in engine.all_variants()]
@@ -33,10 +36,10 @@ def reference_game(game: engine.Game, game_id: str, version: int) -> pb.Game:
         version=version,
         variant=game.variant.id,
         options={k: str(v) for k, v in game.options.items()},
-        piles=[pb.Pile(cards=[codec.encode_card(c) for c in pile]) for pile in state.row],
+        piles=[pb.Pile(cards=[wire.encode_card(c) for c in pile]) for pile in state.row],
         stock_size=len(state.stock),
-        status=codec._STATUS[game.status],
-        legal_moves=codec.encode_legal(game),
+        status=wire.STATUS[game.status],
+        legal_moves=wire.encode_legal(game),
         penalty=game.penalty,
         score=game.score,
         threshold_met=game.threshold_met,
@@ -46,12 +49,12 @@ def reference_game(game: engine.Game, game_id: str, version: int) -> pb.Game:
         extras=game.rules.summary(state),
         can_undo=game.move_count > 0,
     )
-    if codec.seed_is_public(game):
+    if wire.seed_is_public(game):
         msg.seed = game.seed
     return msg
 
 
-def play_randomly(stored: codec.Stored, rng: random.Random, steps: int, undo_odds: float) -> list[str]:
+def play_randomly(stored: Stored, rng: random.Random, steps: int, undo_odds: float) -> list[str]:
     """Random legal moves and undos through ``stored``; the state string after each step."""
     seen = []
     for _ in range(steps):
@@ -82,12 +85,12 @@ def test_stored_game_round_trips_with_its_log(
     if explicit_deal and not start.rules.draws_after_deal:
         cards = [c for pile in start.state.row for c in pile] + list(start.state.stock)
         start = engine.new_game(variant, seed=seed, deal=cards)
-    stored = codec.Stored.new(start)
+    stored = Stored.new(start)
     first = start.state_string()
     history = [first] + play_randomly(stored, random.Random(seed), steps, undo_odds)
     blob = stored.dump()
 
-    back = codec.load_stored(GAME_ID, blob, stored.version)
+    back = load_stored(GAME_ID, blob, stored.version)
     game = back.game
     assert back.version == stored.version == 1 + len(history) - 1
     assert game.state == stored.game.state
@@ -101,7 +104,7 @@ def test_stored_game_round_trips_with_its_log(
     # Undo works on the loaded game (earlier positions are rebuilt by replay), also after
     # moves played since it was loaded (as a cached game is: played on, then undone).
     reference = engine.replay(game.record())
-    game = codec.load_stored(GAME_ID, blob, stored.version).game  # (record() above replayed it)
+    game = load_stored(GAME_ID, blob, stored.version).game  # (record() above replayed it)
     for step in range(3):
         legal = game.legal_moves()
         if step == 0 and legal:
@@ -113,7 +116,7 @@ def test_stored_game_round_trips_with_its_log(
         assert game.state == reference.state and game.move_count == reference.move_count
     # Size: a header of a few dozen bytes, at most a few bytes per event, then the position.
     events = back.version - 1
-    state_bytes = len(codec._encode_state(stored.game.state))
+    state_bytes = len(encode_state(stored.game.state))
     assert len(blob) <= 40 + len(start.variant.id) + (len(start.deal or ()) + 2) + 6 * events + state_bytes
     assert state_bytes <= 2 * 104 + 32
 
@@ -122,7 +125,7 @@ def test_stored_game_round_trips_with_its_log(
 @given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), steps=st.integers(0, 80))
 def test_replayed_events_match_what_was_played(variant: str, seed: int, steps: int) -> None:
     """``Stored.replay``: each event's move, notation and game, as the move made them."""
-    stored = codec.Stored.new(engine.new_game(variant, seed=seed))
+    stored = Stored.new(engine.new_game(variant, seed=seed))
     rng = random.Random(seed)
     made = []
     for _ in range(steps):
@@ -138,9 +141,9 @@ def test_replayed_events_match_what_was_played(variant: str, seed: int, steps: i
             made.append((move, move, text, reference_game(game, GAME_ID, stored.version)))
         else:
             break
-    back = codec.load_stored(GAME_ID, stored.dump(), stored.version)
+    back = load_stored(GAME_ID, stored.dump(), stored.version)
     replayed = [
-        (event, move, text, codec.encode_game(game, GAME_ID, version))
+        (event, move, text, wire.encode_game(game, GAME_ID, version))
         for version, event, move, text, game in back.replay(1)
     ]
     assert replayed == made
@@ -155,8 +158,8 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
     rng = random.Random(seed)
     for version in range(1, steps + 2):
         expected = reference_game(game, GAME_ID, version)
-        assert pb.Game.FromString(codec.game_bytes(game, GAME_ID, version)) == expected
-        assert codec.encode_legal_response(game, version) == pb.LegalMovesResponse(
+        assert pb.Game.FromString(wire.game_bytes(game, GAME_ID, version)) == expected
+        assert wire.encode_legal_response(game, version) == pb.LegalMovesResponse(
             version=version, moves=expected.legal_moves
         )
         legal = game.legal_moves()
@@ -165,16 +168,16 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
         move = rng.choice(legal)
         text = game.move_text(move)
         game.play(move)
-        reply = pb.ApplyMoveResponse.FromString(codec.reply_bytes(move, text, game, GAME_ID, version + 1))
+        reply = pb.ApplyMoveResponse.FromString(wire.reply_bytes(move, text, game, GAME_ID, version + 1))
         assert reply == pb.ApplyMoveResponse(
-            move=codec.encode_move(move, text), game=reference_game(game, GAME_ID, version + 1)
+            move=wire.encode_move(move, text), game=reference_game(game, GAME_ID, version + 1)
         )
 
 
 def test_a_100_move_stock_game_is_a_few_hundred_bytes() -> None:
     """accordion-stock (52 cards, dealt one by one): 100 moves of history, about 2 bytes each."""
     for seed in range(200):
-        stored = codec.Stored.new(engine.new_game("accordion-stock", seed=seed))
+        stored = Stored.new(engine.new_game("accordion-stock", seed=seed))
         rng = random.Random(seed)
         while stored.version <= 100 and stored.game.legal_moves():
             legal = stored.game.legal_moves()
@@ -189,15 +192,15 @@ def test_a_100_move_stock_game_is_a_few_hundred_bytes() -> None:
 
 
 def test_the_log_is_trimmed_but_replays_what_it_keeps() -> None:
-    stored = codec.Stored.new(engine.new_game("accordion", seed=3))
-    for _ in range(codec.EVENTS_KEPT + 150):  # a move and its undo, over and over
+    stored = Stored.new(engine.new_game("accordion", seed=3))
+    for _ in range(record.EVENTS_KEPT + 150):  # a move and its undo, over and over
         game = stored.game
         if game.move_count:
             stored.undo()
         else:
             stored.play(game.legal_moves()[0])
-    back = codec.load_stored(GAME_ID, stored.dump(), stored.version)
-    assert back.base > 1 and codec.EVENTS_KEPT <= back.version - back.base <= codec.EVENTS_KEPT + 100
+    back = load_stored(GAME_ID, stored.dump(), stored.version)
+    assert back.base > 1 and record.EVENTS_KEPT <= back.version - back.base <= record.EVENTS_KEPT + 100
     assert back.game_at(back.base).state == back.game_at(back.base + 2).state
     with pytest.raises(LookupError):
         back.game_at(back.base - 1)
@@ -209,11 +212,11 @@ def test_json_snapshots_of_earlier_versions_still_load() -> None:
     for _ in range(12):
         game.play(game.legal_moves()[0])
     old = json.dumps(game.snapshot(), separators=(",", ":")).encode()
-    back = codec.load_stored(GAME_ID, old, 13)
+    back = load_stored(GAME_ID, old, 13)
     assert back.game.state == game.state and back.game.move_count == 12
     assert back.base == back.version == 13  # the log starts where the old record was
     back.play(back.game.legal_moves()[0])
-    again = codec.load_stored(GAME_ID, back.dump(), 14)
+    again = load_stored(GAME_ID, back.dump(), 14)
     assert again.game.state == back.game.state and again.game_at(13).state == game.state
     again.game.undo()
     assert again.game.state == game.state
@@ -224,22 +227,23 @@ def test_json_snapshots_of_earlier_versions_still_load() -> None:
     [b"", b"\x02", b"\x01", b"\x01\x05abc", b"{not json", b"\x01" + bytes(40), b"\xff" * 30],
 )
 def test_a_blob_that_is_not_a_game_is_data_loss(blob: bytes) -> None:
-    with pytest.raises(ApiError) as caught:
-        codec.load_stored(GAME_ID, blob, 1)
-    assert caught.value.reason == "GAME_CORRUPT"
+    with pytest.raises(sessions.GameCorrupt) as caught:
+        load_stored(GAME_ID, blob, 1)
+    mapped = errors.from_exception(caught.value)
+    assert mapped is not None and mapped.reason == "GAME_CORRUPT"
 
 
 def test_a_blob_at_another_version_than_its_record_is_data_loss() -> None:
-    stored = codec.Stored.new(engine.new_game("accordion", seed=1))
+    stored = Stored.new(engine.new_game("accordion", seed=1))
     stored.play(stored.game.legal_moves()[0])
-    with pytest.raises(ApiError, match="cannot be read"):
-        codec.load_stored(GAME_ID, stored.dump(), 3)
+    with pytest.raises(sessions.GameCorrupt, match="cannot be read"):
+        load_stored(GAME_ID, stored.dump(), 3)
 
 
 def test_compact_records() -> None:
-    assert codec.compact_reply_version(codec.compact_reply(300)) == 300
-    assert codec.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString()) is None
-    for event in (stack(3, 0), engine.DEAL, codec.UNDO, remove(1, 5)):
-        assert codec.stream_event_value(codec.stream_event(event)) == (True, event)
-    assert codec.stream_event_value(pb.GameEvent(version=3).SerializeToString())[0] is False
-    assert len(codec.request_key("a" * 128)) == 12 and codec.request_key("x") != codec.request_key("y")
+    assert replies.compact_reply_version(replies.compact_reply(300)) == 300
+    assert replies.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString()) is None
+    for event in (stack(3, 0), engine.DEAL, sessions.UNDO, remove(1, 5)):
+        assert replies.stream_event_value(replies.stream_event(event)) == (True, event)
+    assert replies.stream_event_value(pb.GameEvent(version=3).SerializeToString())[0] is False
+    assert len(tokens.move_request_key("a" * 128)) == 12 and tokens.move_request_key("x") != tokens.move_request_key("y")

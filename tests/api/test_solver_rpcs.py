@@ -77,7 +77,7 @@ async def test_solve_checks_its_request_and_token(client: Client) -> None:
     err = await expect_error(solve(client, game.id, max_nodes=-1), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
     assert err.bad_request and [v.field for v in err.bad_request.field_violations] == ["max_nodes"]
     await expect_error(
-        client.call("Solve", pb.SolveRequest(game_id=game.id), token="wrong"), grpc.StatusCode.PERMISSION_DENIED
+        client.call("Solve", pb.SolveRequest(game_id=game.id), token="wrong"), grpc.StatusCode.NOT_FOUND
     )
 
 

@@ -83,8 +83,11 @@ def test_server_failures_become_plain_sentences(client: AccordionClient, dead_ta
     assert session.game is None
 
     real = client.new_game(seed=7)
-    session.game = GameHandle(client, real.game, "wrong-token")
-    assert session.handle("10D>4D") == "This game's token was refused. Type new to deal another."
+    session.game = GameHandle(client, real.game, "wrong-token")  # answered as an unknown game
+    assert (
+        session.handle("10D>4D")
+        == "That game is gone (it expired or was never there). Type new to deal another."
+    )
 
     with AccordionClient(dead_target, retries=0) as dead:
         assert (

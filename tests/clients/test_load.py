@@ -166,4 +166,4 @@ def test_the_locustfile_plays_through_the_client(
     assert all(e["response_time"] > 0 and e["response_length"] >= 0 for e in fired)
     assert sum(e["name"] == "NewGame" for e in fired) >= 2  # played one game out, dealt again
     failed = [e for e in env.events.fired[len(fired) :] if e["exception"] is not None]
-    assert len(failed) == 1 and failed[0]["exception"].code() == grpc.StatusCode.PERMISSION_DENIED
+    assert len(failed) == 1 and failed[0]["exception"].code() == grpc.StatusCode.NOT_FOUND

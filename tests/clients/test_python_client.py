@@ -257,7 +257,7 @@ def test_request_errors_are_typed_with_field_violations(client: AccordionClient)
 
 def test_auth_and_missing_games_are_typed(client: AccordionClient) -> None:
     game = client.new_game(seed=7)
-    with pytest.raises(errors.PermissionDenied):
+    with pytest.raises(errors.GameNotFound):  # a wrong token is answered as an unknown id
         client.open_game(game.id, "not-the-token")
     with pytest.raises(errors.Unauthenticated):
         client.open_game(game.id, "")

@@ -125,7 +125,7 @@ ERROR_CASES = {
     "unknown variant": (400, 3, "UNKNOWN_VARIANT"),
     "bad field": (400, 3, "INVALID_REQUEST"),
     "no token": (401, 16, "MISSING_TOKEN"),  # UNAUTHENTICATED -> 401
-    "wrong token": (403, 7, "BAD_TOKEN"),  # PERMISSION_DENIED -> 403
+    "wrong token": (404, 5, "GAME_NOT_FOUND"),  # as an unknown game: NOT_FOUND -> 404
     "unknown game": (404, 5, "GAME_NOT_FOUND"),  # NOT_FOUND -> 404
     "stale version": (409, 10, "VERSION_MISMATCH"),  # ABORTED -> 409
 }
@@ -167,7 +167,7 @@ def test_errors_are_http_codes_with_the_json_status(rest: Rest, case: str) -> No
     if reason == "INVALID_REQUEST":
         bad = next(d for d in status["details"] if d["@type"].endswith("/google.rpc.BadRequest"))
         assert [v["field"] for v in bad["fieldViolations"]] == ["request_id"]
-    if reason in ("MISSING_TOKEN", "BAD_TOKEN", "GAME_NOT_FOUND"):
+    if reason in ("MISSING_TOKEN", "GAME_NOT_FOUND"):
         assert types == ["type.googleapis.com/google.rpc.ErrorInfo"]
 
 

@@ -133,7 +133,7 @@ describe("accordion client", () => {
     try {
       await rejects(stranger.getGame(id), Code.Unauthenticated, "MISSING_TOKEN");
       stranger.setToken(id, "not-the-token");
-      await rejects(stranger.getGame(id), Code.PermissionDenied, "BAD_TOKEN");
+      await rejects(stranger.getGame(id), Code.NotFound, "GAME_NOT_FOUND"); // as an unknown id
     } finally {
       stranger.close();
     }

@@ -1,44 +1,25 @@
-"""Game ids and game tokens.
+"""Who is calling: the game token of a call, and the caller an API key names.
 
-* A game id is 128 random bits, URL-safe: not guessable, and safe in URLs and Redis keys.
-* A token is ``secrets.token_urlsafe(32)``, shown once (NewGame). Only its SHA-256 is
-  stored; a presented token is hashed and compared in constant time.
-* NewGame's idempotency record must let a retry return the same token without storing it:
-  it holds the token XOR-masked with a key stream derived from the request id (which the
-  store never sees in clear: the record's key is the request id's hash). Only a caller who
-  knows the request id recovers the token, which is the idempotency contract anyway.
+Ids, tokens and their hashes are the session layer's (``accordion.sessions.tokens``); this
+module only reads a call's metadata.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import re
-import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable
 
-GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{22}")  # token_urlsafe(16): 16 bytes → 22 characters
+from accordion.sessions.tokens import GAME_ID_RE
+
+from .apikeys import METADATA_KEY
+
+__all__ = ["GAME_ID_RE", "bearer_token", "caller"]
 _BEARER_RE = re.compile(r"\s*bearer\s+(\S+)\s*", re.IGNORECASE)
-SALT_BYTES = 16
+Metadata = Iterable[tuple[str, str | bytes]] | None
 
 
-def new_game_id() -> str:
-    return secrets.token_urlsafe(16)
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def hash_token(token: str) -> bytes:
-    return hashlib.sha256(token.encode()).digest()
-
-
-def token_matches(token: str, token_hash: bytes) -> bool:
-    return hmac.compare_digest(hash_token(token), token_hash)
-
-
-def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
+def bearer_token(metadata: Metadata) -> str | None:
     """The token of the ``authorization: Bearer <token>`` metadata entry, if any."""
     for key, value in metadata or ():
         if key.lower() == "authorization":
@@ -48,27 +29,13 @@ def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | No
     return None
 
 
-def request_key(kind: str, request_id: str) -> str:
-    """The store key of a request id not tied to a game (its hash: the id unmasks a token)."""
-    return f"{kind}:{hashlib.sha256(request_id.encode()).hexdigest()}"
-
-
-def _keystream(request_id: str, salt: bytes, size: int) -> bytes:
-    stream = hmac.new(request_id.encode(), salt, hashlib.sha512).digest()
-    if size > len(stream):
-        raise ValueError("token too long to mask")
-    return stream[:size]
-
-
-def seal_token(token: str, request_id: str) -> bytes:
-    """``salt || token XOR keystream(request_id, salt)``: storable, opened only with the request id."""
-    salt = secrets.token_bytes(SALT_BYTES)
-    raw = token.encode()
-    return salt + bytes(a ^ b for a, b in zip(raw, _keystream(request_id, salt, len(raw)), strict=True))
-
-
-def open_token(sealed: bytes, request_id: str) -> str:
-    salt, masked = sealed[:SALT_BYTES], sealed[SALT_BYTES:]
-    return bytes(
-        a ^ b for a, b in zip(masked, _keystream(request_id, salt, len(masked)), strict=True)
-    ).decode()
+def caller(metadata: Metadata) -> str:
+    """Who the call is from, where callers are told apart: the SHA-256 (hex) of its API key, as
+    the keys file names it ("" without a key). With API keys on, the interceptor has checked
+    the key before the call gets here; without, a key sent anyway still scopes the caller's
+    NewGame request ids (and is stored only as a hash inside their record's key hash)."""
+    for key, value in metadata or ():
+        if key == METADATA_KEY:
+            raw = value if isinstance(value, bytes) else value.encode()
+            return hashlib.sha256(raw).hexdigest()
+    return ""

@@ -2,9 +2,13 @@
 
 A failure becomes an ``ApiError``: a gRPC status code, an ``ErrorInfo`` reason in the
 ``accordion.v1`` domain, a message for people, and typed details (``BadRequest`` field
-violations, the legal moves). ``from_exception`` maps the engine's and the store's
-exceptions; anything else is a bug and becomes INTERNAL (logged by the caller).
+violations, the legal moves). ``from_exception`` maps the exceptions of every layer below
+(engine, solver, sessions, store) through one table, ``_TABLE``; anything else is a bug and
+becomes INTERNAL (logged by the caller). Only api/ raises ``ApiError``.
 
+Errors are bounded: the message, the number of field violations and each one's length are cut
+(``MAX_*``), so that no request can make its error bigger than the trailers a client accepts
+(gRPC's default limit on received metadata is 8 KiB; grpc-status-details-bin is base64).
 Messages never contain the game token: nothing here is given one.
 """
 
@@ -12,23 +16,31 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import grpc
 import grpc.aio
 from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]  # (no stubs installed)
 from grpc_status import rpc_status
 
-from accordion import engine, solver
-from accordion.store import GameExists, GameNotFound, StoreUnavailable, VersionConflict
+from accordion import engine, sessions, solver, store
 
+from . import wire
 from .solving import NoWinnableDeal
 
 DOMAIN = "accordion.v1"
 C = grpc.StatusCode
+MAX_MESSAGE = 1024  # characters of an error's message
+MAX_FIELDS = 8  # field violations reported (the first ones)
+MAX_FIELD = 100  # characters of a violation's field path (option names are echoed there)
+MAX_DESCRIPTION = 200  # characters of a violation's description
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ApiError(Exception):
@@ -44,10 +56,11 @@ class ApiError(Exception):
         fields: Sequence[tuple[str, str]] = (),
         details: Sequence[Message] = (),
     ) -> None:
+        message = _cut(message, MAX_MESSAGE)
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.metadata = dict(metadata or {})
-        self.fields = tuple(fields)
+        self.fields = tuple((_cut(f, MAX_FIELD), _cut(d, MAX_DESCRIPTION)) for f, d in fields[:MAX_FIELDS])
         self.details = tuple(details)
 
     def to_status(self) -> grpc.Status:
@@ -85,8 +98,10 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], error: ApiError) ->
 
 
 def invalid_request(fields: Sequence[tuple[str, str]]) -> ApiError:
-    summary = "; ".join(f"{f}: {d}" for f, d in fields)
-    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request: {summary}", fields=fields)
+    shown = [(_cut(f, MAX_FIELD), _cut(d, MAX_DESCRIPTION)) for f, d in fields[:MAX_FIELDS]]
+    count = f" ({len(fields)} problems, the first {MAX_FIELDS} listed)" if len(fields) > MAX_FIELDS else ""
+    summary = "; ".join(f"{f}: {d}" for f, d in shown)
+    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request{count}: {summary}", fields=fields)
 
 
 def malformed_request(why: str) -> ApiError:
@@ -119,13 +134,12 @@ def missing_token() -> ApiError:
     )
 
 
-def bad_token(game_id: str) -> ApiError:
-    return ApiError(
-        C.PERMISSION_DENIED,
-        "BAD_TOKEN",
-        f"the token does not open game {game_id}",
-        metadata={"game_id": game_id},
-    )
+GAME_NOT_FOUND = "no such game, or the token does not open it (never created, expired, or another game's token)"
+
+
+def game_not_found() -> ApiError:
+    """One answer for an unknown id and for a wrong token: it tells nothing of which ids exist."""
+    return ApiError(C.NOT_FOUND, "GAME_NOT_FOUND", GAME_NOT_FOUND)
 
 
 def deadline_exceeded(operation: str) -> ApiError:
@@ -189,17 +203,48 @@ def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> 
 
 # --- the mapping table for exceptions from the layers below --------------------------------
 
-# Engine errors about request values: (code, the request field they concern).
-_ENGINE: dict[type[engine.EngineError], tuple[grpc.StatusCode, str]] = {
-    engine.UnknownVariantError: (C.INVALID_ARGUMENT, "variant"),
-    engine.InvalidOptionError: (C.INVALID_ARGUMENT, "options"),
-    engine.InvalidCardError: (C.INVALID_ARGUMENT, "deal.cards"),
-    engine.InvalidDealError: (C.INVALID_ARGUMENT, "deal"),
-    engine.NothingToUndoError: (C.FAILED_PRECONDITION, ""),
-    engine.NothingToRedoError: (C.FAILED_PRECONDITION, ""),
-    solver.HiddenInformationError: (C.FAILED_PRECONDITION, ""),
-    solver.UnsupportedGameError: (C.FAILED_PRECONDITION, ""),
-    NoWinnableDeal: (C.FAILED_PRECONDITION, "winnable_only"),
+
+def _engine(code: grpc.StatusCode, field: str = "") -> Callable[[Any], ApiError]:
+    """An engine or solver error about a request value: its reason, its message, the field."""
+
+    def make(exc: engine.EngineError) -> ApiError:
+        return ApiError(code, exc.reason, str(exc), fields=[(field, str(exc))] if field else ())
+
+    return make
+
+
+def _refused(exc: sessions.MoveRefused) -> ApiError:
+    return move_error(exc.cause, wire.legal_response(exc.legal, exc.texts, exc.version))
+
+
+# Exception class → its ApiError; a class not listed takes its nearest listed base class.
+_TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
+    # the engine and the solver
+    engine.InvalidMoveError: lambda exc: move_error(exc, None),
+    engine.IllegalMoveError: lambda exc: move_error(exc, None),
+    engine.UnknownVariantError: _engine(C.INVALID_ARGUMENT, "variant"),
+    engine.InvalidOptionError: _engine(C.INVALID_ARGUMENT, "options"),
+    engine.InvalidCardError: _engine(C.INVALID_ARGUMENT, "deal.cards"),
+    engine.InvalidDealError: _engine(C.INVALID_ARGUMENT, "deal"),
+    engine.NothingToUndoError: _engine(C.FAILED_PRECONDITION),
+    engine.NothingToRedoError: _engine(C.FAILED_PRECONDITION),
+    solver.HiddenInformationError: _engine(C.FAILED_PRECONDITION),
+    solver.UnsupportedGameError: _engine(C.FAILED_PRECONDITION),
+    NoWinnableDeal: _engine(C.FAILED_PRECONDITION, "winnable_only"),
+    engine.EngineError: _engine(C.INVALID_ARGUMENT),
+    # the session layer
+    sessions.MoveRefused: _refused,
+    sessions.GameNotFound: lambda exc: game_not_found(),  # BadToken too: the same answer
+    sessions.VersionMismatch: lambda exc: version_mismatch(exc.game_id, exc.expected, exc.current),
+    sessions.RequestIdReused: lambda exc: request_id_reused(),
+    sessions.StoreUnavailable: lambda exc: store_unavailable(exc.operation),
+    sessions.DeadlineExceeded: lambda exc: deadline_exceeded(exc.operation),
+    sessions.GameCorrupt: lambda exc: game_corrupt(exc.game_id),
+    # the store, for calls that reach it without the session layer
+    store.GameNotFound: lambda exc: game_not_found(),
+    store.VersionConflict: lambda exc: version_mismatch(exc.game_id, exc.expected, exc.current),
+    store.GameExists: lambda exc: ApiError(C.ABORTED, "GAME_EXISTS", "a game with that id exists; retry"),
+    store.StoreUnavailable: lambda exc: store_unavailable("store"),
 }
 
 
@@ -207,19 +252,10 @@ def from_exception(exc: BaseException) -> ApiError | None:
     """The ``ApiError`` for a known exception; None for anything else (a bug: INTERNAL)."""
     if isinstance(exc, ApiError):
         return exc
-    if isinstance(exc, (engine.InvalidMoveError, engine.IllegalMoveError)):
-        return move_error(exc, None)
-    if isinstance(exc, engine.EngineError):
-        code, field = _ENGINE.get(type(exc), (C.INVALID_ARGUMENT, ""))
-        return ApiError(code, exc.reason, str(exc), fields=[(field, str(exc))] if field else ())
-    if isinstance(exc, GameNotFound):
-        return ApiError(C.NOT_FOUND, "GAME_NOT_FOUND", "no such game (never created, or expired)")
-    if isinstance(exc, VersionConflict):
-        return version_mismatch(exc.game_id, exc.expected, exc.current)
-    if isinstance(exc, GameExists):  # 128 random bits collided: the caller retries first
-        return ApiError(C.ABORTED, "GAME_EXISTS", "a game with that id exists; retry")
-    if isinstance(exc, StoreUnavailable):
-        return store_unavailable("store")
+    for cls in type(exc).__mro__:
+        make = _TABLE.get(cls)
+        if make is not None:
+            return make(exc)
     return None
 
 
@@ -247,7 +283,6 @@ REASONS: dict[str, grpc.StatusCode] = {
     "VERSION_MISMATCH": C.ABORTED,
     "GAME_EXISTS": C.ABORTED,
     "MISSING_TOKEN": C.UNAUTHENTICATED,
-    "BAD_TOKEN": C.PERMISSION_DENIED,
     "API_KEY_MISSING": C.UNAUTHENTICATED,
     "API_KEY_INVALID": C.UNAUTHENTICATED,
     "RATE_LIMITED": C.RESOURCE_EXHAUSTED,

@@ -71,6 +71,11 @@ class WatchEvent:
 class GameStore(abc.ABC):
     """An async store of game sessions."""
 
+    # Whether a call may wait on I/O, so that callers arm a timeout around it. False: every
+    # call but ``watch`` completes without suspending (the memory store), and a timer per call
+    # (~5-10 µs with uvloop) would be the only cost of a move's store call.
+    calls_wait: bool = True
+
     @abc.abstractmethod
     async def create(self, record: GameRecord, *, ttl: float) -> None:
         """Store a new game at ``record.version``. Raises ``GameExists``."""

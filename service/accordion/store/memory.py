@@ -69,6 +69,8 @@ class MemoryStore(GameStore):
             option: ``watch`` then sees the events from when it began).
     """
 
+    calls_wait = False  # every method but watch runs to completion without awaiting
+
     def __init__(
         self,
         *,

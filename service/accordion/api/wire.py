@@ -1,0 +1,301 @@
+"""Engine and session results → protobuf: every reply the service sends, in one place.
+
+The hot replies (ApplyMove, Undo, GetGame) are written as bytes from cached serialized pieces
+(cards, piles, legal moves; upb parses a few KB in microseconds, building a ``pb.Card`` per card
+and a ``pb.Move`` per legal move was most of a reply's cost) and passed to gRPC as they are
+(``Serialized``: the service's serializer lets bytes through). ``game_bytes`` writes exactly the
+message ``encode_game`` returns (``tests/api/test_codec.py`` holds them to protobuf's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import NewType, TypeVar
+
+from accordion import engine, sessions, solver
+from accordion.engine import Game, Status
+from accordion.engine.cards import card_text
+from accordion.engine.moves import Claim, Move, Remove, Stack
+from accordion.v1 import accordion_pb2 as pb
+
+Serialized = NewType("Serialized", bytes)  # a reply message already serialized: sent as it is
+K = TypeVar("K", bound=Hashable)
+
+SOLVE_OUTCOMES = {
+    solver.Outcome.WON: pb.SOLVE_OUTCOME_WON,
+    solver.Outcome.LOST: pb.SOLVE_OUTCOME_LOST,
+    solver.Outcome.UNKNOWN: pb.SOLVE_OUTCOME_UNKNOWN,
+}
+STATUS = {
+    Status.IN_PROGRESS: pb.GAME_STATUS_IN_PROGRESS,
+    Status.WON: pb.GAME_STATUS_WON,
+    Status.LOST: pb.GAME_STATUS_LOST,
+}
+_SMALL = tuple(bytes((n,)) for n in range(0x80))
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _SMALL[n]
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _int(n: int) -> bytes:
+    """A varint field value; a negative int32/int64 is ten bytes of two's complement."""
+    return _varint(n if n >= 0 else n + (1 << 64))
+
+
+def _field(tag: bytes, data: bytes) -> bytes:
+    return tag + _varint(len(data)) + data
+
+
+# --- messages built the plain way ------------------------------------------------------------
+
+
+def encode_card(card: int) -> pb.Card:
+    suit = pb.Suit.ValueType(card // 13 + 1)  # the engine orders suits ♠ ♥ ♦ ♣, as the enum does from 1
+    return pb.Card(rank=card % 13 + 1, suit=suit, text=card_text(card, symbols=True))
+
+
+def encode_move(move: Move, notation: str) -> pb.Move:
+    """A move with both faces: structured (1-based) and its notation."""
+    msg = pb.Move(kind=pb.MoveKind.Value(f"MOVE_KIND_{move.kind.value}"), notation=notation)
+    if isinstance(move, Stack):
+        msg.from_pile, msg.to_pile = move.src + 1, move.dst + 1
+    elif isinstance(move, Remove):
+        msg.positions.extend(p + 1 for p in move.positions)
+    elif isinstance(move, Claim):
+        msg.window_first, msg.window_last, msg.combo = move.first + 1, move.last + 1, move.combo
+        msg.from_pile, msg.to_pile = move.src + 1, move.dst + 1
+    return msg
+
+
+def encode_legal(game: Game) -> list[pb.Move]:
+    return [encode_move(m, t) for m, t in zip(game.legal_moves(), game.legal_texts(), strict=True)]
+
+
+def seed_is_public(game: Game) -> bool:
+    """Whether showing the seed reveals nothing hidden: no stock, no chance to come, or game over."""
+    if game.status is not Status.IN_PROGRESS:
+        return True
+    return not game.state.stock and not game.rules.draws_after_deal
+
+
+def encode_score(game: Game, version: int) -> pb.ScoreResponse:
+    return pb.ScoreResponse(
+        version=version,
+        status=STATUS[game.status],
+        penalty=game.penalty,
+        piles_left=len(game.state.row),
+        stock_size=len(game.state.stock),
+        cribbage_points=game.score,
+        threshold_met=game.threshold_met,
+    )
+
+
+def encode_variant(variant: engine.Variant) -> pb.Variant:
+    try:
+        threshold = variant.make_rules().win_threshold()
+    except NotImplementedError:
+        threshold = ""
+    return pb.Variant(
+        id=variant.id,
+        name=variant.name,
+        description=variant.description,
+        aliases=list(variant.aliases),
+        options=[
+            pb.VariantOption(
+                name=o.name, default_value=str(o.default), allowed_values=o.allowed_text, description=o.description
+            )
+            for o in variant.options
+        ],
+        family=variant.rules.family,
+        move_kinds=[pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in variant.rules.move_kinds],
+        win_threshold=threshold,
+    )
+
+
+# --- the Game message from cached pieces -------------------------------------------------------
+
+_CACHE_MAX = 200_000
+_CARD_FIELDS = tuple(  # Pile.cards (field 1) entries
+    b"\x0a" + _varint(len(b)) + b for b in (encode_card(c).SerializeToString() for c in range(52))
+)
+
+
+class _PieceCache(dict[K, bytes]):
+    """Serialized pieces by key, built on first use by ``make``; emptied when full."""
+
+    def __init__(self, make: Callable[[K], bytes]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: K) -> bytes:
+        if len(self) >= _CACHE_MAX:
+            self.clear()
+        value = self[key] = self.make(key)
+        return value
+
+
+def _make_pile_field(pile: tuple[int, ...]) -> bytes:
+    body = b"".join([_CARD_FIELDS[c] for c in pile])
+    return b"\x2a" + _varint(len(body)) + body
+
+
+# A legal move's key: (from, to, notation) for a STACK (ints and a str hash fastest), else (move, notation).
+MoveKey = tuple[int, int, str] | tuple[Move, str]
+
+
+def _make_move_field(key: MoveKey) -> bytes:
+    if len(key) == 3:
+        src, dst, notation = key
+        text = notation.encode()
+        # kind = STACK (1), from_pile (2), to_pile (3), notation (8): what upb writes, by hand.
+        body = b"".join((b"\x08\x01\x10", _varint(src + 1), b"\x18", _varint(dst + 1), b"\x42",
+                         _varint(len(text)), text))
+    else:
+        move, notation = key
+        body = encode_move(move, notation).SerializeToString()
+    return b"\x42" + _varint(len(body)) + body
+
+
+_PILE_FIELDS = _PieceCache(_make_pile_field)  # Game.piles (field 5) entries, by pile
+_MOVE_FIELDS: _PieceCache[MoveKey] = _PieceCache(_make_move_field)  # Game.legal_moves (field 8) entries
+
+
+def _move_key(move: Move, notation: str) -> MoveKey:
+    return (move.src, move.dst, notation) if isinstance(move, Stack) else (move, notation)
+
+
+def _move_keys(moves: Sequence[Move], texts: Sequence[str]) -> list[MoveKey]:
+    # (``_move_key`` inlined: this runs for every legal move of every reply.)
+    return [(m.src, m.dst, t) if type(m) is Stack else (m, t) for m, t in zip(moves, texts, strict=True)]
+
+
+def legal_response(moves: Sequence[Move], texts: Sequence[str], version: int) -> pb.LegalMovesResponse:
+    """``LegalMovesResponse(version, moves)`` from the cached move pieces (field 8 → field 2)."""
+    msg = pb.LegalMovesResponse(version=version)
+    msg.MergeFromString(b"".join([b"\x12" + _MOVE_FIELDS[k][1:] for k in _move_keys(moves, texts)]))
+    return msg
+
+
+def encode_legal_response(game: Game, version: int) -> pb.LegalMovesResponse:
+    return legal_response(game.legal_moves(), game.legal_texts(), version)
+
+
+_STATUS_FIELDS = {status: b"\x38" + _varint(value) for status, value in STATUS.items()}  # Game.status (7)
+_HEAD_FIELDS: dict[tuple[str, tuple[tuple[str, object], ...]], bytes] = {}  # variant (3) and options (4)
+
+
+def _head_fields(game: Game) -> bytes:
+    values = game.rules.values
+    key = (game.variant.id, tuple(values.items()))
+    found = _HEAD_FIELDS.get(key)
+    if found is None:
+        entries = [
+            _field(b"\x22", _field(b"\x0a", k.encode()) + _field(b"\x12", str(v).encode()))
+            for k, v in values.items()
+        ]
+        if len(_HEAD_FIELDS) >= 10_000:
+            _HEAD_FIELDS.clear()
+        found = _HEAD_FIELDS[key] = _field(b"\x1a", game.variant.id.encode()) + b"".join(entries)
+    return found
+
+
+def game_bytes(game: Game, game_id: str, version: int) -> bytes:
+    """The serialized ``Game`` message, written field by field from cached pieces."""
+    state = game.state
+    status = game.status
+    rules = game.rules
+    moves = game.move_count
+    parts = [
+        _field(b"\x0a", game_id.encode()),
+        b"\x10" + _int(version),
+        _head_fields(game),
+        b"".join(map(_PILE_FIELDS.__getitem__, state.row)),
+        b"\x30" + _varint(len(state.stock)) if state.stock else b"",
+        _STATUS_FIELDS[status],
+        b"".join(map(_MOVE_FIELDS.__getitem__, _move_keys(game.legal_moves(), game.legal_texts()))),
+    ]
+    penalty, score = game.penalty, game.score
+    if penalty:
+        parts.append(b"\x48" + _int(penalty))
+    if score:
+        parts.append(b"\x50" + _int(score))
+    if game.threshold_met:
+        parts.append(b"\x58\x01")
+    if moves:
+        parts.append(b"\x60" + _varint(moves))
+    parts.append(_field(b"\x6a", game.render().encode()))
+    parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
+    parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
+    if status is not Status.IN_PROGRESS or (not state.stock and not rules.draws_after_deal):
+        parts.append(b"\x80\x01" + _varint(game.seed))  # seed_is_public; optional: sent even if 0
+    if moves:
+        parts.append(b"\x88\x01\x01")  # can_undo
+    return b"".join(parts)
+
+
+def encode_game(game: Game, game_id: str, version: int) -> pb.Game:
+    return pb.Game.FromString(game_bytes(game, game_id, version))
+
+
+def get_game_reply(opened: sessions.Opened) -> Serialized:
+    """A serialized ``GetGameResponse`` (game = field 1)."""
+    return Serialized(_field(b"\x0a", game_bytes(opened.game, opened.game_id, opened.version)))
+
+
+def _move_body(key: MoveKey) -> bytes:
+    """The serialized ``Move`` of a ``_MOVE_FIELDS`` key (its field without tag and length)."""
+    field = _MOVE_FIELDS[key]
+    i = 1
+    while field[i] & 0x80:
+        i += 1
+    return field[i + 1 :]
+
+
+def reply_bytes(move: Move, notation: str, game: Game, game_id: str, version: int) -> bytes:
+    """A serialized ``ApplyMoveResponse`` or ``UndoResponse`` (both: move = 1, game = 2)."""
+    return _field(b"\x0a", _move_body(_move_key(move, notation))) + _field(b"\x12", game_bytes(game, game_id, version))
+
+
+def played_reply(result: sessions.Played | sessions.RecordedReply) -> Serialized:
+    """ApplyMove's or Undo's reply: the move and the game after it, or the recorded first reply."""
+    if isinstance(result, sessions.RecordedReply):
+        return Serialized(result.reply)
+    return Serialized(reply_bytes(result.move, result.notation, result.game, result.game_id, result.version))
+
+
+def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewGameResponse:
+    if isinstance(result, sessions.RecordedNewGame):
+        reply = pb.NewGameResponse.FromString(result.reply)
+        reply.token = result.token
+        return reply
+    return pb.NewGameResponse(
+        game=encode_game(result.game, result.game_id, sessions.FIRST_VERSION),
+        token=result.token,
+        seeds_tried=result.seeds_tried,
+    )
+
+
+def watch_reply(game_id: str, item: sessions.WatchItem) -> pb.WatchGameResponse:
+    kind = pb.GameEvent.KIND_UNDO if item.undo else pb.GameEvent.KIND_MOVE
+    return pb.WatchGameResponse(
+        event=pb.GameEvent(
+            version=item.version, kind=kind, move=encode_move(item.move, item.notation),
+            game=encode_game(item.game, game_id, item.version),
+        )
+    )
+
+
+def hint_reply(version: int, move: Move | None, notation: str, solved: bool) -> pb.HintResponse:
+    reply = pb.HintResponse(version=version)
+    if move is not None:
+        reply.move.CopyFrom(encode_move(move, notation))
+        reply.source = pb.HINT_SOURCE_SOLVER if solved else pb.HINT_SOURCE_HEURISTIC
+    return reply

@@ -1,0 +1,36 @@
+"""The session layer: the stored form of a game and the application flow, with no gRPC in it.
+
+* ``record``, ``replies``, ``binary``, ``state_bytes``: the stored form (the game's binary
+  record with its event log, the idempotency and NewGame records, watch-stream entries) and
+  every reader of earlier forms.
+* ``flow.Sessions``: create, open (load + authorize), play, undo, idempotent replay, expected
+  version, compare-and-set, the per-process cache (``cache``), the watch follower (``follow``).
+* ``errors``: what it raises; ``tokens``: game ids, tokens and request-id keys.
+
+A call takes a token and a deadline (``time.monotonic()`` seconds, or None) and returns plain
+results (``Opened``, ``Played``, ``Dealt``, ...); ``accordion.api`` turns them into protobuf.
+"""
+
+from .binary import UNDO, Event
+from .cache import GameCache
+from .errors import (
+    BadToken,
+    DeadlineExceeded,
+    GameCorrupt,
+    GameNotFound,
+    MoveRefused,
+    RequestIdReused,
+    SessionError,
+    StoreUnavailable,
+    VersionMismatch,
+)
+from .flow import FIRST_VERSION, ChooseMove, Dealt, Opened, Played, RecordedNewGame, RecordedReply, Sessions
+from .follow import WatchItem
+from .record import EVENTS_KEPT, Stored, load_stored
+
+__all__ = [
+    "UNDO", "Event", "GameCache", "BadToken", "DeadlineExceeded", "GameCorrupt", "GameNotFound", "MoveRefused",
+    "RequestIdReused", "SessionError", "StoreUnavailable", "VersionMismatch", "FIRST_VERSION", "ChooseMove",
+    "Dealt", "Opened", "Played", "RecordedNewGame", "RecordedReply", "Sessions", "WatchItem", "EVENTS_KEPT",
+    "Stored", "load_stored",
+]

@@ -1,0 +1,56 @@
+"""The per-process cache of decoded games (``GameCache``), never trusted for the truth.
+
+A move on a cached game goes straight to the store's compare-and-set, which checks the
+version atomically: a stale entry (another process moved the game) costs a conflict, a load
+and a second try, as a lost race always did. Authorization uses the cached token hash (a
+game's token never changes). Reads always ask the store for the version, and use a cached
+game only when it is at that version (it saves decoding, nothing else).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .record import Stored
+
+CACHE_SIZE = 4096  # games kept decoded per process
+
+
+@dataclass
+class Cached:
+    version: int
+    token_hash: bytes
+    stored: Stored
+
+
+class GameCache:
+    """Recently used games, decoded, by id: least recently used first out.
+
+    A mutation ``take``s its game (so no other call sees it while it changes) and ``put``s it
+    back only once the store accepted the new version. Reads ``peek`` and use the entry only
+    when the store's version is the same.
+    """
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._games: dict[str, Cached] = {}
+
+    def take(self, game_id: str) -> Cached | None:
+        return self._games.pop(game_id, None)
+
+    def peek(self, game_id: str, version: int) -> Stored | None:
+        entry = self._games.get(game_id)
+        return entry.stored if entry is not None and entry.version == version else None
+
+    def put(self, game_id: str, entry: Cached) -> None:
+        games = self._games
+        games.pop(game_id, None)
+        games[game_id] = entry
+        if len(games) > self.size:
+            del games[next(iter(games))]
+
+    def discard(self, game_id: str) -> None:
+        self._games.pop(game_id, None)
+
+    def __len__(self) -> int:
+        return len(self._games)

@@ -1,0 +1,79 @@
+"""The session layer on its own: no gRPC, a token and a deadline in, results or its exceptions out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from accordion import engine, sessions
+from accordion.store import GameRecord, MemoryStore, open_store
+from accordion.store.base import GameStore
+
+
+async def test_a_game_is_dealt_played_undone_and_opened(store_url: str) -> None:
+    store = open_store(None if store_url == "memory://" else store_url)
+    try:
+        flow = sessions.Sessions(store, game_ttl=60)
+        dealt = await flow.deal(engine.new_game("accordion", seed=7), None)
+        assert isinstance(dealt, sessions.Dealt)
+        first = dealt.game.legal_moves()[0]
+        played = await flow.play(dealt.game_id, dealt.token, lambda game: first, time.monotonic() + 5, expected=1)
+        assert isinstance(played, sessions.Played) and played.version == 2 and played.move == first
+        undone = await flow.undo(dealt.game_id, dealt.token, None, request_id="u1", fingerprint=b"f")
+        assert isinstance(undone, sessions.Played) and undone.version == 3 and undone.move == first
+        again = await flow.undo(dealt.game_id, dealt.token, None, request_id="u1", fingerprint=b"f")
+        assert isinstance(again, sessions.Played) and (again.version, again.move) == (3, first)  # a retry
+        with pytest.raises(sessions.RequestIdReused):
+            await flow.undo(dealt.game_id, dealt.token, None, request_id="u1", fingerprint=b"other")
+        flow.cache.discard(dealt.game_id)  # from the store, not the cache
+        opened = await flow.open(dealt.game_id, dealt.token, None)
+        assert opened.version == 3 and opened.game.state == dealt.game.state
+        with pytest.raises(engine.NothingToUndoError):
+            await flow.undo(dealt.game_id, dealt.token, None)
+    finally:
+        await store.close()
+
+
+async def test_refusals_change_nothing_and_say_why() -> None:
+    flow = sessions.Sessions(MemoryStore(), game_ttl=60)
+    dealt = await flow.deal(engine.new_game("accordion", seed=7), None)
+    assert isinstance(dealt, sessions.Dealt)
+    with pytest.raises(sessions.MoveRefused) as refused:
+        await flow.play(dealt.game_id, dealt.token, lambda game: game.parse_move("KC>10D"), None)
+    assert refused.value.version == 1 and refused.value.texts == tuple(dealt.game.legal_texts())
+    assert isinstance(refused.value.cause, engine.IllegalMoveError)
+    with pytest.raises(sessions.VersionMismatch) as stale:
+        await flow.play(dealt.game_id, dealt.token, lambda game: game.legal_moves()[0], None, expected=5)
+    assert (stale.value.expected, stale.value.current) == (5, 1)
+    with pytest.raises(sessions.BadToken) as wrong:  # a GameNotFound: answered as an unknown id
+        await flow.open(dealt.game_id, "not-the-token", None)
+    assert isinstance(wrong.value, sessions.GameNotFound)
+    with pytest.raises(sessions.GameNotFound):
+        await flow.open("A" * 22, dealt.token, None)
+    assert (await flow.open(dealt.game_id, dealt.token, None)).version == 1
+
+
+class _HungStore(MemoryStore):
+    """A store whose loads never answer (and which says its calls may wait)."""
+
+    calls_wait = True
+
+    async def load(self, game_id: str) -> GameRecord:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+async def test_store_calls_are_bounded_by_the_timeout_and_the_deadline() -> None:
+    errors: list[str] = []
+    flow = sessions.Sessions(_HungStore(), game_ttl=60, store_timeout=0.2, on_store_error=errors.append)
+    started = time.monotonic()
+    with pytest.raises(sessions.StoreUnavailable):
+        await flow.open("A" * 22, "t", time.monotonic() + 10)
+    with pytest.raises(sessions.DeadlineExceeded):
+        await flow.open("A" * 22, "t", time.monotonic() + 0.05)
+    with pytest.raises(sessions.DeadlineExceeded):
+        await flow.open("A" * 22, "t", time.monotonic() - 1)  # already past: no store call at all
+    assert time.monotonic() - started < 2 and errors == ["load", "load"]
+    assert GameStore.calls_wait and not MemoryStore.calls_wait
