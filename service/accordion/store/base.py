@@ -71,6 +71,10 @@ class WatchEvent:
 class GameStore(abc.ABC):
     """An async store of game sessions."""
 
+    #: True when the store answers within this process without I/O (the memory store): its
+    #: calls cannot hang, so a caller needs no timeout around them.
+    in_process: bool = False
+
     @abc.abstractmethod
     async def create(self, record: GameRecord, *, ttl: float) -> None:
         """Store a new game at ``record.version``. Raises ``GameExists``."""
