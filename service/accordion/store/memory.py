@@ -297,7 +297,9 @@ class MemoryStore(GameStore):
         stored = None if game is None else game.replies.get(request_id)
         return None if stored is None else StoredReply(*stored)
 
-    async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
+    async def claim_request(
+        self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float
+    ) -> StoredReply | None:
         self._check_open()
         self._claims.sweep()
         held = self._claims.get(key)

@@ -236,7 +236,8 @@ class RedisStore(GameStore):
     async def claim_request(
         self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float
     ) -> StoredReply | None:
-        rec = await self.executor.write(CLAIM, [self.claim_key(key)], [fingerprint, reply, ms(ttl), self._touch])
+        args = [fingerprint, reply, ms(ttl), self._touch]
+        rec = await self.executor.write(CLAIM, [self.claim_key(key)], args)
         return None if rec is None else StoredReply(rec[0], rec[1])
 
     async def delete(self, game_id: str) -> None:

@@ -108,7 +108,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.wait_replicas < 0 or (self.wait_replicas and self.wait_timeout <= 0):
             raise ValueError(
-                f"wait_replicas {self.wait_replicas!r} needs a positive wait_timeout, not {self.wait_timeout!r}"
+                f"wait_replicas {self.wait_replicas!r} needs a positive wait_timeout, "
+                f"not {self.wait_timeout!r}"
             )
 
     @property
@@ -202,7 +203,9 @@ def sentinel(url: str, s: Settings) -> Executor:
     sentinels, service, db, creds = parse_sentinel_url(url)
     sentinel = Sentinel(  # type: ignore[no-untyped-call]
         sentinels,
-        sentinel_kwargs=dict(socket_timeout=s.socket_timeout, socket_connect_timeout=s.socket_connect_timeout),
+        sentinel_kwargs=dict(
+            socket_timeout=s.socket_timeout, socket_connect_timeout=s.socket_connect_timeout
+        ),
     )
     client = sentinel.master_for(
         service, db=db, max_connections=s.max_connections, **s.client_options(s.write_timeout), **creds
@@ -240,5 +243,7 @@ def cluster(url: str, s: Settings) -> Executor:
     common: dict[str, Any] = dict(watch_block=s.watch_block, attempts=s.retries + 2, backoff=s.backoff())
     wait = s.wait()
     if wait is not None:
-        return ClusterWaitExecutor(client(s.write_timeout), client(s.watch_timeout), wait, node_client, **common)
+        return ClusterWaitExecutor(
+            client(s.write_timeout), client(s.watch_timeout), wait, node_client, **common
+        )
     return ClusterExecutor(client(s.write_timeout), client(s.watch_timeout), **common)

@@ -63,7 +63,9 @@ class Executor:
     #: WAIT after each write for this many replicas (0: no WAIT).
     wait_replicas = 0
 
-    def __init__(self, client: Redis | RedisCluster, watch_client: Redis | RedisCluster, *, watch_block: float) -> None:
+    def __init__(
+        self, client: Redis | RedisCluster, watch_client: Redis | RedisCluster, *, watch_block: float
+    ) -> None:
         self.client, self.watch_client = client, watch_client
         self.watch_block_ms = ms(watch_block)
 
@@ -170,7 +172,8 @@ class Wait:
                     raise value
             if int(acked) < self.replicas:
                 raise StoreUnavailable(
-                    f"not replicated: {acked} of {self.replicas} replicas acknowledged within {self.timeout_ms} ms"
+                    f"not replicated: {acked} of {self.replicas} replicas acknowledged "
+                    f"within {self.timeout_ms} ms"
                 )
             return result
         raise StoreUnavailable("redis: NOSCRIPT after SCRIPT LOAD")  # pragma: no cover
@@ -228,7 +231,8 @@ class ClusterExecutor(Executor):
             node = watch.get_node_from_key(key)
             try:
                 return await watch.execute_command(
-                    "XREAD", "COUNT", 100, "BLOCK", self.watch_block_ms, "STREAMS", key, last, target_nodes=node
+                    "XREAD", "COUNT", 100, "BLOCK", self.watch_block_ms, "STREAMS", key, last,
+                    target_nodes=node,
                 )
             except TOPOLOGY:
                 with contextlib.suppress(*UNAVAILABLE, OSError):
@@ -242,8 +246,9 @@ class ClusterWaitExecutor(ClusterExecutor):
     longer owns the slot (a failover), the slot map is re-read and the write tried again."""
 
     def __init__(
-        self, client: RedisCluster, watch_client: RedisCluster, wait: Wait, node_client: Callable[[str, int], Redis],
-        *, watch_block: float, attempts: int, backoff: ExponentialBackoff,
+        self, client: RedisCluster, watch_client: RedisCluster, wait: Wait,
+        node_client: Callable[[str, int], Redis], *, watch_block: float, attempts: int,
+        backoff: ExponentialBackoff,
     ) -> None:
         super().__init__(client, watch_client, watch_block=watch_block, attempts=attempts, backoff=backoff)
         self._wait, self._node_client = wait, node_client
