@@ -144,3 +144,9 @@ async def test_the_store_uses_it_only_where_it_can(redis_url: str) -> None:
             assert store.wait_replicas == wait
         finally:
             await store.close()
+
+
+def test_wait_settings_are_checked(redis_url: str) -> None:
+    for replicas, timeout in ((-1, 0.5), (1, 0.0)):
+        with pytest.raises(ValueError, match="wait_replicas"):
+            open_store(redis_url, wait_replicas=replicas, wait_timeout=timeout)
