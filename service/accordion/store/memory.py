@@ -112,10 +112,10 @@ class _Table(Generic[E]):
     def __len__(self) -> int:
         return len(self.entries)
 
-    def get(self, key: str) -> E | None:
-        """The live entry (an expired one is dropped)."""
+    def get(self, key: str, now: float | None = None) -> E | None:
+        """The live entry (an expired one is dropped); ``now``: the clock, if just read."""
         entry = self.entries.get(key)
-        if entry is not None and entry.deadline <= self._clock():
+        if entry is not None and entry.deadline <= (self._clock() if now is None else now):
             self.remove(key)
             self.expired += 1
             return None
@@ -145,10 +145,15 @@ class _Table(Generic[E]):
         entry = self.entries.pop(key, None)
         if entry is not None:
             self._on_drop(entry)
+            # A dict keeps its table at the largest size it had: once it holds an eighth of
+            # that, copy it, so that memory comes back after a burst.
+            if self._peak > 1024 and len(self.entries) * 8 < self._peak:
+                self.entries = OrderedDict(self.entries)
+                self._peak = len(self.entries)
         return entry
 
-    def sweep(self) -> None:
-        """Remove every entry whose deadline has passed: O(1) when none is due."""
+    def sweep(self) -> float:
+        """Remove every entry whose deadline has passed: O(1) when none is due. Returns the clock."""
         due, now = self._due, self._clock()
         while due and due[0][0] <= now:
             _, serial, key = heapq.heappop(due)
@@ -160,11 +165,7 @@ class _Table(Generic[E]):
             else:
                 self.remove(key)
                 self.expired += 1
-        # A dict keeps its table at the largest size it had: once it holds an eighth of that,
-        # copy it, so that memory comes back after a burst.
-        if self._peak > 1024 and len(self.entries) * 8 < self._peak:
-            self.entries = OrderedDict(self.entries)
-            self._peak = len(self.entries)
+        return now
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,7 @@ class MemoryStore(GameStore):
 
     async def load(self, game_id: str) -> GameRecord:
         self._check_open()
-        self._table.sweep()
-        game = self._table.get(game_id)
+        game = self._table.get(game_id, self._table.sweep())
         if game is None:
             raise GameNotFound(game_id)
         self._table.use(game_id)
@@ -267,8 +267,8 @@ class MemoryStore(GameStore):
         reply: bytes = b"",
     ) -> StoredReply | None:
         self._check_open()
-        self._table.sweep()
-        game = self._table.get(game_id)
+        now = self._table.sweep()
+        game = self._table.get(game_id, now)
         if game is None:
             raise GameNotFound(game_id)
         # Same order as the Redis script: a known request id wins over the version check,
@@ -280,7 +280,7 @@ class MemoryStore(GameStore):
             raise VersionConflict(game_id, expected_version, current)
         version = current + 1
         game.record = GameRecord(game_id, version, game.record.token_hash, data)
-        game.deadline = self._clock() + ttl
+        game.deadline = now + ttl
         self._table.use(game_id)
         if game.watchers or not self._watched_only:
             game.events.append((version, event))
