@@ -370,10 +370,10 @@ class Sessions:
         """One store call within the deadline and ``store_timeout``, its errors as this layer's:
         the store's GameNotFound and VersionConflict, a connection problem (StoreUnavailable),
         time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable).
-        A store whose calls never wait (``calls_wait`` False) is called without a timer."""
+        A store answered within this process (``in_process``) is called without a timer."""
         by_deadline = False
         try:
-            if not self.store.calls_wait:  # the memory store: nothing to wait for, no timer to arm
+            if self.store.in_process:  # the memory store: nothing to wait for, no timer to arm
                 return await fn(*args, **kwargs)
             budget = self.store_timeout
             if deadline is not None:
