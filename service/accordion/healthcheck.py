@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from accordion.config import version
 from accordion.tls import channel_credentials
 
 
@@ -56,6 +57,7 @@ def check(
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
     parser = argparse.ArgumentParser(prog="accordion-health", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.add_argument("--addr", default=default_addr(env), help="host:port [default: %(default)s]")
     parser.add_argument("--service", default="", help="service name; empty: the whole server")
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds [default: %(default)s]")

@@ -54,7 +54,8 @@ from typing import Any
 import structlog
 
 from accordion.api.interceptors import flush_access_log
-from accordion.server import AccordionServer, Config, _banner, configure_logging, freeze_startup_objects, run_loop
+from accordion.config import Config, banner
+from accordion.server import AccordionServer, configure_logging, freeze_startup_objects, run_loop
 
 MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
@@ -270,7 +271,7 @@ def supervise(config: Config) -> int:
         if status == 0 and not signals:
             if metrics is not None:
                 _serve_metrics(config, metrics)
-            print(_banner(config, port), flush=True)
+            print(banner(config, port), flush=True)
             log.info(
                 "started",
                 port=port,

@@ -13,7 +13,9 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
-from accordion.server import LIVENESS, _OPTIONS, Config
+from accordion.config import OPTIONS as _OPTIONS
+from accordion.config import Config
+from accordion.server import LIVENESS
 from accordion.store.redis import parse_sentinel_url
 
 from .conftest import DEPLOY, K8S, OVERLAYS, kustomize, load_all

@@ -10,7 +10,8 @@ import grpc
 import grpc.aio
 import pytest
 
-from accordion.server import MAX_METADATA_BYTES, _server_options, Config
+from accordion.config import Config
+from accordion.server import MAX_METADATA_BYTES, _server_options
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 

@@ -1,4 +1,6 @@
-"""One server interceptor for what every RPC shares: a JSON log line and the Prometheus metrics.
+"""What every RPC of every service shares: ``wrap``, the one per-method wrapper (API keys,
+limits, the request timeout, error mapping; registered through ``Host``), and its record of
+each call: a JSON access line and the Prometheus metrics.
 
 The log line has the method, the game id (from the request or NewGame's reply), the final
 status code and the latency. It never has metadata (the token travels there), request
@@ -27,14 +29,18 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TextIO, TypeAlias
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, TextIO, TypeAlias
 
 import grpc
 import grpc.aio
 import structlog
 
-from . import auth, metrics
+from . import auth, errors, metrics
+from .apikeys import ApiKeyInterceptor
+from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of
+from .service import Malformed
 
 log = structlog.get_logger("accordion.rpc")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -284,87 +290,164 @@ def _record(method: str, game_id: str, code: grpc.StatusCode, started: float) ->
         flush_access_log()
 
 
-class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Wraps each handler's behaviour: unary and server-streaming (the only kinds served here)."""
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        if handler is None:
-            return handler
-        # One wrapped handler per handler, built on first use: the service's handlers are built
-        # once. (Handlers made for one call, e.g. an API-key refusal, come and go: the cache is
-        # emptied when it fills; it holds the handlers it is keyed by, so no id is reused.)
-        key = (details.method, id(handler))
-        wrapped = self._wrapped.get(key)
-        if wrapped is None:
-            if len(self._wrapped) >= 256:
-                self._wrapped.clear()
-            wrapped = self._wrapped[key] = (self._wrap(handler, details.method.lstrip("/")), handler)
-        return wrapped[0]
-
-    def __init__(self) -> None:
-        self._wrapped: dict[tuple[str, int], tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    @staticmethod
-    def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _unary(handler.unary_unary, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            # Generators yield; coroutines (grpc's health Watch) write with context.write.
-            # grpc forbids mixing the styles, so each keeps its own.
-            wrap = _stream if inspect.isasyncgenfunction(handler.unary_stream) else _unary
-            return grpc.unary_stream_rpc_method_handler(
-                wrap(handler.unary_stream, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+# --- the one per-method wrapper --------------------------------------------------------------
 
 
-def _unary(behavior: Callable[..., Any], method: str) -> Callable[..., Awaitable[Any]]:
-    async def wrapped(request: Any, context: Context) -> Any:
-        started, failure, response = time.perf_counter(), None, None
+@dataclass(frozen=True)
+class Gate:
+    """What the wrapper checks before a call reaches its handler: the limits' counters and,
+    when keys are configured, the API keys."""
+
+    admission: Admission
+    api_keys: ApiKeyInterceptor | None = None
+
+
+async def _read_request(requests: AsyncIterator[Any], timeout: float) -> Any:
+    """The call's one request message, which must arrive within ``timeout`` seconds."""
+    try:
+        async with asyncio.timeout(timeout):
+            request = await anext(requests)
+    except TimeoutError:
+        raise errors.deadline_exceeded(f"the request message arrived (within {timeout:g} s)") from None
+    except StopAsyncIteration:
+        raise errors.malformed_request("the call ended without a request message") from None
+    if isinstance(request, Malformed):
+        raise errors.malformed_request(request.why)
+    return request
+
+
+async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
+    """Abort with the status ``exc`` maps to; a bug (nothing maps it) is logged and INTERNAL."""
+    error = errors.from_exception(exc)
+    if error is None:
+        log.error("unhandled exception", method=method, exc_info=exc)
+        error = errors.internal()
+    await errors.abort(context, error)
+
+
+def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMethodHandler:
+    """``handler`` with what every call of every service shares, in this order: the API key
+    (when keys are on; health is exempt), the limits (``accordion.api.limits``), the request
+    message read within ``--request-timeout``, the handler, the mapping of its exceptions to a
+    ``google.rpc.Status``, and the access line and metrics (``_record``).
+
+    A handler that takes one request (unary-unary, unary-stream) is registered as taking a
+    request *stream*: grpc then calls the wrapper as soon as the call's headers arrive, not
+    once its message has, so a call that never sends its message is counted, limited and
+    timed out like any other (grpc's own ``maximum_concurrent_rpcs`` counts such calls too,
+    but for every method alike, health included, and never times them out)."""
+    health = method.startswith(HEALTH_PREFIX)
+    watch = method in WATCH_METHODS
+    admission, api_keys, timeout = gate.admission, gate.api_keys, gate.admission.limits.request_timeout
+
+    async def enter(context: Context) -> str:
+        """The client's name, counted in; raises the refusal."""
+        key_name = None if api_keys is None else await api_keys.caller(method, context.invocation_metadata())
+        client = f"key:{key_name}" if key_name else client_of(context.peer())
+        admission.enter_call(health, client)
+        return client
+
+    async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
+        started, failure, request, response, client = time.perf_counter(), None, None, None, None
         try:
+            client = await enter(context)
+            request = await _read_request(requests, timeout)
             response = await behavior(request, context)
             return response
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
         except BaseException as exc:
             failure = exc
             raise
         finally:
+            if client is not None:
+                admission.leave_call(health, client)
             _record(method, _game_id(request, response), _status(context, failure), started)
 
-    return wrapped
-
-
-def _stream(behavior: Callable[..., Any], method: str) -> Callable[..., AsyncIterator[Any]]:
-    async def wrapped(request: Any, context: Context) -> AsyncIterator[Any]:
-        started, failure = time.perf_counter(), None
+    async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        started, failure, request, client, watching = time.perf_counter(), None, None, None, ""
+        connection = context.peer()
         try:
+            client = await enter(context)
+            request = await _read_request(requests, timeout)
+            if watch:
+                admission.enter_watch(connection, request.game_id)
+                watching = request.game_id
             async with contextlib.aclosing(behavior(request, context)) as items:  # close it now, not at GC
                 async for item in items:
                     yield item
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
         except BaseException as exc:
             failure = exc
             raise
         finally:
+            if watching:
+                admission.leave_watch(connection, watching)
+            if client is not None:
+                admission.leave_call(health, client)
             _record(method, _game_id(request), _status(context, failure), started)
 
-    return wrapped
+    async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
+        """Handlers that take a request stream (reflection) get it as it is."""
+        started, failure, client = time.perf_counter(), None, None
+        try:
+            client = await enter(context)
+            result = behavior(requests, context)
+            if inspect.isasyncgen(result):
+                async with contextlib.aclosing(result) as items:
+                    async for item in items:
+                        await context.write(item)
+                return None
+            return await result
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            if client is not None:
+                admission.leave_call(health, client)
+            _record(method, "", _status(context, failure), started)
+
+    kinds = (
+        (handler.unary_unary, grpc.stream_unary_rpc_method_handler, unary),
+        # Generators yield; coroutines (grpc's health Watch) write with context.write, and
+        # grpc forbids mixing the styles, so each keeps its own.
+        (handler.unary_stream, grpc.stream_stream_rpc_method_handler, None),
+        (handler.stream_unary, grpc.stream_unary_rpc_method_handler, streamed_requests),
+        (handler.stream_stream, grpc.stream_stream_rpc_method_handler, streamed_requests),
+    )
+    for behavior, make, wrapper in kinds:
+        if behavior is None:
+            continue
+        if wrapper is None:
+            wrapper = stream if inspect.isasyncgenfunction(behavior) else unary
+        return make(
+            wrapper,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler
 
 
-class _ObservedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
+class _WrappedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
     """A generic handler whose method handlers come out wrapped (built once per method)."""
 
-    def __init__(self, inner: grpc.GenericRpcHandler) -> None:
-        self._inner = inner
+    def __init__(self, inner: grpc.GenericRpcHandler, gate: Gate) -> None:
+        self._inner, self._gate = inner, gate
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
@@ -373,11 +456,9 @@ class _ObservedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
             return None
         found = self._wrapped.get(details.method)
         if found is None or found[1] is not handler:
-            if len(self._wrapped) >= 256:
+            if len(self._wrapped) >= 256:  # method names come from clients: bound the cache
                 self._wrapped.clear()
-            found = self._wrapped[details.method] = (
-                ObservabilityInterceptor._wrap(handler, details.method.lstrip("/")), handler
-            )
+            found = self._wrapped[details.method] = (wrap(handler, details.method.lstrip("/"), self._gate), handler)
         return found[0]
 
     def service_name(self) -> str | None:
@@ -385,20 +466,18 @@ class _ObservedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
         return name() if callable(name) else None
 
 
-class ObservedServer:
-    """Stands in for a ``grpc.aio.Server`` when registering servicers: their handlers get the
-    log line and the metrics without a server interceptor. (grpc.aio runs every interceptor as
-    a coroutine on every call; wrapping the handlers once costs nothing per call.) With the
-    API-key interceptor on, ``ObservabilityInterceptor`` is used instead: it must come first to
-    log the calls that interceptor refuses."""
+class Host:
+    """Stands in for a ``grpc.aio.Server`` when registering servicers: every handler of every
+    service registered through it is ``wrap``-ped once. (No server interceptor: grpc.aio runs
+    each as a coroutine on every call, and it sees a call without its peer.)"""
 
-    def __init__(self, server: grpc.aio.Server) -> None:
-        self.server = server
+    def __init__(self, server: grpc.aio.Server, gate: Gate) -> None:
+        self.server, self.gate = server, gate
 
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        self.server.add_generic_rpc_handlers(tuple(_ObservedGeneric(h) for h in handlers))
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self.server.add_generic_rpc_handlers(tuple(_WrappedGeneric(h, self.gate) for h in generic_rpc_handlers))
 
     def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
         self.server.add_registered_method_handlers(
-            service, {name: ObservabilityInterceptor._wrap(h, f"{service}/{name}") for name, h in handlers.items()}
+            service, {name: wrap(h, f"{service}/{name}", self.gate) for name, h in handlers.items()}
         )
