@@ -18,10 +18,13 @@ import sys
 from collections.abc import Mapping, Sequence
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from accordion.config import version
 from accordion.tls import channel_credentials
+
+
+CHECK = "/grpc.health.v1.Health/Check"
 
 
 def default_addr(env: Mapping[str, str]) -> str:
@@ -47,10 +50,13 @@ def check(
         if credentials is not None
         else grpc.insecure_channel(addr)
     )
+    check_call = channel.unary_unary(
+        CHECK,
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
     with channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=timeout
-        )
+        reply = check_call(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 

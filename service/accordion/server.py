@@ -29,8 +29,8 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Coroutine, Mapping
-from typing import Any, TextIO
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TextIO, cast
 
 import grpc
 import grpc.aio
@@ -171,9 +171,9 @@ class AccordionServer:
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
         )
         add_to_server(servicer, target)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, target)
+        _add_health(self.health, target)
         # enable_server_reflection, for an aio server through ``target``:
-        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+        _add_reflection(
             reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
         )
         self.port = 0
@@ -182,8 +182,11 @@ class AccordionServer:
 
     async def start(self) -> int:
         """Listen and serve; the bound port. Raises ``ListenError`` when the address is taken."""
-        if self.config.workers <= 1:  # workers share the port on purpose (SO_REUSEPORT)
-            _check_free(self.config.listen)
+        host = self.config.listen.rsplit(":", 1)[0]
+        shared = self.config.workers > 1  # workers share the port on purpose (SO_REUSEPORT)
+        _check_free(self.config.listen, shared=shared)
+        if self.config.health_port:
+            _check_free(f"{host}:{self.config.health_port}", " (--health-port)", shared=shared)
         try:
             if self.config.tls_cert:
                 creds = server_credentials(self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca)
@@ -199,10 +202,7 @@ class AccordionServer:
             self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
             # Its own budget: probes here are not refused for calls on the main port.
             own = Gate(Admission(limits(self.config)))
-            health_pb2_grpc.add_HealthServicer_to_server(self.health, Host(self.health_server, own))
-            host = self.config.listen.rsplit(":", 1)[0]
-            if not reuse:
-                _check_free(f"{host}:{self.config.health_port}")
+            _add_health(self.health, Host(self.health_server, own))
             try:
                 self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")
             except RuntimeError as exc:
@@ -250,9 +250,23 @@ class AccordionServer:
         flush_access_log()
 
 
-def _check_free(listen: str) -> None:
+def _add_health(servicer: health.aio.HealthServicer, host: Host) -> None:
+    """grpc's registration of the health service, through ``host`` (which stands in for the
+    server: registration only calls the two methods it has)."""
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, cast(grpc.aio.Server, host))
+
+
+# The reflection stubs leave this function unannotated; this is its type.
+_add_reflection: Callable[[reflection.aio.ReflectionServicer, Host], None] = (
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server
+)
+
+
+def _check_free(listen: str, flag: str = "", *, shared: bool = False) -> None:
     """Raise ``ListenError`` when ``listen`` is taken, before grpc tries (grpc's C core would
-    print its own multi-part error line first)."""
+    print its own multi-part error line first). ``flag`` says which setting it came from;
+    ``shared``: the port may be shared with this server's other workers (SO_REUSEPORT), so only
+    a socket that does not share it makes the port taken."""
     host, _, port_text = listen.rpartition(":")
     if not port_text.isdigit() or int(port_text) == 0:
         return  # grpc's own parsing and error apply
@@ -260,16 +274,18 @@ def _check_free(listen: str) -> None:
         found = socket.getaddrinfo(host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise ListenError(f"cannot listen on {listen}: {exc.strerror}") from None
+        raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
     for family, kind, proto, _, addr in found:
         with socket.socket(family, kind, proto) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
+            if shared:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             try:
                 probe.bind(addr)
             except OSError as exc:
                 if exc.errno == errno.EADDRINUSE:
-                    raise ListenError(f"cannot listen on {listen}: {_IN_USE}") from None
-                raise ListenError(f"cannot listen on {listen}: {exc.strerror}") from None
+                    raise ListenError(f"cannot listen on {listen}{flag}: {_IN_USE}") from None
+                raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
 
 
 _IN_USE = "the address is in use (is another server running?); pick another port with --listen"

@@ -29,9 +29,9 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TextIO, TypeAlias
+from typing import Any, NoReturn, TextIO, TypeAlias, cast
 
 import grpc
 import grpc.aio
@@ -55,6 +55,7 @@ _CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the 
 _STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
 # One call not recorded yet: (method, game id, status code, latency in seconds, time.time()).
 Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float]"
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def _status(context: Context, failure: BaseException | None) -> grpc.StatusCode:
@@ -325,7 +326,7 @@ async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
     await errors.abort(context, error)
 
 
-def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMethodHandler:
+def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     """``handler`` with what every call of every service shares, in this order: the API key
     (when keys are on; health is exempt), the limits (``accordion.api.limits``), the request
     message read within ``--request-timeout``, the handler, the mapping of its exceptions to a
@@ -336,6 +337,21 @@ def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMet
     once its message has, so a call that never sends its message is counted, limited and
     timed out like any other (grpc's own ``maximum_concurrent_rpcs`` counts such calls too,
     but for every method alike, health included, and never times them out)."""
+    # What the handler is, and what it is registered as. (grpc's stubs type behaviours as
+    # synchronous; every one served here is async.)
+    if handler.unary_unary is not None:
+        behavior, make, shape = cast(Callable[..., Any], handler.unary_unary), grpc.stream_unary_rpc_method_handler, "unary"
+    elif handler.unary_stream is not None:
+        # Generators yield; coroutines (grpc's health Watch) write with context.write, and
+        # grpc forbids mixing the styles, so each keeps its own.
+        behavior, make = cast(Callable[..., Any], handler.unary_stream), grpc.stream_stream_rpc_method_handler
+        shape = "stream" if inspect.isasyncgenfunction(behavior) else "unary"
+    elif handler.stream_unary is not None:
+        behavior, make, shape = cast(Callable[..., Any], handler.stream_unary), grpc.stream_unary_rpc_method_handler, "requests"
+    elif handler.stream_stream is not None:
+        behavior, make, shape = cast(Callable[..., Any], handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
+    else:  # pragma: no cover (a handler of no kind)
+        return handler
     health = method.startswith(HEALTH_PREFIX)
     watch = method in WATCH_METHODS
     admission, api_keys, timeout = gate.admission, gate.api_keys, gate.admission.limits.request_timeout
@@ -348,7 +364,9 @@ def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMet
         return client
 
     async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
-        started, failure, request, response, client = time.perf_counter(), None, None, None, None
+        started, request, response = time.perf_counter(), None, None
+        failure: BaseException | None = None
+        client: str | None = None
         try:
             client = await enter(context)
             request = await _read_request(requests, timeout)
@@ -369,7 +387,9 @@ def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMet
             _record(method, _game_id(request, response), _status(context, failure), started)
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        started, failure, request, client, watching = time.perf_counter(), None, None, None, ""
+        started, request, watching = time.perf_counter(), None, ""
+        failure: BaseException | None = None
+        client: str | None = None
         connection = context.peer()
         try:
             client = await enter(context)
@@ -398,7 +418,9 @@ def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMet
 
     async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
         """Handlers that take a request stream (reflection) get it as it is."""
-        started, failure, client = time.perf_counter(), None, None
+        started = time.perf_counter()
+        failure: BaseException | None = None
+        client: str | None = None
         try:
             client = await enter(context)
             result = behavior(requests, context)
@@ -422,35 +444,22 @@ def wrap(handler: grpc.RpcMethodHandler, method: str, gate: Gate) -> grpc.RpcMet
                 admission.leave_call(health, client)
             _record(method, "", _status(context, failure), started)
 
-    kinds = (
-        (handler.unary_unary, grpc.stream_unary_rpc_method_handler, unary),
-        # Generators yield; coroutines (grpc's health Watch) write with context.write, and
-        # grpc forbids mixing the styles, so each keeps its own.
-        (handler.unary_stream, grpc.stream_stream_rpc_method_handler, None),
-        (handler.stream_unary, grpc.stream_unary_rpc_method_handler, streamed_requests),
-        (handler.stream_stream, grpc.stream_stream_rpc_method_handler, streamed_requests),
+    wrapper = {"unary": unary, "stream": stream, "requests": streamed_requests}[shape]
+    return make(
+        wrapper,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
     )
-    for behavior, make, wrapper in kinds:
-        if behavior is None:
-            continue
-        if wrapper is None:
-            wrapper = stream if inspect.isasyncgenfunction(behavior) else unary
-        return make(
-            wrapper,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-    return handler
 
 
-class _WrappedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
+class _WrappedGeneric(grpc.GenericRpcHandler):
     """A generic handler whose method handlers come out wrapped (built once per method)."""
 
     def __init__(self, inner: grpc.GenericRpcHandler, gate: Gate) -> None:
         self._inner, self._gate = inner, gate
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
 
-    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+    def service(self, details: grpc.HandlerCallDetails) -> Handler | None:
         handler = self._inner.service(details)
         if handler is None:
             return None
@@ -477,7 +486,7 @@ class Host:
     def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self.server.add_generic_rpc_handlers(tuple(_WrappedGeneric(h, self.gate) for h in generic_rpc_handlers))
 
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Handler]) -> None:
         self.server.add_registered_method_handlers(
             service, {name: wrap(h, f"{service}/{name}", self.gate) for name, h in handlers.items()}
         )

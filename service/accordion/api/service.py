@@ -56,7 +56,7 @@ def _serializer(cls: type[Message]) -> Callable[[Any], bytes]:
 
 
 def generic_handler(servicer: AccordionServicer) -> grpc.GenericRpcHandler:
-    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in SERVICE.methods:
         request_cls = getattr(pb, method.input_type.name)
         response_cls = getattr(pb, method.output_type.name)
