@@ -5,7 +5,8 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py --profile        # and cProfile's top functions
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
-observed wrapper: validation, auth, engine, reply, memory store, access log and metrics), fed
+per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
+metrics; it reads its one request with ``context.read()``, as in the server), fed
 real requests: like bench/service.py's client, each move is a random legal move of the previous
 reply with ``expected_version`` and a fresh ``request_id``; a finished game is dealt again
 (NewGame is not timed). Only the handler call is timed (the request's bytes are parsed inside).
@@ -33,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "service"))
 
 from accordion.api import interceptors, service  # noqa: E402
+from accordion.api.limits import Admission, Limits  # noqa: E402
 from accordion.api.servicer import AccordionServicer  # noqa: E402
 from accordion.server import configure_logging  # noqa: E402
 from accordion.store import MemoryStore  # noqa: E402
@@ -46,12 +48,19 @@ class Context:
 
     def __init__(self) -> None:
         self.metadata: tuple[tuple[str, str], ...] = ()
+        self.request: Any = None  # the call's one message, as grpc's context.read() returns it
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self.metadata
 
     def time_remaining(self) -> float:
         return 10.0
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:40000"
+
+    async def read(self) -> Any:
+        return self.request
 
     def code(self) -> None:
         return None
@@ -67,7 +76,10 @@ class _Details:
 
 async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
     """Mean µs per ApplyMove handler call."""
-    observed = interceptors._ObservedGeneric(service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600)))
+    gate = interceptors.Gate(Admission(Limits()))
+    observed = interceptors._WrappedGeneric(
+        service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600)), gate
+    )
     configure_logging("info", open(os.devnull, "w"))  # noqa: SIM115  (as the server logs, into the void)
     apply_move, new_game = observed.service(_Details("ApplyMove")), observed.service(_Details("NewGame"))
     rng = random.Random(seed)
@@ -76,9 +88,10 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
 
     async def deal() -> tuple[Context, pb.Game]:
         context = Context()
-        request = new_game.request_deserializer(pb.NewGameRequest(variant="accordion", seed=rng.getrandbits(63))
-                                                .SerializeToString())
-        reply = pb.NewGameResponse.FromString(new_game.response_serializer(await new_game.unary_unary(request, context)))
+        context.request = new_game.request_deserializer(
+            pb.NewGameRequest(variant="accordion", seed=rng.getrandbits(63)).SerializeToString()
+        )
+        reply = pb.NewGameResponse.FromString(new_game.response_serializer(await new_game.stream_unary(None, context)))
         context.metadata = (("authorization", f"Bearer {reply.token}"),)
         return context, reply.game
 
@@ -96,8 +109,8 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> float:
         if profiler:
             profiler.enable()
         started = time.perf_counter()
-        reply = apply_move.response_serializer(
-            await apply_move.unary_unary(apply_move.request_deserializer(data), context))
+        context.request = apply_move.request_deserializer(data)
+        reply = apply_move.response_serializer(await apply_move.stream_unary(None, context))
         spent += time.perf_counter() - started
         if profiler:
             profiler.disable()
