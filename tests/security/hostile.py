@@ -3,7 +3,7 @@
     python tests/security/hostile.py half-sent ADDR --calls 1000 --connections 1 --seconds 6
     python tests/security/hostile.py watch ADDR --calls 1000 --connections 1 --seconds 6
 
-* ``half-sent``: opens ``--calls`` GetGame calls spread over ``--connections`` connections
+* ``half-sent``: opens ``--calls`` calls (GetGame, or ``--method``) spread over ``--connections`` connections
   and never sends their request messages: each call's request stream (a stream-unary call on
   the unary method's path, which is all a client controls on the wire) never yields, so the
   server gets the call's headers and then nothing.
@@ -64,7 +64,7 @@ async def attack(args: argparse.Namespace) -> dict[str, Any]:
         yield b""  # never reached
 
     async def half_sent(channel: grpc.aio.Channel) -> None:
-        call = channel.stream_unary(GET_GAME, request_serializer=bytes, response_deserializer=bytes)
+        call = channel.stream_unary(args.method, request_serializer=bytes, response_deserializer=bytes)
         try:
             await call(no_message(), metadata=metadata, timeout=600)
             ended["OK"] += 1
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--api-key", default="")
+    parser.add_argument("--method", default=GET_GAME, help="half-sent: the method called")
     summary = asyncio.run(attack(parser.parse_args()))
     print(json.dumps(summary), flush=True)
     sys.exit(0)

@@ -220,6 +220,36 @@ async def test_one_client_cannot_take_the_server_across_connections(
     assert refused(summary) == 150 and summary["retry_info"] == {"RESOURCE_EXHAUSTED": 150}, summary
 
 
+async def test_one_address_cannot_take_the_server_nor_health(
+    spawn_server: Callable[..., ServerProcess],
+) -> None:
+    """Without API keys a client is its IP address. Served on [::], the attacker comes from
+    127.0.0.1 (::ffff:127.0.0.1) and the second client from ::1: two clients on one machine."""
+    server = spawn_server(
+        "--listen", "[::]:0", "--log-level", "warning", "--max-rpcs-per-client", "50", "--request-timeout", "30"
+    )
+    port = server.addr.rsplit(":", 1)[1]
+    game = await new_game(f"[::1]:{port}")
+    calls = Attacker(
+        "half-sent", f"127.0.0.1:{port}", "--calls", "200", "--connections", "4", "--seconds", "6"
+    )
+    checks = Attacker(
+        "half-sent", f"127.0.0.1:{port}", "--calls", "100", "--connections", "1", "--seconds", "6",
+        "--method", "/grpc.health.v1.Health/Check",
+    )
+    try:
+        await asyncio.sleep(0.5)
+        probes = await probe(f"[::1]:{port}", game, PROBE_SECONDS - 1)
+        summary, health_summary = calls.summary(), checks.summary()
+    finally:
+        calls.close()
+        checks.close()
+    print(f"attacker: {summary}; its health calls: {health_summary}")
+    assert_served(probes, "200 half-sent calls over 4 connections and 100 half-sent health checks from one address")
+    assert summary["open"] == 50 and refused(summary) == 150, summary
+    assert health_summary["open"] == 10 and refused(health_summary) == 90, health_summary  # health's per client
+
+
 async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., ServerProcess]) -> None:
     """Every call slot of the server taken: health still answers; other calls are refused."""
     server = spawn_server(
@@ -253,8 +283,9 @@ async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., Server
 
 
 def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
-    admission = Admission(Limits(max_calls=3, max_calls_per_client=2, max_health_calls=1,
-                                 max_watches_per_connection=1, max_watches_per_game=2))
+    admission = Admission(Limits(max_calls=3, max_calls_per_client=2, max_health_calls=2,
+                                 max_health_calls_per_client=1, max_watches_per_connection=1,
+                                 max_watches_per_game=2))
     admission.enter_call(False, "a")
     admission.enter_call(False, "a")
     with pytest.raises(Exception) as caught:
@@ -265,12 +296,18 @@ def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
         admission.enter_call(False, "c")  # the server's 3 are taken
     admission.enter_call(True, "c")  # health apart
     with pytest.raises(Exception):
-        admission.enter_call(True, "c")
-    assert (admission.calls, admission.by_client, admission.health_calls) == (3, {"a": 2, "b": 1}, 1)
+        admission.enter_call(True, "c")  # one health call per client
+    admission.enter_call(True, "d")
+    with pytest.raises(Exception):
+        admission.enter_call(True, "e")  # health's 2 are taken
+    assert (admission.calls, admission.by_client, admission.health_calls) == (3, {"a": 2, "b": 1}, 2)
     for client in ("a", "a", "b"):
         admission.leave_call(False, client)
     admission.leave_call(True, "c")
-    assert (admission.calls, admission.by_client, admission.health_calls) == (0, {}, 0)
+    admission.leave_call(True, "d")
+    assert (admission.calls, admission.by_client, admission.health_calls, admission.health_by_client) == (
+        0, {}, 0, {}
+    )
     admission.enter_watch("conn-1", "g")
     with pytest.raises(Exception):
         admission.enter_watch("conn-1", "g")

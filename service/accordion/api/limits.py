@@ -8,7 +8,8 @@ which a hostile client may never send), in ``admit``:
   address (``context.peer()`` without the port). Behind a proxy every call comes from the
   proxy's address: raise the per-client cap there (or 0: off) and let the proxy limit clients;
 * health (``grpc.health.v1``): ``max_health_calls`` of its own, counted apart from the others,
-  so probes are answered whatever the rest of the server is doing;
+  so probes are answered whatever the rest of the server is doing, and at most
+  ``max_health_calls_per_client`` of them from one client;
 * WatchGame streams, once the request names its game: ``max_watches_per_connection`` per
   connection (``context.peer()`` with its port) and ``max_watches_per_game`` per game.
 
@@ -45,6 +46,9 @@ class Limits:
     max_calls: int = 1000
     max_calls_per_client: int = 250  # 0: no per-client cap
     max_health_calls: int = 100
+    # Of those, one client's: a client holding health calls open (half-sent, or Watch streams)
+    # cannot take the budget probes from elsewhere need.
+    max_health_calls_per_client: int = 10
     max_watches_per_connection: int = 16
     max_watches_per_game: int = 64
     request_timeout: float = 5.0
@@ -82,6 +86,7 @@ class Admission:
         self.calls = 0
         self.health_calls = 0
         self.by_client: dict[str, int] = {}
+        self.health_by_client: dict[str, int] = {}
         self.watches_by_connection: dict[str, int] = {}
         self.watches_by_game: dict[str, int] = {}
 
@@ -91,7 +96,13 @@ class Admission:
         if health:
             if self.health_calls >= limits.max_health_calls:
                 raise capacity_exceeded("health calls", limits.max_health_calls, CALL_RETRY_AFTER)
+            held = self.health_by_client.get(client, 0)
+            if held >= limits.max_health_calls_per_client:
+                raise capacity_exceeded(
+                    "health calls from one client", limits.max_health_calls_per_client, CALL_RETRY_AFTER
+                )
             self.health_calls += 1
+            self.health_by_client[client] = held + 1
             return
         if self.calls >= limits.max_calls:
             raise capacity_exceeded("calls on this server", limits.max_calls, CALL_RETRY_AFTER)
@@ -104,6 +115,7 @@ class Admission:
     def leave_call(self, health: bool, client: str) -> None:
         if health:
             self.health_calls -= 1
+            _decrement(self.health_by_client, client)
             return
         self.calls -= 1
         _decrement(self.by_client, client)
