@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from accordion.api.apikeys import load_api_keys
-
 
 @dataclass(frozen=True)
 class Config:
@@ -206,6 +204,10 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     if args.max_rpcs_per_client < 0 or args.request_timeout <= 0:
         parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
     if args.api_keys_file:
+        # Imported here: the rest of this module is light enough for accordion-health (the
+        # image's HEALTHCHECK, run every few seconds) to import for its --version.
+        from accordion.api.apikeys import load_api_keys
+
         try:
             load_api_keys(args.api_keys_file)
         except (OSError, ValueError) as exc:

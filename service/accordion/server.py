@@ -44,13 +44,13 @@ from accordion.api.interceptors import Gate, Host, configure_access_log, flush_a
 from accordion.api.limits import Admission, Limits
 from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
+from accordion.config import OPTIONS, banner
+from accordion.config import Config as Config  # re-exported: older code imports them from here
+from accordion.config import parse_args as parse_args
 from accordion.store import GameStore, open_store
-from accordion.config import OPTIONS, Config, banner, parse_args
 from accordion.tls import server_credentials
 
-# Re-exported for the code that imported them from here before accordion.config existed.
-_OPTIONS = OPTIONS
-__all__ = ["AccordionServer", "Config", "ListenError", "parse_args", "serve"]
+_OPTIONS = OPTIONS  # (the flag table, by its old name here)
 
 MAX_RECEIVE_BYTES = 64 * 1024
 MAX_METADATA_BYTES = 16 * 1024  # all request metadata (headers) together; beyond it the call fails

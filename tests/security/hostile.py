@@ -84,7 +84,8 @@ async def attack(args: argparse.Namespace) -> dict[str, Any]:
         tasks = [asyncio.create_task(half_sent(channels[i % len(channels)])) for i in range(args.calls)]
     else:
         stubs = [pb_grpc.AccordionServiceStub(ch) for ch in channels]
-        game = await stubs[0].NewGame(pb.NewGameRequest(variant="accordion", seed=3), metadata=metadata, timeout=10)
+        request = pb.NewGameRequest(variant="accordion", seed=3)
+        game = await stubs[0].NewGame(request, metadata=metadata, timeout=10)
         tasks = [
             asyncio.create_task(watch(stubs[i % len(stubs)], game.game.id, game.token)) for i in range(args.calls)
         ]

@@ -44,6 +44,7 @@ from .ratelimit import Limit, RateLimiter
 
 METADATA_KEY = "x-api-key"
 EXEMPT_PREFIXES = ("/grpc.health.v1.Health/",)
+_EXEMPT = tuple(prefix.lstrip("/") for prefix in EXEMPT_PREFIXES)  # methods come with or without "/"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 log = structlog.get_logger("accordion.apikeys")
@@ -161,7 +162,7 @@ class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
         """The name of the key ``metadata`` presents, once its rate allows the call; None for
         the exempt services. Raises the refusal (``errors.ApiError``). What the server's
         per-method wrapper calls (``accordion.api.interceptors.wrap``)."""
-        if method.lstrip("/").startswith(tuple(p.lstrip("/") for p in EXEMPT_PREFIXES)):
+        if method.lstrip("/").startswith(_EXEMPT):
             return None
         presented = _presented(metadata)
         if not presented:

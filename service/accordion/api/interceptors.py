@@ -371,6 +371,11 @@ async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
     await errors.abort(context, error)
 
 
+def _behavior(fn: object) -> Callable[..., Any]:
+    """A handler's behaviour as what it is here: async (grpc's stubs type them synchronous)."""
+    return cast(Callable[..., Any], fn)
+
+
 def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     """``handler`` with what every call of every service shares, in this order: the API key
     (when keys are on; health is exempt), the limits (``accordion.api.limits``), the request
@@ -382,19 +387,18 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     once its message has, so a call that never sends its message is counted, limited and
     timed out like any other (grpc's own ``maximum_concurrent_rpcs`` counts such calls too,
     but for every method alike, health included, and never times them out)."""
-    # What the handler is, and what it is registered as. (grpc's stubs type behaviours as
-    # synchronous; every one served here is async.)
+    # What the handler is, and what it is registered as.
     if handler.unary_unary is not None:
-        behavior, make, shape = cast(Callable[..., Any], handler.unary_unary), grpc.stream_unary_rpc_method_handler, "unary"
+        behavior, make, shape = _behavior(handler.unary_unary), grpc.stream_unary_rpc_method_handler, "unary"
     elif handler.unary_stream is not None:
+        behavior, make = _behavior(handler.unary_stream), grpc.stream_stream_rpc_method_handler
         # Generators yield; coroutines (grpc's health Watch) write with context.write, and
         # grpc forbids mixing the styles, so each keeps its own.
-        behavior, make = cast(Callable[..., Any], handler.unary_stream), grpc.stream_stream_rpc_method_handler
         shape = "stream" if inspect.isasyncgenfunction(behavior) else "unary"
     elif handler.stream_unary is not None:
-        behavior, make, shape = cast(Callable[..., Any], handler.stream_unary), grpc.stream_unary_rpc_method_handler, "requests"
+        behavior, make, shape = _behavior(handler.stream_unary), grpc.stream_unary_rpc_method_handler, "requests"
     elif handler.stream_stream is not None:
-        behavior, make, shape = cast(Callable[..., Any], handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
+        behavior, make, shape = _behavior(handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
     else:  # pragma: no cover (a handler of no kind)
         return handler
     health = method.startswith(HEALTH_PREFIX)
@@ -516,7 +520,8 @@ class _WrappedGeneric(grpc.GenericRpcHandler):
         if found is None or found[1] is not handler:
             if len(self._wrapped) >= 256:  # method names come from clients: bound the cache
                 self._wrapped.clear()
-            found = self._wrapped[details.method] = (wrap(handler, details.method.lstrip("/"), self._gate), handler)
+            wrapped = wrap(handler, details.method.lstrip("/"), self._gate)
+            found = self._wrapped[details.method] = (wrapped, handler)
         return found[0]
 
     def service_name(self) -> str | None:

@@ -129,7 +129,9 @@ class Admission:
             )
         on_game = self.watches_by_game.get(game_id, 0)
         if on_game >= limits.max_watches_per_game:
-            raise capacity_exceeded("WatchGame streams on one game", limits.max_watches_per_game, WATCH_RETRY_AFTER)
+            raise capacity_exceeded(
+                "WatchGame streams on one game", limits.max_watches_per_game, WATCH_RETRY_AFTER
+            )
         self.watches_by_connection[connection] = on_connection + 1
         self.watches_by_game[game_id] = on_game + 1
 
