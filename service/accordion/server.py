@@ -53,6 +53,7 @@ from accordion.tls import server_credentials
 _OPTIONS = OPTIONS  # (the flag table, by its old name here)
 
 MAX_RECEIVE_BYTES = 64 * 1024
+IDLE_CONNECTION_MS = 300_000  # a connection without calls this long gets GOAWAY
 MAX_METADATA_BYTES = 16 * 1024  # all request metadata (headers) together; beyond it the call fails
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # A health "service" that is SERVING from start to SIGTERM whatever the store does: for
@@ -112,6 +113,9 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         # The server's keepalive pings go on while a connection carries no data (an idle
         # WatchGame): a peer that vanished is found and its calls and watch slots freed.
         ("grpc.http2.max_pings_without_data", 0),
+        # A connection with no call open for this long is closed (GOAWAY; gRPC clients reconnect
+        # on their next call): idle connections hold nothing for a client but cost a socket here.
+        ("grpc.max_connection_idle_ms", IDLE_CONNECTION_MS),
     ]
 
 
