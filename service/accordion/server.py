@@ -330,7 +330,7 @@ async def serve(config: Config) -> None:
     log.info(
         "started",
         port=port,
-        store="redis" if config.redis_url else "memory",
+        store="memory" if config.memory_store else "redis",
         game_ttl=config.game_ttl,
         metrics_port=config.metrics_port or None,
     )
