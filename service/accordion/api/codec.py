@@ -217,26 +217,8 @@ def _encode_row(row: tuple[tuple[int, ...], ...]) -> bytes:
 
 
 def _encode_state(state: State) -> bytes:
-    row = _encode_row(state.row)  # the high bit starts a pile
-    out = bytearray(_varint(len(row)))
-    out += row
-    out += _varint(len(state.stock))
-    out += bytes(state.stock)
-    if state.rng:
-        out += b"\x01" + state.rng.to_bytes(8, "little")
-    if state.score:
-        out += b"\x02" + _varint(_zigzag(state.score))
-    if state.redeals:
-        out += b"\x03" + _varint(state.redeals)
-    if state.goal >= 0:
-        out += bytes((4, state.goal))
-    if state.marks:
-        out += b"\x05" + _varint(len(state.marks))
-        for mark in state.marks:
-            out += _varint(len(mark))
-            for card, h in mark:
-                out += bytes((card,)) + _varint(_zigzag(h))
-    return bytes(out)
+    # The engine's record, driven by the game's field declarations (byte-identical to before).
+    return engine.record.encode_fields(engine.fields.fields_of(state), state)
 
 
 def _decode_state(r: _Reader) -> State:
@@ -354,7 +336,7 @@ class Stored:
         return b"".join((
             b"\x01", _varint(len(self.head)), self.head, _varint(self.base),
             _varint(len(self.base_moves)), b"".join(encode_event(m) for m in self.base_moves),
-            _varint(len(self.events)), self._log, _encode_state(self.game.state),
+            _varint(len(self.events)), self._log, engine.encode_state(self.game.rules, self.game.state),
         ))
 
     def fresh_game(self) -> Game:
@@ -415,7 +397,7 @@ def load_stored(game_id: str, data: bytes, version: int) -> Stored:
         log_start = r.pos
         events = _read_events(r, count)
         log = data[log_start : r.pos]
-        state = _decode_state(r)
+        state = engine.decode_state(rules, data[r.pos :])
         if base + count != version or None in base_moves:
             raise ValueError(f"the log ends at version {base + count}, the record is at {version}")
         game = Game.resume(variant, rules, seed, deal, state, _in_play(base_moves, events))  # type: ignore[arg-type]
@@ -616,7 +598,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
         _STATUS_FIELDS[status],
         _legal_fields(game),
     ]
-    penalty, score = game.penalty, state.score
+    penalty, score = game.penalty, game.score
     if penalty:
         parts.append(b"\x48" + _int(penalty))
     if score:
