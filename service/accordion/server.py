@@ -171,7 +171,7 @@ class AccordionServer:
             winnable_seconds=config.winnable_max_seconds,
             threads=config.solver_threads,
         )
-        servicer = AccordionServicer(
+        self.servicer = servicer = AccordionServicer(
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
         )
         add_to_server(servicer, target)
@@ -248,6 +248,7 @@ class AccordionServer:
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
+        self.servicer.solving.close()  # the drained calls' searches are stopped; take no more
         if self.health_server is not None:
             await self.health_server.stop(0)
         await self.store.close()
