@@ -15,6 +15,7 @@ from typing import NewType, TypeVar
 from accordion import engine, sessions, solver
 from accordion.engine import Game, Status
 from accordion.engine.cards import card_text
+from accordion.engine.fields import varint  # the protobuf wire varint, as the stored record writes it
 from accordion.engine.moves import Claim, Move, Remove, Stack
 from accordion.v1 import accordion_pb2 as pb
 
@@ -31,27 +32,13 @@ STATUS = {
     Status.WON: pb.GAME_STATUS_WON,
     Status.LOST: pb.GAME_STATUS_LOST,
 }
-_SMALL = tuple(bytes((n,)) for n in range(0x80))
-
-
-def _varint(n: int) -> bytes:
-    if n < 0x80:
-        return _SMALL[n]
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _int(n: int) -> bytes:
     """A varint field value; a negative int32/int64 is ten bytes of two's complement."""
-    return _varint(n if n >= 0 else n + (1 << 64))
+    return varint(n if n >= 0 else n + (1 << 64))
 
 
 def _field(tag: bytes, data: bytes) -> bytes:
-    return tag + _varint(len(data)) + data
+    return tag + varint(len(data)) + data
 
 
 # --- messages built the plain way ------------------------------------------------------------
@@ -124,7 +111,7 @@ def encode_variant(variant: engine.Variant) -> pb.Variant:
 
 _CACHE_MAX = 200_000
 _CARD_FIELDS = tuple(  # Pile.cards (field 1) entries
-    b"\x0a" + _varint(len(b)) + b for b in (encode_card(c).SerializeToString() for c in range(52))
+    b"\x0a" + varint(len(b)) + b for b in (encode_card(c).SerializeToString() for c in range(52))
 )
 
 
@@ -144,7 +131,7 @@ class _PieceCache(dict[K, bytes]):
 
 def _make_pile_field(pile: tuple[int, ...]) -> bytes:
     body = b"".join([_CARD_FIELDS[c] for c in pile])
-    return b"\x2a" + _varint(len(body)) + body
+    return b"\x2a" + varint(len(body)) + body
 
 
 # A legal move's key: (from, to, notation) for a STACK (ints and a str hash fastest), else (move, notation).
@@ -156,12 +143,12 @@ def _make_move_field(key: MoveKey) -> bytes:
         src, dst, notation = key
         text = notation.encode()
         # kind = STACK (1), from_pile (2), to_pile (3), notation (8): what upb writes, by hand.
-        body = b"".join((b"\x08\x01\x10", _varint(src + 1), b"\x18", _varint(dst + 1), b"\x42",
-                         _varint(len(text)), text))
+        body = b"".join((b"\x08\x01\x10", varint(src + 1), b"\x18", varint(dst + 1), b"\x42",
+                         varint(len(text)), text))
     else:
         move, notation = key
         body = encode_move(move, notation).SerializeToString()
-    return b"\x42" + _varint(len(body)) + body
+    return b"\x42" + varint(len(body)) + body
 
 
 _PILE_FIELDS = _PieceCache(_make_pile_field)  # Game.piles (field 5) entries, by pile
@@ -188,7 +175,7 @@ def encode_legal_response(game: Game, version: int) -> pb.LegalMovesResponse:
     return legal_response(game.legal_moves(), game.legal_texts(), version)
 
 
-_STATUS_FIELDS = {status: b"\x38" + _varint(value) for status, value in STATUS.items()}  # Game.status (7)
+_STATUS_FIELDS = {status: b"\x38" + varint(value) for status, value in STATUS.items()}  # Game.status (7)
 _HEAD_FIELDS: dict[tuple[str, tuple[tuple[str, object], ...]], bytes] = {}  # variant (3) and options (4)
 
 
@@ -218,7 +205,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
         b"\x10" + _int(version),
         _head_fields(game),
         b"".join(map(_PILE_FIELDS.__getitem__, state.row)),
-        b"\x30" + _varint(len(state.stock)) if state.stock else b"",
+        b"\x30" + varint(len(state.stock)) if state.stock else b"",
         _STATUS_FIELDS[status],
         b"".join(map(_MOVE_FIELDS.__getitem__, _move_keys(game.legal_moves(), game.legal_texts()))),
     ]
@@ -230,12 +217,12 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     if game.threshold_met:
         parts.append(b"\x58\x01")
     if moves:
-        parts.append(b"\x60" + _varint(moves))
+        parts.append(b"\x60" + varint(moves))
     parts.append(_field(b"\x6a", game.render().encode()))
     parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
     parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
     if status is not Status.IN_PROGRESS or (not state.stock and not rules.draws_after_deal):
-        parts.append(b"\x80\x01" + _varint(game.seed))  # seed_is_public; optional: sent even if 0
+        parts.append(b"\x80\x01" + varint(game.seed))  # seed_is_public; optional: sent even if 0
     if moves:
         parts.append(b"\x88\x01\x01")  # can_undo
     return b"".join(parts)

@@ -74,7 +74,8 @@ def unzigzag(n: int) -> int:
 
 
 class Reader:
-    """Reads a byte string front to back; every overrun is an ``InvalidStateError``."""
+    """Reads a record (a state record, or the stored game around it) front to back; every overrun
+    is an ``InvalidStateError``."""
 
     __slots__ = ("buf", "pos")
 
@@ -86,7 +87,7 @@ class Reader:
 
     def byte(self) -> int:
         if self.pos >= len(self.buf):
-            raise InvalidStateError("the state record is truncated")
+            raise InvalidStateError("the record is truncated")
         b = self.buf[self.pos]
         self.pos += 1
         return b
@@ -100,11 +101,11 @@ class Reader:
                 return result
             shift += 7
             if shift > 70:
-                raise InvalidStateError("a varint in the state record is too long")
+                raise InvalidStateError("a varint in the record is too long")
 
     def take(self, n: int) -> bytes:
         if self.pos + n > len(self.buf):
-            raise InvalidStateError("the state record is truncated")
+            raise InvalidStateError("the record is truncated")
         out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out

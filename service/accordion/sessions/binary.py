@@ -8,7 +8,8 @@ undo is the byte 0xF2.
 
 from __future__ import annotations
 
-from accordion.engine import Game
+from accordion.engine import Game, fields
+from accordion.engine.fields import varint
 from accordion.engine.moves import DEAL, REDEAL, Claim, Deal, Move, Redeal, Remove, Stack, remove, stack
 
 UNDO = None  # an undo in an event list (the undone move is the last one in play)
@@ -16,63 +17,14 @@ Event = Move | None
 _DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4
 _MAX_ROW = 104  # the longest row of any game (Push Pin's two decks)
 _STACKS = [[stack(a, b) for b in range(_MAX_ROW)] for a in range(_MAX_ROW)]  # interned, by (from, to)
-SMALL = tuple(bytes((n,)) for n in range(0x80))
+class Reader(fields.Reader):
+    """The engine's record reader (``InvalidStateError``, a ValueError, on truncated or malformed
+    input), and the header's length-prefixed texts."""
 
-
-def varint(n: int) -> bytes:
-    if n < 0x80:
-        return SMALL[n]
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-class Reader:
-    """Reads a record front to back; ``pos`` is the next byte. Raises ValueError/IndexError
-    on truncated or malformed input."""
-
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes, pos: int = 0) -> None:
-        self.buf, self.pos = buf, pos
-
-    def byte(self) -> int:
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def varint(self) -> int:
-        shift = result = 0
-        while True:
-            b = self.buf[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise ValueError("varint too long")
-
-    def take(self, n: int) -> bytes:
-        if self.pos + n > len(self.buf):
-            raise ValueError("truncated")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
+    __slots__ = ()
 
     def text(self) -> str:
         return self.take(self.varint()).decode()
-
-
-def zigzag(n: int) -> int:
-    return n * 2 if n >= 0 else -n * 2 - 1
-
-
-def unzigzag(n: int) -> int:
-    return n >> 1 if not n & 1 else -(n >> 1) - 1
 
 
 def encode_event(move: Event) -> bytes:

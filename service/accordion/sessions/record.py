@@ -30,7 +30,9 @@ from accordion import engine
 from accordion.engine import Game
 from accordion.engine.moves import Move
 
-from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events, varint
+from accordion.engine.fields import varint
+
+from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events
 from .errors import GameCorrupt
 
 FORMAT = 1

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .binary import SMALL, Event, Reader, encode_event, read_events, varint
+from accordion.engine.fields import varint
+
+from .binary import Event, Reader, encode_event, read_events
 
 _COMPACT = b"\x00"
 _EVENT = b"\xff"
@@ -65,7 +67,7 @@ class LegacyNewGameRecord:
 
 
 def new_game_record(sealed_token: bytes, seeds_tried: int, game_id: str) -> bytes:
-    return _COMPACT + SMALL[len(sealed_token)] + sealed_token + varint(seeds_tried) + game_id.encode()
+    return _COMPACT + varint(len(sealed_token)) + sealed_token + varint(seeds_tried) + game_id.encode()
 
 
 def read_new_game_record(blob: bytes) -> NewGameRecord | LegacyNewGameRecord:
