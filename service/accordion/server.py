@@ -144,7 +144,7 @@ class AccordionServer:
             config.redis_url or None,
             wait_replicas=config.redis_wait_replicas,
             wait_timeout=config.redis_wait_timeout,
-            # The games carry their own log of moves (accordion.api.codec); the store's event
+            # The games carry their own log of moves (accordion.sessions.record); the store's event
             # stream only wakes watchers: a short one, and only for games someone watches.
             event_log_len=STREAM_EVENTS,
             watched_only=True,
