@@ -56,9 +56,9 @@ async def test_refusals_change_nothing_and_say_why() -> None:
 
 
 class _HungStore(MemoryStore):
-    """A store whose loads never answer (and which says its calls may wait)."""
+    """A store whose loads never answer (and which says it is not in-process, so its calls may wait)."""
 
-    calls_wait = True
+    in_process = False
 
     async def load(self, game_id: str) -> GameRecord:
         await asyncio.sleep(3600)
@@ -76,4 +76,4 @@ async def test_store_calls_are_bounded_by_the_timeout_and_the_deadline() -> None
     with pytest.raises(sessions.DeadlineExceeded):
         await flow.open("A" * 22, "t", time.monotonic() - 1)  # already past: no store call at all
     assert time.monotonic() - started < 2 and errors == ["load", "load"]
-    assert GameStore.calls_wait and not MemoryStore.calls_wait
+    assert not GameStore.in_process and MemoryStore.in_process

@@ -13,6 +13,13 @@ from redis import exceptions as rexc
 from accordion.store import open_store
 from accordion.store.fastredis import FastRedis, fast_url, pack
 from accordion.store.redis import RedisStore
+from accordion.store.redis_exec import (
+    ClusterExecutor,
+    ClusterWaitExecutor,
+    Executor,
+    FastExecutor,
+    WaitExecutor,
+)
 from redis_server import RedisServer
 
 
@@ -119,12 +126,27 @@ async def test_a_hung_redis_times_out(redis_url: str, redis_server: RedisServer)
 
 
 async def test_the_store_uses_it_only_where_it_can(redis_url: str) -> None:
-    plain = open_store(redis_url)
-    waiting = open_store(redis_url, wait_replicas=1)
-    try:
-        assert isinstance(plain, RedisStore) and isinstance(waiting, RedisStore)
-        assert plain._fast is not None  # one Redis, no TLS: the hot path is pipelined
-        assert waiting._fast is None  # WAIT needs the script and WAIT on one redis-py connection
-    finally:
-        await plain.close()
-        await waiting.close()
+    """One executor per deployment, chosen when the store is built (connections open lazily)."""
+    expected = [
+        (redis_url, 0, FastExecutor),  # one Redis, no TLS: the hot path is pipelined
+        (redis_url, 1, WaitExecutor),  # WAIT needs the script and WAIT on one redis-py connection
+        ("rediss://127.0.0.1:1/0", 0, Executor),
+        ("redis+sentinel://127.0.0.1:1,127.0.0.1:2/mymaster", 0, Executor),
+        ("redis+sentinel://127.0.0.1:1/mymaster/2", 1, WaitExecutor),
+        ("redis+cluster://127.0.0.1:1,127.0.0.1:2", 0, ClusterExecutor),
+        ("rediss+cluster://127.0.0.1:1", 1, ClusterWaitExecutor),
+    ]
+    for url, wait, kind in expected:
+        store = open_store(url, wait_replicas=wait)
+        try:
+            assert isinstance(store, RedisStore)
+            assert type(store.executor) is kind, (url, wait, store.executor)
+            assert store.wait_replicas == wait
+        finally:
+            await store.close()
+
+
+def test_wait_settings_are_checked(redis_url: str) -> None:
+    for replicas, timeout in ((-1, 0.5), (1, 0.0)):
+        with pytest.raises(ValueError, match="wait_replicas"):
+            open_store(redis_url, wait_replicas=replicas, wait_timeout=timeout)

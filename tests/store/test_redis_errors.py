@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from accordion.store import StoreUnavailable
-from accordion.store.redis import _torn_down, _unavailable
+from accordion.store.redis_errors import torn_down, unavailable
 
 TORN_DOWN = [
     AttributeError("'NoneType' object has no attribute 'write'"),  # redis/redis-py#3546
@@ -21,13 +21,13 @@ BUGS = [AttributeError("'Game' object has no attribute 'x'"), TypeError("unsuppo
 
 @pytest.mark.parametrize("exc", TORN_DOWN, ids=lambda e: type(e).__name__)
 def test_a_torn_down_connection_is_a_lost_one(exc: Exception) -> None:
-    assert _torn_down(exc)
-    with pytest.raises(StoreUnavailable, match="torn down"), _unavailable():
+    assert torn_down(exc)
+    with pytest.raises(StoreUnavailable, match="torn down"), unavailable():
         raise exc
 
 
 @pytest.mark.parametrize("exc", BUGS, ids=lambda e: type(e).__name__)
 def test_other_errors_of_those_classes_stay_what_they_are(exc: Exception) -> None:
-    assert not _torn_down(exc)
-    with pytest.raises(type(exc)), _unavailable():
+    assert not torn_down(exc)
+    with pytest.raises(type(exc)), unavailable():
         raise exc

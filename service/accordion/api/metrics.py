@@ -70,7 +70,7 @@ MOVES = Counter("accordion_moves_total", "Moves stored (undos not included), by 
 UNDOS = Counter("accordion_undos_total", "Undos stored, by variant", ["variant"])
 STORE_LATENCY = Histogram(
     "accordion_store_latency_seconds",
-    "Time of one call to a store whose calls wait (Redis), whatever its outcome, by operation",
+    "Time of one call to a store out of this process (Redis), whatever its outcome, by operation",
     ["operation"],
     buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )

@@ -66,8 +66,8 @@ class Observer:
         """A move (or an undo) was stored; the game's status before and after it."""
 
     def store_call(self, operation: str, seconds: float) -> None:
-        """One call to a store whose calls wait (Redis) took ``seconds``, whatever its outcome.
-        (Not called for a store whose calls never wait: timing them would cost more than they do.)"""
+        """One call to a store out of this process (Redis) took ``seconds``, whatever its outcome.
+        (Not called for a store that answers in this process: timing it would cost more than it does.)"""
 
     def store_failed(self, operation: str, kind: str) -> None:
         """One store call ended without a result: ``kind`` is one of ``STORE_FAILURES``."""
@@ -406,10 +406,10 @@ class Sessions:
         """One store call within the deadline and ``store_timeout``, its errors as this layer's:
         the store's GameNotFound and VersionConflict, a connection problem (StoreUnavailable),
         time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable).
-        A store whose calls never wait (``calls_wait`` False) is called without a timer."""
+        A store answered within this process (``in_process``) is called without a timer."""
         by_deadline, started = False, 0.0
         try:
-            if not self.store.calls_wait:  # the memory store: nothing to wait for, no timer to arm
+            if self.store.in_process:  # the memory store: nothing to wait for, no timer to arm
                 return await fn(*args, **kwargs)
             budget = self.store_timeout
             if deadline is not None:

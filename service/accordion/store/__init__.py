@@ -11,10 +11,11 @@ from .base import (
     VersionConflict,
     WatchEvent,
 )
-from .factory import open_store
-from .memory import MemoryStore
+from .factory import is_memory_url, open_store
+from .memory import DEFAULT_MAX_GAMES, MemoryStats, MemoryStore
 
 __all__ = [
     "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreUnavailable",
-    "StoredReply", "VersionConflict", "WatchEvent", "MemoryStore", "open_store",
+    "StoredReply", "VersionConflict", "WatchEvent", "MemoryStore", "MemoryStats", "DEFAULT_MAX_GAMES",
+    "is_memory_url", "open_store",
 ]

@@ -71,10 +71,9 @@ class WatchEvent:
 class GameStore(abc.ABC):
     """An async store of game sessions."""
 
-    # Whether a call may wait on I/O, so that callers arm a timeout around it. False: every
-    # call but ``watch`` completes without suspending (the memory store), and a timer per call
-    # (~5-10 µs with uvloop) would be the only cost of a move's store call.
-    calls_wait: bool = True
+    #: True when the store answers within this process without I/O (the memory store): its
+    #: calls cannot hang, so a caller needs no timeout around them.
+    in_process: bool = False
 
     @abc.abstractmethod
     async def create(self, record: GameRecord, *, ttl: float) -> None:

@@ -2,12 +2,41 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from .base import GameStore
-from .memory import EVENT_LOG_LEN, MemoryStore
+from .memory import DEFAULT_MAX_GAMES, EVENT_LOG_LEN, MemoryStore
 
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster", "rediss+cluster")
+
+
+def is_memory_url(url: str | None) -> bool:
+    """Whether ``url`` names the embedded memory store (``None``, ``""``, ``memory://…``): games
+    then live in one process, so it cannot be shared by several workers."""
+    return not url or urlsplit(url).scheme == "memory"
+
+
+def parse_memory_url(url: str) -> int | None:
+    """``memory://`` or ``memory://?max_games=N`` → the cap on games (``DEFAULT_MAX_GAMES`` when
+    not given; ``max_games=none``: no cap).
+
+    Raises:
+        ValueError: a host, path or another query option, or a cap that is not a positive
+            integer; quoted.
+    """
+    parts = urlsplit(url)
+    try:
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError as exc:
+        raise ValueError(f"store URL {url!r}: malformed query ({exc})") from None
+    if parts.scheme != "memory" or parts.netloc or parts.path or parts.fragment or set(query) - {"max_games"}:
+        raise ValueError(f"store URL {url!r}: expected memory:// or memory://?max_games=<positive integer>")
+    values = query.get("max_games")
+    if values is None:
+        return DEFAULT_MAX_GAMES
+    if len(values) != 1 or not (values[0].isdigit() and int(values[0]) > 0 or values[0] == "none"):
+        raise ValueError(f"store URL {url!r}: max_games must be one positive integer (or none for no cap)")
+    return None if values[0] == "none" else int(values[0])
 
 
 def open_store(
@@ -21,7 +50,8 @@ def open_store(
 ) -> GameStore:
     """The store a URL names.
 
-    ``None``, ``""`` or ``"memory://"`` give the embedded ``MemoryStore``;
+    ``None``, ``""`` or ``"memory://"`` give the embedded ``MemoryStore``, holding at most
+    ``DEFAULT_MAX_GAMES`` games; ``memory://?max_games=N`` sets that cap (``none``: no cap);
     ``redis://host:port/db``, ``rediss://…`` (TLS), ``unix:///path.sock``,
     ``redis+sentinel://host:port[,host:port…]/<service>[/db]`` and
     ``redis+cluster://host:port[,host:port…]`` (``rediss+cluster://`` for TLS) give a
@@ -33,13 +63,15 @@ def open_store(
     someone watches (``watch`` then sees only events from when it began).
 
     Raises:
-        ValueError: any other scheme, a malformed cluster or sentinel URL, or
+        ValueError: any other scheme, a malformed memory, cluster or sentinel URL, or
             ``wait_replicas`` with the memory store; quoted.
     """
-    if not url or url == "memory://":
+    if is_memory_url(url):
+        max_games = parse_memory_url(url) if url else DEFAULT_MAX_GAMES
         if wait_replicas:
             raise ValueError(f"wait_replicas={wait_replicas}: the memory store has no replicas")
-        return MemoryStore(event_log_len=event_log_len, watched_only=watched_only)
+        return MemoryStore(event_log_len=event_log_len, watched_only=watched_only, max_games=max_games)
+    assert url is not None
     scheme = urlsplit(url).scheme
     if scheme in REDIS_SCHEMES:
         # Imported here so the embedded store needs nothing of redis-py.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +32,10 @@ import hiredis
 from redis import exceptions as rexc
 from redis._parsers.base import BaseParser
 from redis.asyncio.connection import parse_url
+
+# redis-py's mapping of an error reply's text to its exception class (NOSCRIPT → NoScriptError,
+# …), seen through a typed name: redis-py does not annotate it.
+_parse_error: Callable[[str], rexc.ResponseError] = BaseParser.parse_error
 
 _FIELDS = {"host", "port", "db", "username", "password", "path"}
 
@@ -111,7 +116,7 @@ class _Protocol(asyncio.Protocol):
             future = pending.popleft()
             if not future.done():  # (a caller that timed out left its future behind)
                 if isinstance(reply, rexc.ResponseError):
-                    future.set_exception(BaseParser.parse_error(str(reply)))
+                    future.set_exception(_parse_error(str(reply)))
                 else:
                     future.set_result(reply)
 

@@ -4,18 +4,30 @@ Why it is safe without locks: every method runs to completion without awaiting, 
 one event loop no two calls interleave; the check-and-write of ``compare_and_set`` is
 atomic for free. Watchers are the only coroutines that wait.
 
-Expiry follows a monotonic ``clock`` (injectable, so tests move time by hand): a game
-whose deadline has passed is treated as absent on every access and purged lazily, plus
-an occasional sweep so abandoned games do not pile up.
+Bounded two ways (docs/redis.md, "The embedded memory store"):
+
+* **Expiry frees.** Expiry follows a monotonic ``clock`` (injectable, so tests move time by
+  hand). An expired game is absent on every access, and it is *removed* (its record, events,
+  replies; an expired NewGame claim too) by a sweep that every call makes: a heap of
+  deadlines, soonest first, so a sweep costs a peek when nothing is due. ``ping`` sweeps too,
+  and the server pings every second for its health, so an idle server frees expired games.
+* **A cap on games** (``max_games``): creating a game when the store is full first drops the
+  expired ones, then evicts the *least recently used* game (the one loaded or written
+  longest ago) with everything it holds; its watchers end as for a deleted game. Eviction,
+  not refusal: with a 24 h TTL most stored games are finished or abandoned, and refusing
+  NewGame until they expire would stop the service, where dropping the stalest costs
+  nothing. NewGame claims (``claim_request``) are capped by the same number, oldest dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from .base import (
     GameExists,
@@ -32,9 +44,12 @@ from .base import (
 # last EVENT_LOG_LEN events; at least the last REPLIES_KEPT replies of a game are kept.
 EVENT_LOG_LEN = 1000
 REPLIES_KEPT = 1000
+# Games kept at most unless the URL says otherwise (memory://?max_games=N): at the ~2.5 KB a
+# served game takes, about 250 MB.
+DEFAULT_MAX_GAMES = 100_000
 
 
-@dataclass
+@dataclass(eq=False)
 class _Game:
     record: GameRecord
     deadline: float
@@ -43,6 +58,7 @@ class _Game:
     # stops tracking (a dataclass per record kept full collections long with many games).
     replies: OrderedDict[str, tuple[bytes, bytes]] = field(default_factory=OrderedDict)
     watchers: int = 0
+    serial: int = 0  # set by _Table.add: which item of its heap is this entry's
     # Made by a watcher that waits; set (and dropped) on the next write and on removal: each
     # watcher waits on the one it saw. None while nobody waits (no Event per game or per write).
     changed: asyncio.Event | None = None
@@ -58,6 +74,112 @@ class _Game:
         return self.changed
 
 
+@dataclass(eq=False)
+class _Claim:
+    reply: StoredReply
+    deadline: float
+    serial: int = 0
+
+
+class _Expiring(Protocol):
+    deadline: float
+    serial: int
+
+
+E = TypeVar("E", bound=_Expiring)
+
+
+class _Table(Generic[E]):
+    """Entries under string keys with deadlines: least recently used first, at most ``cap``.
+
+    ``entries`` is in order of use (``use`` moves an entry to the end). ``_due`` is a heap of
+    (deadline, serial, key) with one item per entry, pushed when the entry is added (the serial
+    says which entry: the heap holds no reference that would keep a removed one alive): a later
+    deadline (a game written again) is found when the item comes up, and the item pushed
+    again. Items of entries that left otherwise (deleted, evicted, replaced) are skipped when
+    they come up, and the heap is rebuilt once they outnumber the live ones, so it stays
+    within twice the entries. ``on_drop`` is told of every entry that leaves.
+    """
+
+    def __init__(self, cap: int | None, clock: Callable[[], float], on_drop: Callable[[E], None]) -> None:
+        self.entries: OrderedDict[str, E] = OrderedDict()
+        self._due: list[tuple[float, int, str]] = []
+        self._serial = 0
+        self._cap, self._clock, self._on_drop = cap, clock, on_drop
+        self._peak = 0
+        self.expired = self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, key: str, now: float | None = None) -> E | None:
+        """The live entry (an expired one is dropped); ``now``: the clock, if just read."""
+        entry = self.entries.get(key)
+        if entry is not None and entry.deadline <= (self._clock() if now is None else now):
+            self.remove(key)
+            self.expired += 1
+            return None
+        return entry
+
+    def use(self, key: str) -> None:
+        self.entries.move_to_end(key)
+
+    def add(self, key: str, entry: E) -> None:
+        """Store ``entry`` (replacing any under ``key``), evicting the least recently used if full."""
+        self.sweep()
+        self.remove(key)
+        while self._cap is not None and len(self.entries) >= self._cap:
+            _, oldest = self.entries.popitem(last=False)
+            self._on_drop(oldest)
+            self.evicted += 1
+        self._serial += 1
+        entry.serial = self._serial
+        self.entries[key] = entry
+        self._peak = max(self._peak, len(self.entries))
+        heapq.heappush(self._due, (entry.deadline, entry.serial, key))
+        if len(self._due) > 2 * len(self.entries) + 64:
+            self._due = [(e.deadline, e.serial, k) for k, e in self.entries.items()]
+            heapq.heapify(self._due)
+
+    def remove(self, key: str) -> E | None:
+        entry = self.entries.pop(key, None)
+        if entry is not None:
+            self._on_drop(entry)
+            # A dict keeps its table at the largest size it had: once it holds an eighth of
+            # that, copy it, so that memory comes back after a burst.
+            if self._peak > 1024 and len(self.entries) * 8 < self._peak:
+                self.entries = OrderedDict(self.entries)
+                self._peak = len(self.entries)
+        return entry
+
+    def sweep(self) -> float:
+        """Remove every entry whose deadline has passed: O(1) when none is due. Returns the clock."""
+        due, now = self._due, self._clock()
+        while due and due[0][0] <= now:
+            _, serial, key = heapq.heappop(due)
+            entry = self.entries.get(key)
+            if entry is None or entry.serial != serial:
+                continue  # deleted, evicted or replaced since
+            if entry.deadline > now:  # written since: due later
+                heapq.heappush(due, (entry.deadline, serial, key))
+            else:
+                self.remove(key)
+                self.expired += 1
+        return now
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """What the memory store holds (for metrics): ``games`` and ``claims`` now, ``expired`` and
+    ``evicted`` games since it was made, and its cap (None: unbounded)."""
+
+    games: int
+    claims: int
+    expired: int
+    evicted: int
+    max_games: int | None
+
+
 class MemoryStore(GameStore):
     """A ``GameStore`` in a dict. Not shared between processes; ``watch`` sees this process only.
 
@@ -67,9 +189,11 @@ class MemoryStore(GameStore):
         event_log_len: events kept per game for ``watch`` (see ``GameStore``).
         watched_only: keep events only while someone watches the game (as ``RedisStore``'s
             option: ``watch`` then sees the events from when it began).
+        max_games: games kept at most (and NewGame claims); creating one more evicts the least
+            recently used game. None: no cap.
     """
 
-    calls_wait = False  # every method but watch runs to completion without awaiting
+    in_process = True
 
     def __init__(
         self,
@@ -78,62 +202,56 @@ class MemoryStore(GameStore):
         poll_interval: float = 0.5,
         event_log_len: int = EVENT_LOG_LEN,
         watched_only: bool = False,
+        max_games: int | None = DEFAULT_MAX_GAMES,
     ) -> None:
         if event_log_len < 1:
             raise ValueError(f"event_log_len must be at least 1, not {event_log_len!r}")
+        if max_games is not None and max_games < 1:
+            raise ValueError(f"max_games must be at least 1, not {max_games!r}")
         self._event_log_len = event_log_len
         self._watched_only = watched_only
+        self._max_games = max_games
         self._clock = clock
         self._poll = poll_interval
-        self._games: dict[str, _Game] = {}
-        self._claims: dict[str, tuple[StoredReply, float]] = {}
-        self._next_sweep = clock()
+        self._table: _Table[_Game] = _Table(max_games, clock, _Game.notify)
+        self._claims: _Table[_Claim] = _Table(max_games, clock, lambda claim: None)
         self._closed = False
 
-    # --- internals
+    @property
+    def _games(self) -> OrderedDict[str, _Game]:
+        """The games held, least recently used first (for white-box tests)."""
+        return self._table.entries
 
-    def _live(self, game_id: str) -> _Game | None:
-        """The game if present and not expired; an expired one is dropped (and its watchers woken)."""
-        game = self._games.get(game_id)
-        if game is not None and game.deadline <= self._clock():
-            self._remove(game_id)
-            return None
-        return game
+    @property
+    def games(self) -> int:
+        """How many games the store holds now (expired ones are gone within a call or a ping)."""
+        return len(self._table)
 
-    def _remove(self, game_id: str) -> None:
-        game = self._games.pop(game_id, None)
-        if game is not None:
-            game.notify()
-
-    def _sweep(self) -> None:
-        """Drop expired games and claims, at most once per second of clock time (amortized O(1))."""
-        now = self._clock()
-        if now < self._next_sweep:
-            return
-        self._next_sweep = now + 1.0
-        for gid in [g for g, game in self._games.items() if game.deadline <= now]:
-            self._remove(gid)
-        for key in [k for k, (_, deadline) in self._claims.items() if deadline <= now]:
-            del self._claims[key]
+    def stats(self) -> MemoryStats:
+        return MemoryStats(len(self._table), len(self._claims), self._table.expired, self._table.evicted,
+                           self._max_games)
 
     def _check_open(self) -> None:
         if self._closed:
             raise StoreUnavailable("memory store is closed")
 
+    def _live(self, game_id: str) -> _Game | None:
+        return self._table.get(game_id)
+
     # --- the verbs
 
     async def create(self, record: GameRecord, *, ttl: float) -> None:
         self._check_open()
-        self._sweep()
-        if self._live(record.game_id) is not None:
+        if self._table.get(record.game_id) is not None:
             raise GameExists(record.game_id)
-        self._games[record.game_id] = _Game(record, self._clock() + ttl, deque(maxlen=self._event_log_len))
+        self._table.add(record.game_id, _Game(record, self._clock() + ttl, deque(maxlen=self._event_log_len)))
 
     async def load(self, game_id: str) -> GameRecord:
         self._check_open()
-        game = self._live(game_id)
+        game = self._table.get(game_id, self._table.sweep())
         if game is None:
             raise GameNotFound(game_id)
+        self._table.use(game_id)
         return game.record
 
     async def compare_and_set(
@@ -149,7 +267,8 @@ class MemoryStore(GameStore):
         reply: bytes = b"",
     ) -> StoredReply | None:
         self._check_open()
-        game = self._live(game_id)
+        now = self._table.sweep()
+        game = self._table.get(game_id, now)
         if game is None:
             raise GameNotFound(game_id)
         # Same order as the Redis script: a known request id wins over the version check,
@@ -161,7 +280,8 @@ class MemoryStore(GameStore):
             raise VersionConflict(game_id, expected_version, current)
         version = current + 1
         game.record = GameRecord(game_id, version, game.record.token_hash, data)
-        game.deadline = self._clock() + ttl
+        game.deadline = now + ttl
+        self._table.use(game_id)
         if game.watchers or not self._watched_only:
             game.events.append((version, event))
         if request_id:
@@ -173,23 +293,24 @@ class MemoryStore(GameStore):
 
     async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:
         self._check_open()
-        game = self._live(game_id)
+        game = self._table.get(game_id)
         stored = None if game is None else game.replies.get(request_id)
         return None if stored is None else StoredReply(*stored)
 
-    async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
+    async def claim_request(
+        self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float
+    ) -> StoredReply | None:
         self._check_open()
-        self._sweep()
-        now = self._clock()
+        self._claims.sweep()
         held = self._claims.get(key)
-        if held is not None and held[1] > now:
-            return held[0]
-        self._claims[key] = (StoredReply(fingerprint, reply), now + ttl)
+        if held is not None:
+            return held.reply
+        self._claims.add(key, _Claim(StoredReply(fingerprint, reply), self._clock() + ttl))
         return None
 
     async def delete(self, game_id: str) -> None:
         self._check_open()
-        self._remove(game_id)
+        self._table.remove(game_id)
 
     def watch(self, game_id: str, after_version: int) -> AsyncIterator[WatchEvent]:
         return self._watch(game_id, after_version)
@@ -197,13 +318,14 @@ class MemoryStore(GameStore):
     async def _watch(self, game_id: str, after_version: int) -> AsyncIterator[WatchEvent]:
         self._check_open()
         last = after_version
-        first = self._games.get(game_id)
+        first = self._table.entries.get(game_id)
         if first is not None:
             first.watchers += 1
         try:
             while not self._closed:
-                game = self._live(game_id)
-                # `is not first`: a game deleted and created again under the same id is another game.
+                game = self._table.get(game_id)
+                # `is not first`: a game deleted (or evicted) and created again under the same id
+                # is another game.
                 if game is None or game is not first:
                     return
                 pending = [(v, p) for v, p in game.events if v > last]
@@ -222,10 +344,13 @@ class MemoryStore(GameStore):
                 first.watchers -= 1
 
     async def ping(self) -> None:
+        """Also frees what has expired: the server's health loop pings every second."""
         self._check_open()
+        self._table.sweep()
+        self._claims.sweep()
 
     async def close(self) -> None:
         """Ends every watch; further calls raise ``StoreUnavailable``."""
         self._closed = True
-        for game in self._games.values():
+        for game in self._table.entries.values():
             game.notify()

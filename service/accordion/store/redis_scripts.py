@@ -1,0 +1,125 @@
+"""The Lua scripts of the Redis store: each mutation is one script, so it is atomic across
+every server process and costs one round trip (EVALSHA).
+
+Every script touches only the keys it is given, all of one hash tag (one game's ``{id}``, or
+one claim's ``{req:…}``), so in a cluster each runs on the primary of one slot. The key
+layout is described in ``accordion.store.redis``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Script:
+    """A script's text and the SHA1 that EVALSHA names it by."""
+
+    text: str
+    sha: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha", hashlib.sha1(self.text.encode()).hexdigest())
+
+
+# KEYS: g e r r0. ARGV: expected, data, ttl_ms, event, request_id, fingerprint, reply, maxlen,
+# keep, touch, trim ('~': about maxlen, in whole stream nodes, for long logs; '=': exactly, for
+# short), watched_only ('1': append the event only if the stream exists, i.e. someone watches).
+# Returns {'nf'} | {'dup', fingerprint, reply} | {'conflict', current} | {'ok', version}.
+# touch = '1' (only when WAIT is on): a replayed reply rewrites g's TTL to what it is, a no-op
+# write whose only effect is that the WAIT after it covers the original write too.
+# A record is one field: <request id> = <fingerprint length (1 byte)><fingerprint><reply>.
+CAS = Script("""
+local cur = redis.call('HGET', KEYS[1], 'v')
+if not cur then return {'nf'} end
+local rid = ARGV[5]
+if rid ~= '' then
+  for i = 3, 4 do
+    local rec = redis.call('HGET', KEYS[i], rid)
+    if rec then
+      if ARGV[10] == '1' then
+        local t = redis.call('PTTL', KEYS[1])
+        if t > 0 then redis.call('PEXPIRE', KEYS[1], t) end
+      end
+      local n = string.byte(rec, 1)
+      return {'dup', string.sub(rec, 2, n + 1), string.sub(rec, n + 2)}
+    end
+  end
+end
+if tonumber(cur) ~= tonumber(ARGV[1]) then return {'conflict', cur} end
+local v = tostring(tonumber(cur) + 1)
+redis.call('HSET', KEYS[1], 'v', v, 'd', ARGV[2])
+if ARGV[12] ~= '1' or redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[11], ARGV[8], v .. '-0', 'p', ARGV[4])
+end
+if rid ~= '' then
+  if redis.call('HLEN', KEYS[3]) >= tonumber(ARGV[9]) then
+    redis.call('RENAME', KEYS[3], KEYS[4])
+  end
+  redis.call('HSET', KEYS[3], rid, string.char(#ARGV[6]) .. ARGV[6] .. ARGV[7])
+end
+for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+return {'ok', v}
+""")
+
+# KEYS: g e. The stream of a game nobody watched yet (watched_only): made, empty, at the game's
+# version (so the next event's id follows), with the game's TTL. Returns the version, or nil.
+OPEN_STREAM = Script("""
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return false end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '0', v .. '-0', 'p', '')
+  local t = redis.call('PTTL', KEYS[1])
+  if t > 0 then redis.call('PEXPIRE', KEYS[2], t) end
+end
+return v
+""")
+
+# KEYS: g e r r0. ARGV: version, token_hash, data, ttl_ms. Leftover e/r/r0 of an earlier
+# game with this id are dropped so the new game inherits no events or replies.
+CREATE = Script("""
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 't', ARGV[2], 'd', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+""")
+
+# KEYS: r r0. ARGV: request_id. Returns {fingerprint, reply} or nil.
+GET_REPLY = Script("""
+for i = 1, 2 do
+  local rec = redis.call('HGET', KEYS[i], ARGV[1])
+  if rec then
+    local n = string.byte(rec, 1)
+    return {string.sub(rec, 2, n + 1), string.sub(rec, n + 2)}
+  end
+end
+return false
+""")
+
+# KEYS: n. ARGV: fingerprint, reply, ttl_ms, touch. Returns the earlier {fingerprint, reply} or nil.
+CLAIM = Script("""
+local rec = redis.call('HMGET', KEYS[1], 'f', 'r')
+if rec[1] then
+  if ARGV[4] == '1' then
+    local t = redis.call('PTTL', KEYS[1])
+    if t > 0 then redis.call('PEXPIRE', KEYS[1], t) end
+  end
+  return rec
+end
+redis.call('HSET', KEYS[1], 'f', ARGV[1], 'r', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return false
+""")
+
+# KEYS: any. Rewrites each existing key's TTL to its current value: a write that changes
+# nothing, so that a WAIT after it on the same connection covers every earlier write.
+TOUCH = Script("""
+local n = 0
+for i = 1, #KEYS do
+  local t = redis.call('PTTL', KEYS[i])
+  if t > 0 then redis.call('PEXPIRE', KEYS[i], t); n = n + 1 end
+end
+return n
+""")

@@ -1,0 +1,164 @@
+"""The memory store's bounds: a cap on games (the least recently used is evicted), expiry that
+removes what expired (not only hides it), the URL that sets the cap, and the size for a metric."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tracemalloc
+
+import pytest
+
+from accordion.store import (
+    DEFAULT_MAX_GAMES,
+    GameNotFound,
+    MemoryStats,
+    MemoryStore,
+    StoredReply,
+    is_memory_url,
+    open_store,
+)
+
+from .test_store import Clock, cas, record
+
+
+def capped(n: int, clock: Clock | None = None) -> MemoryStore:
+    return MemoryStore(max_games=n, clock=clock or Clock(), poll_interval=0.05)
+
+
+async def test_the_cap_evicts_the_least_recently_used_game() -> None:
+    store = capped(3)
+    for gid in ("a", "b", "c"):
+        await store.create(record(gid), ttl=60)
+    await store.load("a")  # used: now b is the least recently used
+    await cas(store, 1, game_id="c", request_id="r", fingerprint=b"f", reply=b"x")
+    await store.create(record("d"), ttl=60)
+    assert store.games == 3
+    with pytest.raises(GameNotFound):
+        await store.load("b")
+    assert [(await store.load(g)).game_id for g in ("a", "c", "d")] == ["a", "c", "d"]
+    assert await store.get_reply("c", "r") == StoredReply(b"f", b"x")
+    # Many more: never more than the cap, the newest kept.
+    for i in range(50):
+        await store.create(record(f"n{i}"), ttl=60)
+        assert store.games <= 3
+    assert list(store._games) == ["n47", "n48", "n49"]
+    assert store.stats() == MemoryStats(games=3, claims=0, expired=0, evicted=51, max_games=3)
+
+
+async def test_an_evicted_game_leaves_nothing_and_its_id_is_free() -> None:
+    store = capped(2)
+    await store.create(record("a"), ttl=60)
+    await cas(store, 1, game_id="a", request_id="r1", fingerprint=b"f", reply=b"x")
+    await store.create(record("b"), ttl=60)
+    await store.create(record("c"), ttl=60)  # evicts a
+    assert await store.get_reply("a", "r1") is None
+    with pytest.raises(GameNotFound):
+        await cas(store, 2, game_id="a", request_id="r1")  # a retry finds no game: never applied twice
+    await store.create(record("a", data=b"new"), ttl=60)  # evicts b; a is a new game, nothing inherited
+    assert await store.load("a") == record("a", data=b"new")
+    assert await store.get_reply("a", "r1") is None
+
+
+async def test_eviction_ends_the_evicted_games_watchers() -> None:
+    store = capped(1)
+    await store.create(record("a"), ttl=60)
+    it = store.watch("a", 1)
+    nxt = asyncio.ensure_future(anext(it))
+    await asyncio.sleep(0.05)
+    await store.create(record("b"), ttl=60)
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(nxt, 5)
+
+
+async def test_claims_are_capped_too() -> None:
+    store = capped(2)
+    for key in ("k1", "k2", "k3"):
+        assert await store.claim_request(key, b"f", key.encode(), ttl=60) is None
+    assert store.stats().claims == 2
+    assert await store.claim_request("k3", b"g", b"other", ttl=60) == StoredReply(b"f", b"k3")
+    assert await store.claim_request("k1", b"g", b"again", ttl=60) is None  # forgotten: a new claim
+
+
+async def test_expiry_removes_games_without_any_access_to_them() -> None:
+    clock = Clock()
+    store = capped(1000, clock)
+    for i in range(300):
+        ttl = 10 if i % 2 else 100
+        await store.create(record(f"g{i}"), ttl=ttl)
+        await cas(store, 1, game_id=f"g{i}", ttl=ttl, request_id="r", fingerprint=b"f", reply=b"x" * 100)
+    await store.claim_request("k", b"f", b"r", ttl=10)
+    clock.now += 50
+    await store.ping()  # the server's health loop pings every second
+    assert store.games == 150 and store.stats().claims == 0
+    assert all(int(gid[1:]) % 2 == 0 for gid in store._games)
+    assert store.stats().expired == 150
+    # A game written again lives on from that write.
+    await cas(store, 2, game_id="g0", ttl=100)
+    clock.now += 60
+    await store.ping()
+    assert list(store._games) == ["g0"]
+
+
+async def test_expired_games_give_their_memory_back() -> None:
+    """tracemalloc: what 5,000 games with replies and events allocated is released once they expired."""
+    clock = Clock()
+    store = capped(DEFAULT_MAX_GAMES, clock)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(5000):
+            await store.create(record(f"game-{i:05}", data=b"d" * 200), ttl=30)
+            for v in range(1, 4):
+                await cas(store, v, game_id=f"game-{i:05}", ttl=30, request_id=f"r{v}", fingerprint=b"f" * 16,
+                          reply=b"x" * 200)
+            await store.claim_request(f"new:{i}", b"f" * 16, b"y" * 200, ttl=30)
+        full = tracemalloc.get_traced_memory()[0] - base
+        clock.now += 31
+        await store.ping()
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert store.games == 0
+    assert full > 5000 * 1000, full  # the games did take memory...
+    assert left < full / 20, (full, left)  # ...and it came back (the tables shrank too)
+
+
+async def test_a_full_store_drops_expired_games_before_evicting_live_ones() -> None:
+    clock = Clock()
+    store = capped(2, clock)
+    await store.create(record("old"), ttl=1)
+    await store.create(record("live"), ttl=60)
+    clock.now += 2
+    await store.create(record("new"), ttl=60)
+    assert sorted(store._games) == ["live", "new"]
+    assert store.stats().evicted == 0 and store.stats().expired == 1
+
+
+def cap_of(url: str | None) -> int | None:
+    store = open_store(url)
+    assert isinstance(store, MemoryStore)
+    return store.stats().max_games
+
+
+def test_the_url_sets_the_cap() -> None:
+    assert cap_of("memory://?max_games=5") == 5
+    assert cap_of("memory://") == cap_of(None) == cap_of("") == DEFAULT_MAX_GAMES
+    assert cap_of("memory://?max_games=none") is None
+    for bad in ("memory://?max_games=0", "memory://?max_games=-1", "memory://?max_games=lots",
+                "memory://?max_games=1&max_games=2", "memory://?max_game=5", "memory://host",
+                "memory://?max_games="):
+        with pytest.raises(ValueError, match="store URL"):
+            open_store(bad)
+    assert is_memory_url(None) and is_memory_url("") and is_memory_url("memory://?max_games=3")
+    assert not is_memory_url("redis://localhost:6379/0")
+
+
+async def test_in_process_says_which_store_needs_no_timeout(redis_url: str) -> None:
+    redis_store = open_store(redis_url)
+    try:
+        assert MemoryStore().in_process and not redis_store.in_process
+    finally:
+        await redis_store.close()
