@@ -6,7 +6,8 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py --against ../old --pairs 8 --evict 0 4   # A/B, alternating runs
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
-observed wrapper: validation, auth, engine, reply, memory store, access log and metrics), fed
+per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
+metrics; it reads its one request with ``context.read()``, as in the server), fed
 real requests: like bench/service.py's client, each move is a random legal move of the previous
 reply with ``expected_version`` and a fresh ``request_id``; a finished game is dealt again
 (NewGame is not timed). Only the handler call is timed (the request's bytes are parsed inside).
@@ -56,12 +57,19 @@ class Context:
 
     def __init__(self) -> None:
         self.metadata: tuple[tuple[str, str], ...] = ()
+        self.request: Any = None  # the call's one message, as grpc's context.read() returns it
 
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return self.metadata
 
     def time_remaining(self) -> float:
         return 10.0
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:40000"
+
+    async def read(self) -> Any:
+        return self.request
 
     def code(self) -> None:
         return None
@@ -75,9 +83,24 @@ class _Details:
         self.method, self.invocation_metadata = METHOD + method, ()
 
 
+async def call(handler: Any, data: bytes, context: Context) -> bytes:
+    """One call of a registered handler on a request's bytes, parsed and answered as grpc does."""
+    if handler.stream_unary is not None:  # the per-method wrapper reads its one request itself
+        context.request = handler.request_deserializer(data)
+        return handler.response_serializer(await handler.stream_unary(None, context))  # type: ignore[no-any-return]
+    return handler.response_serializer(  # type: ignore[no-any-return]  (a tree from before the wrapper)
+        await handler.unary_unary(handler.request_deserializer(data), context))
+
+
 async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[float, float]:
     """Mean µs per ApplyMove handler call: (wall, CPU of this thread)."""
-    observed = interceptors._ObservedGeneric(service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600)))
+    handlers = service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600))
+    if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
+        from accordion.api.limits import Admission, Limits
+
+        observed = interceptors._WrappedGeneric(handlers, interceptors.Gate(Admission(Limits())))
+    else:  # a tree from before it (an A/B with --source)
+        observed = interceptors._ObservedGeneric(handlers)
     configure_logging("info", open(os.devnull, "w"))  # noqa: SIM115  (as the server logs, into the void)
     apply_move, new_game = observed.service(_Details("ApplyMove")), observed.service(_Details("NewGame"))
     rng = random.Random(seed)
@@ -86,9 +109,8 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[flo
 
     async def deal() -> tuple[Context, pb.Game]:
         context = Context()
-        request = new_game.request_deserializer(pb.NewGameRequest(variant="accordion", seed=rng.getrandbits(63))
-                                                .SerializeToString())
-        reply = pb.NewGameResponse.FromString(new_game.response_serializer(await new_game.unary_unary(request, context)))
+        data = pb.NewGameRequest(variant="accordion", seed=rng.getrandbits(63)).SerializeToString()
+        reply = pb.NewGameResponse.FromString(await call(new_game, data, context))
         context.metadata = (("authorization", f"Bearer {reply.token}"),)
         return context, reply.game
 
@@ -106,8 +128,7 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[flo
         if profiler:
             profiler.enable()
         started, cpu_started = time.perf_counter(), time.thread_time()
-        reply = apply_move.response_serializer(
-            await apply_move.unary_unary(apply_move.request_deserializer(data), context))
+        reply = await call(apply_move, data, context)
         spent += time.perf_counter() - started
         cpu += time.thread_time() - cpu_started
         if profiler:

@@ -547,7 +547,7 @@ _servicer.AccordionServicer.ApplyMove = _apply_move
 
 def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False) -> list[str]:
     exe = Path(sys.executable).parent / "accordion-server"
-    argv = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "accordion.server"])]
+    argv = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "accordion"])]
     if SOURCE.get("dir") or SOURCE.get("hide_hiredis") or canned:
         boot = "import sys\n"
         if SOURCE.get("hide_hiredis"):
@@ -556,7 +556,10 @@ def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False) 
             boot += f"sys.path.insert(0, {str(SOURCE['dir'])!r})\n"
         if canned:
             boot += CANNED_APPLY_MOVE
-        boot += "sys.argv[0] = 'accordion-server'\nfrom accordion.server import main\nmain()\n"
+        boot += "sys.argv[0] = 'accordion-server'\n"
+        # The entry point moved to accordion.__main__; an older --source tree has it in server.
+        boot += "try:\n    from accordion.__main__ import main\nexcept ImportError:\n    from accordion.server import main\n"
+        boot += "main()\n"
         argv = [sys.executable, "-c", boot]
     argv += ["--listen", "127.0.0.1:0", "--workers", str(workers)]
     if redis_port is not None:

@@ -18,9 +18,13 @@ import sys
 from collections.abc import Mapping, Sequence
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
+from accordion.config import version
 from accordion.tls import channel_credentials
+
+
+CHECK = "/grpc.health.v1.Health/Check"
 
 
 def default_addr(env: Mapping[str, str]) -> str:
@@ -46,16 +50,20 @@ def check(
         if credentials is not None
         else grpc.insecure_channel(addr)
     )
+    check_call = channel.unary_unary(
+        CHECK,
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
     with channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(service=service), timeout=timeout
-        )
+        reply = check_call(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
     parser = argparse.ArgumentParser(prog="accordion-health", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.add_argument("--addr", default=default_addr(env), help="host:port [default: %(default)s]")
     parser.add_argument("--service", default="", help="service name; empty: the whole server")
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds [default: %(default)s]")

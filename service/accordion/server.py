@@ -1,13 +1,17 @@
-"""The server shell: configuration, the grpc.aio server, health, reflection, metrics, signals.
+"""One server process: the grpc.aio server, health, reflection, metrics, signals.
 
-Everything about games lives in ``accordion.api``; this module only wires it up:
+Everything about games lives in ``accordion.api``, the configuration in ``accordion.config``,
+the ``accordion-server`` script in ``accordion.__main__`` (which picks this module's ``serve``
+or ``accordion.workers``' supervisor). This module only wires a server up:
 
 * the store from ``--redis-url`` / ``REDIS_URL`` (Redis), else the embedded memory store;
 * ``grpc.health.v1``: SERVING while the store answers a ping, checked every
   ``--health-interval`` seconds; NOT_SERVING while it does not, and from SIGTERM on;
 * server reflection, so grpcurl and friends need no .proto files;
 * SIGTERM/SIGINT → health NOT_SERVING → ``server.stop(grace)``: in-flight calls finish;
-* a 64 KiB receive limit, keepalive, a cap on concurrent RPCs (RESOURCE_EXHAUSTED beyond it);
+* a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
+  process, per client and (HTTP/2 streams) per connection, watchers per game and per
+  connection, a request timeout, and health's own budget (RESOURCE_EXHAUSTED beyond them);
 * Prometheus metrics on ``--metrics-port`` (0: off);
 * ``--workers N`` processes sharing the port (``accordion.workers``), TLS/mTLS
   (``accordion.tls``), API keys with per-key rate limits (``accordion.api.apikeys``),
@@ -17,18 +21,16 @@ Everything about games lives in ``accordion.api``; this module only wires it up:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import errno
 import gc
 import importlib.util
 import logging
-import os
 import signal
+import socket
 import sys
-from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, TextIO
-from urllib.parse import urlsplit
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TextIO, cast
 
 import grpc
 import grpc.aio
@@ -36,15 +38,22 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from accordion.api import SERVICE_NAME, AccordionServicer, ObservabilityInterceptor, add_to_server
+from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
-from accordion.api.interceptors import ObservedServer, configure_access_log, flush_access_log
+from accordion.api.interceptors import Gate, Host, configure_access_log, flush_access_log
+from accordion.api.limits import Admission, Limits
 from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
+from accordion.config import OPTIONS, banner
+from accordion.config import Config as Config  # re-exported: older code imports them from here
+from accordion.config import parse_args as parse_args
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
 
+_OPTIONS = OPTIONS  # (the flag table, by its old name here)
+
 MAX_RECEIVE_BYTES = 64 * 1024
+IDLE_CONNECTION_MS = 300_000  # a connection without calls this long gets GOAWAY
 MAX_METADATA_BYTES = 16 * 1024  # all request metadata (headers) together; beyond it the call fails
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # A health "service" that is SERVING from start to SIGTERM whatever the store does: for
@@ -52,147 +61,6 @@ HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 LIVENESS = "liveness"
 STREAM_EVENTS = 100  # entries kept in a watched game's event stream (see AccordionServer)
 log = structlog.get_logger("accordion.server")
-
-
-@dataclass(frozen=True)
-class Config:
-    listen: str = "127.0.0.1:50051"
-    redis_url: str = ""
-    game_ttl: float = 86400.0
-    max_concurrent_rpcs: int = 1000
-    grace: float = 10.0
-    metrics_port: int = 0
-    log_level: str = "info"
-    health_interval: float = 1.0
-    store_timeout: float = 2.0
-    workers: int = 0  # 0: one per available core with Redis, 1 with the memory store
-    max_connection_age: float = 0.0  # seconds; 0: connections live as long as the client wants
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
-    health_port: int = 0
-    api_keys_file: str = ""
-    redis_wait_replicas: int = 0  # WAIT for this many replicas after each write (0: off)
-    redis_wait_timeout: float = 0.5  # seconds WAIT may take before the write is UNAVAILABLE
-    solve_max_seconds: float = 10.0
-    hint_max_seconds: float = 0.25
-    winnable_max_seconds: float = 5.0
-    solver_threads: int = 2
-    event_loop: str = "auto"  # uvloop when installed (auto), or asyncio's own
-
-
-# (flag, environment variable, type, help). The table in README.md mirrors this one.
-_OPTIONS: tuple[tuple[str, str, type, str], ...] = (
-    ("listen", "ACCORDION_LISTEN", str, "host:port to serve on (port 0: any free port)"),
-    (
-        "redis_url",
-        "REDIS_URL",
-        str,
-        "Redis URL (redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
-        "empty: the embedded memory store",
-    ),
-    ("game_ttl", "ACCORDION_GAME_TTL", float, "seconds a game lives without a move"),
-    (
-        "max_concurrent_rpcs",
-        "ACCORDION_MAX_CONCURRENT_RPCS",
-        int,
-        "RPCs served at once; more get RESOURCE_EXHAUSTED",
-    ),
-    ("grace", "ACCORDION_GRACE", float, "seconds in-flight calls get to finish on SIGTERM"),
-    ("metrics_port", "ACCORDION_METRICS_PORT", int, "Prometheus /metrics port on the listen host (0: off)"),
-    ("log_level", "ACCORDION_LOG_LEVEL", str, "debug, info, warning or error"),
-    ("health_interval", "ACCORDION_HEALTH_INTERVAL", float, "seconds between store pings for health"),
-    ("store_timeout", "ACCORDION_STORE_TIMEOUT", float, "seconds one store call may take before UNAVAILABLE"),
-    (
-        "workers",
-        "ACCORDION_WORKERS",
-        int,
-        "server processes sharing the port (0: one per available core with Redis, 1 with memory)",
-    ),
-    (
-        "max_connection_age",
-        "ACCORDION_MAX_CONNECTION_AGE",
-        float,
-        "seconds before a connection is asked to reconnect, so clients rebalance (0: never)",
-    ),
-    ("tls_cert", "ACCORDION_TLS_CERT", str, "PEM certificate (chain): serve TLS only"),
-    ("tls_key", "ACCORDION_TLS_KEY", str, "PEM private key of --tls-cert"),
-    ("tls_client_ca", "ACCORDION_TLS_CLIENT_CA", str, "PEM CA: require client certificates it signed (mTLS)"),
-    ("health_port", "ACCORDION_HEALTH_PORT", int, "plaintext port serving only grpc.health.v1 (0: off)"),
-    (
-        "api_keys_file",
-        "ACCORDION_API_KEYS_FILE",
-        str,
-        "JSON file of API key hashes and rate limits: every call then needs x-api-key",
-    ),
-    (
-        "redis_wait_replicas",
-        "ACCORDION_REDIS_WAIT_REPLICAS",
-        int,
-        "answer a write only once this many Redis replicas acknowledged it (WAIT; 0: off)",
-    ),
-    (
-        "redis_wait_timeout",
-        "ACCORDION_REDIS_WAIT_TIMEOUT",
-        float,
-        "seconds WAIT may take; fewer acknowledgements: UNAVAILABLE",
-    ),
-    ("solve_max_seconds", "ACCORDION_SOLVE_MAX_SECONDS", float, "the longest one Solve may search"),
-    ("hint_max_seconds", "ACCORDION_HINT_MAX_SECONDS", float, "the solver's search behind one Hint"),
-    (
-        "winnable_max_seconds",
-        "ACCORDION_WINNABLE_MAX_SECONDS",
-        float,
-        "all the searches behind one NewGame with winnable_only",
-    ),
-    ("solver_threads", "ACCORDION_SOLVER_THREADS", int, "solver searches running at once per process"),
-    ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
-)
-
-
-def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """Flags override environment variables, which override the defaults."""
-    env = os.environ if env is None else env
-    parser = argparse.ArgumentParser(
-        prog="accordion-server",
-        description="Accordion as a service: the gRPC server (accordion.v1.AccordionService).",
-        epilog="Every flag falls back to the environment variable in brackets, then to the default.",
-    )
-    defaults = Config()
-    for name, var, kind, text in _OPTIONS:
-        default = env.get(var, getattr(defaults, name))
-        parser.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=name,
-            type=kind,
-            default=kind(default),
-            help=f"{text} [{var}; default: %(default)s]",
-        )
-    args = parser.parse_args(argv)
-    if args.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-        parser.error(f"--log-level {args.log_level!r}: one of debug, info, warning, error")
-    if bool(args.tls_cert) != bool(args.tls_key):
-        parser.error("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        parser.error("--tls-client-ca (mTLS) needs --tls-cert and --tls-key")
-    if args.workers < 0 or args.max_connection_age < 0:
-        parser.error("--workers and --max-connection-age cannot be negative")
-    if args.workers > 1 and not args.redis_url:
-        parser.error("--workers > 1 needs --redis-url: the memory store lives in one process")
-    if args.redis_wait_replicas < 0 or args.redis_wait_timeout <= 0:
-        parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
-    if args.redis_wait_replicas and not args.redis_url:
-        parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
-    if args.event_loop not in ("auto", "uvloop", "asyncio"):
-        parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
-    if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
-        parser.error("--event-loop uvloop: uvloop is not installed")
-    if args.api_keys_file:
-        try:
-            load_api_keys(args.api_keys_file)
-        except (OSError, ValueError) as exc:
-            parser.error(f"--api-keys-file: {exc}")
-    return Config(**vars(args))
 
 
 def configure_logging(
@@ -239,7 +107,32 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),  # WatchGame clients sit idle between events
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),  # tolerate client pings this often
         ("grpc.http2.max_ping_strikes", 3),
+        # Per connection: HTTP/2 streams open at once, counted when a call's headers arrive, so
+        # one connection cannot hold more calls than this, sent or half-sent (accordion.api.limits).
+        ("grpc.max_concurrent_streams", config.max_streams_per_connection),
+        # The server's keepalive pings go on while a connection carries no data (an idle
+        # WatchGame): a peer that vanished is found and its calls and watch slots freed.
+        ("grpc.http2.max_pings_without_data", 0),
+        # A connection with no call open for this long is closed (GOAWAY; gRPC clients reconnect
+        # on their next call): idle connections hold nothing for a client but cost a socket here.
+        ("grpc.max_connection_idle_ms", IDLE_CONNECTION_MS),
     ]
+
+
+def limits(config: Config) -> Limits:
+    return Limits(
+        max_calls=config.max_concurrent_rpcs,
+        max_calls_per_client=config.max_rpcs_per_client,
+        max_health_calls=config.max_health_rpcs,
+        max_watches_per_connection=config.max_watches_per_connection,
+        max_watches_per_game=config.max_watches_per_game,
+        request_timeout=config.request_timeout,
+    )
+
+
+class ListenError(Exception):
+    """The server could not listen where it was told (the port is taken, the address is not
+    this machine's): one line for the person who started it, no traceback."""
 
 
 class AccordionServer:
@@ -257,24 +150,21 @@ class AccordionServer:
             watched_only=True,
         )
         self.health = health.aio.HealthServicer()
-        # Every call gets a log line and metrics. Without API keys the handlers are wrapped once
-        # (ObservedServer: no interceptor, which grpc.aio would run as a coroutine per call); with
-        # them, the observability interceptor comes first (outermost) to log the calls refused.
-        interceptors: list[grpc.aio.ServerInterceptor] = []
-        if config.api_keys_file:
-            interceptors = [
-                ObservabilityInterceptor(),
-                ApiKeyInterceptor(
-                    load_api_keys(config.api_keys_file), _rate_limiter(self.store), timeout=config.store_timeout
-                ),
-            ]
-        self.health_server: grpc.aio.Server | None = None
-        self.server = grpc.aio.server(
-            interceptors=interceptors,
-            options=_server_options(config),
-            maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+        # Every call of every service goes through one wrapper (accordion.api.interceptors.wrap):
+        # API keys when configured, the limits, the request timeout, error mapping, the access
+        # line and metrics. Counted here instead of by grpc's maximum_concurrent_rpcs, which
+        # also counts health and half-sent calls alike.
+        api_keys = (
+            ApiKeyInterceptor(
+                load_api_keys(config.api_keys_file), _rate_limiter(self.store), timeout=config.store_timeout
+            )
+            if config.api_keys_file
+            else None
         )
-        target: Any = self.server if interceptors else ObservedServer(self.server)
+        self.admission = Admission(limits(config))
+        self.health_server: grpc.aio.Server | None = None
+        self.server = grpc.aio.server(options=_server_options(config))
+        target = Host(self.server, Gate(self.admission, api_keys))
         budgets = Budgets(
             solve_seconds=config.solve_max_seconds,
             hint_seconds=config.hint_max_seconds,
@@ -285,9 +175,9 @@ class AccordionServer:
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
         )
         add_to_server(servicer, target)
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, target)
+        _add_health(self.health, target)
         # enable_server_reflection, for an aio server through ``target``:
-        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+        _add_reflection(
             reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
         )
         self.port = 0
@@ -295,19 +185,34 @@ class AccordionServer:
         self._health_task: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
-        if self.config.tls_cert:
-            creds = server_credentials(self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca)
-            self.port = self.server.add_secure_port(self.config.listen, creds)
-        else:
-            self.port = self.server.add_insecure_port(self.config.listen)
+        """Listen and serve; the bound port. Raises ``ListenError`` when the address is taken."""
+        host = self.config.listen.rsplit(":", 1)[0]
+        shared = self.config.workers > 1  # workers share the port on purpose (SO_REUSEPORT)
+        _check_free(self.config.listen, shared=shared)
+        if self.config.health_port:
+            _check_free(f"{host}:{self.config.health_port}", " (--health-port)", shared=shared)
+        try:
+            if self.config.tls_cert:
+                creds = server_credentials(self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca)
+                self.port = self.server.add_secure_port(self.config.listen, creds)
+            else:
+                self.port = self.server.add_insecure_port(self.config.listen)
+        except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
+            raise ListenError(f"cannot listen on {self.config.listen}: {_bind_failure(exc)}") from None
         await self.check_store()
         await self.health.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
         if self.config.health_port:  # plaintext, health only: for probes that cannot do (m)TLS
             reuse = 1 if self.config.workers > 1 else 0
             self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
-            health_pb2_grpc.add_HealthServicer_to_server(self.health, self.health_server)
-            host = self.config.listen.rsplit(":", 1)[0]
-            self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")
+            # Its own budget: probes here are not refused for calls on the main port.
+            own = Gate(Admission(limits(self.config)))
+            _add_health(self.health, Host(self.health_server, own))
+            try:
+                self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")
+            except RuntimeError as exc:
+                raise ListenError(
+                    f"cannot listen on {host}:{self.config.health_port} (--health-port): {_bind_failure(exc)}"
+                ) from None
             await self.health_server.start()
         await self.server.start()
         self._health_task = asyncio.create_task(self._health_loop(), name="store-health")
@@ -349,43 +254,59 @@ class AccordionServer:
         flush_access_log()
 
 
+def _add_health(servicer: health.aio.HealthServicer, host: Host) -> None:
+    """grpc's registration of the health service, through ``host`` (which stands in for the
+    server: registration only calls the two methods it has)."""
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, cast(grpc.aio.Server, host))
+
+
+# The reflection stubs leave this function unannotated; this is its type.
+_add_reflection: Callable[[reflection.aio.ReflectionServicer, Host], None] = (
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server
+)
+
+
+def _check_free(listen: str, flag: str = "", *, shared: bool = False) -> None:
+    """Raise ``ListenError`` when ``listen`` is taken, before grpc tries (grpc's C core would
+    print its own multi-part error line first). ``flag`` says which setting it came from;
+    ``shared``: the port may be shared with this server's other workers (SO_REUSEPORT), so only
+    a socket that does not share it makes the port taken."""
+    host, _, port_text = listen.rpartition(":")
+    if not port_text.isdigit() or int(port_text) == 0:
+        return  # grpc's own parsing and error apply
+    try:
+        found = socket.getaddrinfo(host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
+    for family, kind, proto, _, addr in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
+            if shared:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            try:
+                probe.bind(addr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ListenError(f"cannot listen on {listen}{flag}: {_IN_USE}") from None
+                raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
+
+
+_IN_USE = "the address is in use (is another server running?); pick another port with --listen"
+
+
+def _bind_failure(exc: RuntimeError) -> str:
+    """Why grpc could not bind, in a few words (its message names the address and little else)."""
+    text = str(exc)
+    if "in use" in text.lower() or "Failed to bind" in text:
+        return _IN_USE
+    return text
+
+
 def _rate_limiter(store: GameStore) -> RateLimiter:
     """GCRA in the store's Redis (shared by every process on it), else in this process."""
     client = getattr(store, "_redis", None)  # RedisStore's command client (Redis or RedisCluster)
     return MemoryRateLimiter() if client is None else RedisRateLimiter(client)
-
-
-def _store_label(config: Config) -> str:
-    if not config.redis_url:
-        return "memory (embedded; games live in this process)"
-    parts = urlsplit(config.redis_url)  # never print credentials
-    if "," in parts.netloc or "+" in parts.scheme:  # sentinel or cluster: several hosts
-        return f"{parts.scheme.split('+')[-1]} at {parts.netloc.rpartition('@')[2]}{parts.path}"
-    return f"redis at {parts.hostname or parts.path}{f':{parts.port}' if parts.port else ''}"
-
-
-def _banner(config: Config, port: int) -> str:
-    host = config.listen.rsplit(":", 1)[0].strip("[]") or "127.0.0.1"
-    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    addr = f"{host}:{port}"
-    text = "\n".join(
-        [
-            f"accordion-server listening on {addr} (store: {_store_label(config)})",
-            "Try it (grpcurl; the server has reflection):",
-            f"  grpcurl -plaintext {addr} list accordion.v1.AccordionService",
-            (
-                f'  grpcurl -plaintext -d \'{{"variant": "accordion", "seed": 7}}\' {addr} '
-                "accordion.v1.AccordionService/NewGame"
-            ),
-            (
-                f'  grpcurl -plaintext -H \'authorization: Bearer <token>\' -d \'{{"game_id": "<id>", '
-                f'"move": {{"notation": "<move>"}}}}\' {addr} accordion.v1.AccordionService/ApplyMove'
-            ),
-            f"  grpcurl -plaintext {addr} grpc.health.v1.Health/Check",
-            "Stop with Ctrl-C (SIGINT) or SIGTERM.",
-        ]
-    )
-    return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
 
 
 def freeze_startup_objects() -> None:
@@ -405,7 +326,7 @@ async def serve(config: Config) -> None:
 
         host = config.listen.rsplit(":", 1)[0].strip("[]") or "0.0.0.0"
         start_http_server(config.metrics_port, addr=host)
-    print(_banner(config, port), flush=True)
+    print(banner(config, port), flush=True)
     log.info(
         "started",
         port=port,
@@ -435,19 +356,3 @@ def run_loop(main: Coroutine[Any, Any, None], event_loop: str = "auto") -> None:
         uvloop.run(main)
         return
     asyncio.run(main)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """The ``accordion-server`` console script."""
-    config = parse_args(argv)
-    configure_logging(config.log_level)
-    from accordion.workers import resolve_workers, supervise
-
-    workers = resolve_workers(config)
-    if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
-        sys.exit(supervise(replace(config, workers=workers)))
-    run_loop(serve(replace(config, workers=1)), config.event_loop)
-
-
-if __name__ == "__main__":
-    main()

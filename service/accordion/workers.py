@@ -40,6 +40,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 from collections import deque
@@ -54,7 +55,8 @@ from typing import Any
 import structlog
 
 from accordion.api.interceptors import flush_access_log
-from accordion.server import AccordionServer, Config, _banner, configure_logging, freeze_startup_objects, run_loop
+from accordion.config import Config, banner
+from accordion.server import AccordionServer, ListenError, configure_logging, freeze_startup_objects, run_loop
 
 MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0
@@ -139,7 +141,10 @@ def _worker_main(config: Config, index: int, ready: Connection, parent: int) -> 
     """The body of worker ``index`` (a spawned process): serve until SIGTERM/SIGINT."""
     _die_with_parent(parent)
     configure_logging(config.log_level, fields={"worker": index, "pid": os.getpid()})
-    run_loop(_serve_worker(config, index, ready), config.event_loop)
+    try:
+        run_loop(_serve_worker(config, index, ready), config.event_loop)
+    except ListenError:  # told to the supervisor, which tells the person once
+        sys.exit(1)
 
 
 async def _serve_worker(config: Config, index: int, ready: Connection) -> None:
@@ -150,6 +155,9 @@ async def _serve_worker(config: Config, index: int, ready: Connection) -> None:
     server = AccordionServer(config)
     try:
         port = await server.start()
+    except ListenError as exc:
+        ready.send(("failed", str(exc)))
+        raise
     except Exception as exc:
         ready.send(("failed", f"{type(exc).__name__}: {exc}"))
         raise
@@ -265,12 +273,14 @@ def supervise(config: Config) -> int:
                 break  # told to stop while starting: stop, without calling it a failure
             if message[0] != "ready":
                 log.error("worker did not start", worker=worker.index, why=message[1])
+                if str(message[1]).startswith("cannot listen"):  # the person can act on this one
+                    print(f"accordion-server: {message[1]}", file=sys.stderr, flush=True)
                 status = 1
                 break
         if status == 0 and not signals:
             if metrics is not None:
                 _serve_metrics(config, metrics)
-            print(_banner(config, port), flush=True)
+            print(banner(config, port), flush=True)
             log.info(
                 "started",
                 port=port,

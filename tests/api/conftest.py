@@ -4,16 +4,13 @@
   127.0.0.1, stopped at teardown. ``served`` is one on the parametrized backend (``store_url``
   from tests/conftest.py: memory and a real redis-server).
 * ``spawn_server(*args, env=...)``: the real ``accordion-server`` console script as a
-  subprocess (port 0; the port is read from its banner), its output kept for assertions.
+  subprocess (tests/server_launcher.py: port 0, read from its banner; output kept).
 * ``Client``: the generated stub plus the token metadata and a few shortcuts.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,10 +19,12 @@ from typing import Any
 import grpc.aio
 import pytest
 
-from accordion.server import AccordionServer, Config
+from accordion.config import Config
+from accordion.server import AccordionServer
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
+from server_launcher import ServerProcess, launch
 
-from .helpers import ROOT, Client, ServerProcess, server_command
+from .helpers import Client
 
 
 @pytest.fixture
@@ -96,32 +95,9 @@ def spawn_server() -> Iterator[Callable[..., ServerProcess]]:
     tmp = tempfile.TemporaryDirectory(prefix="acc-server-")
 
     def spawn(*args: str, env: dict[str, str] | None = None, timeout: float = 20) -> ServerProcess:
-        n = len(procs)
-        out_path, err_path = Path(tmp.name) / f"{n}.out", Path(tmp.name) / f"{n}.err"
-        out, err = out_path.open("wb"), err_path.open("wb")
-        full_env = {
-            k: v for k, v in os.environ.items() if k not in ("REDIS_URL",) and not k.startswith("ACCORDION_")
-        }
-        full_env.update(env or {})
-        proc = subprocess.Popen(
-            [*server_command(), "--listen", "127.0.0.1:0", *args],
-            stdout=out,
-            stderr=err,
-            env=full_env,
-            cwd=ROOT,
-        )
-        sp = ServerProcess(proc, "", out_path, err_path, [out, err])
+        sp = launch(Path(tmp.name), *args, env=env, timeout=timeout, name=str(len(procs)))
         procs.append(sp)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in out_path.read_text(errors="replace").splitlines():
-                if line.startswith("accordion-server listening on "):
-                    sp.addr = line.split()[3]
-                    return sp
-            if proc.poll() is not None:
-                raise RuntimeError(f"accordion-server exited with {proc.returncode}:\n{sp.output()}")
-            time.sleep(0.05)
-        raise RuntimeError(f"accordion-server did not start:\n{sp.output()}")
+        return sp
 
     yield spawn
     for sp in procs:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import signal
-import subprocess
-import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,39 +55,8 @@ class Client:
 
 # --- subprocess servers -------------------------------------------------------------------------
 
-
-def server_command() -> list[str]:
-    """The installed console script beside this interpreter (what `make serve` runs)."""
-    script = shutil.which("accordion-server", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "accordion.server"]
-
-
-@dataclass
-class ServerProcess:
-    proc: subprocess.Popen[bytes]
-    addr: str
-    out_path: Path
-    err_path: Path
-    _files: list[Any] = field(default_factory=list)
-
-    def output(self) -> str:
-        """Everything the process printed so far (stdout then stderr)."""
-        return self.out_path.read_text(errors="replace") + self.err_path.read_text(errors="replace")
-
-    def log_lines(self) -> list[str]:
-        return [ln for ln in self.err_path.read_text(errors="replace").splitlines() if ln.startswith("{")]
-
-    def terminate(self, timeout: float = 15) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for f in self._files:
-            f.close()
+# One launcher for every test directory: tests/server_launcher.py (re-exported here).
+from server_launcher import ServerProcess, server_command  # noqa: E402, F401
 
 
 # --- error inspection -----------------------------------------------------------------------------

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import grpc.aio
@@ -15,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from accordion.v1 import accordion_pb2 as pb
 from redis_server import RedisServer, free_port
+from server_launcher import clean_env, server_command
 
 from .helpers import Client, ServerProcess, expect_error
 
@@ -224,3 +228,68 @@ async def test_sigterm_drains_in_flight_calls_with_health_not_serving(
     assert reply.game.version == 2, "the in-flight call finished"
     assert await asyncio.to_thread(proc.proc.wait, 15) == 0
     assert '"stopping"' in proc.output() and '"stopped"' in proc.output()
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["accordion-server", "accordion-health"])
+def test_both_scripts_print_their_version(script: str) -> None:
+    from importlib.metadata import version
+
+    done = subprocess.run([str(Path(sys.executable).parent / script), "--version"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{script} {version('accordion-service')}"
+
+
+def test_python_dash_m_accordion_is_the_server(spawn_server: Callable[..., ServerProcess]) -> None:
+    done = subprocess.run([sys.executable, "-m", "accordion", "--version"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.startswith("accordion-server "), done.stderr
+
+
+@pytest.mark.parametrize("workers", [None, "1"])
+def test_a_busy_port_is_one_clear_line_and_a_failure(spawn_server: Callable[..., ServerProcess],
+                                                     workers: str | None) -> None:
+    first = spawn_server()
+    port = first.addr.rsplit(":", 1)[1]
+    args = ["--listen", f"127.0.0.1:{port}", *(["--workers", workers] if workers else [])]
+    done = subprocess.run([*server_command(), *args], capture_output=True, text=True, timeout=30,
+                          env=clean_env())
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"accordion-server: cannot listen on 127.0.0.1:{port}: the address is in use (is another server "
+        "running?); pick another port with --listen"
+    ], done.stderr
+    assert first.proc.poll() is None, "the server holding the port keeps serving"
+
+
+def test_a_busy_port_under_workers_is_told_once_without_a_traceback(
+    spawn_server: Callable[..., ServerProcess], redis_url: str
+) -> None:
+    first = spawn_server()
+    port = first.addr.rsplit(":", 1)[1]
+    done = subprocess.run(
+        [*server_command(), "--listen", f"127.0.0.1:{port}", "--workers", "2", "--redis-url", redis_url],
+        capture_output=True, text=True, timeout=60, env=clean_env(),
+    )
+    assert done.returncode == 1
+    told = [line for line in done.stderr.splitlines() if not line.startswith("{")]
+    assert told == [
+        f"accordion-server: cannot listen on 127.0.0.1:{port}: the address is in use (is another server "
+        "running?); pick another port with --listen"
+    ], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_busy_health_port_is_one_clear_line_too(spawn_server: Callable[..., ServerProcess]) -> None:
+    first = spawn_server()
+    port = first.addr.rsplit(":", 1)[1]
+    done = subprocess.run([*server_command(), "--listen", "127.0.0.1:0", "--health-port", port],
+                          capture_output=True, text=True, timeout=30, env=clean_env())
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"accordion-server: cannot listen on 127.0.0.1:{port} (--health-port): the address is in use "
+        "(is another server running?); pick another port with --listen"
+    ], done.stderr

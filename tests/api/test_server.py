@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client import REGISTRY
 
-from accordion.server import parse_args
+from accordion.config import parse_args
 from accordion.v1 import accordion_pb2 as pb
 from redis_server import RedisServer
 

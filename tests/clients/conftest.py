@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +24,7 @@ import pytest
 from accordion_client import AccordionClient
 from redis_server import free_port
 from tests.api.conftest import connect, spawn_server, start_server  # noqa: F401 (fixtures, reused)
-from tests.api.helpers import ROOT, ServerProcess, server_command
+from server_launcher import ServerProcess, launch
 
 BIN = Path(sys.executable).parent
 
@@ -40,29 +37,7 @@ def script(name: str) -> list[str]:
 
 
 def start_subprocess_server(tmp: Path, *args: str, env: dict[str, str] | None = None) -> ServerProcess:
-    out_path, err_path = tmp / "server.out", tmp / "server.err"
-    out, err = out_path.open("wb"), err_path.open("wb")
-    full_env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
-    full_env.update(env or {})
-    proc = subprocess.Popen(
-        [*server_command(), "--listen", "127.0.0.1:0", *args],
-        stdout=out,
-        stderr=err,
-        env=full_env,
-        cwd=ROOT,
-    )
-    sp = ServerProcess(proc, "", out_path, err_path, [out, err])
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        for line in out_path.read_text(errors="replace").splitlines():
-            if line.startswith("accordion-server listening on "):
-                sp.addr = line.split()[3]
-                return sp
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    sp.close()
-    raise RuntimeError(f"accordion-server did not start:\n{sp.output()}")
+    return launch(tmp, *args, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from accordion.server import _OPTIONS
+from accordion.config import OPTIONS as _OPTIONS
 
 from .conftest import DEPLOY
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from dockerfile_parse import DockerfileParser
 
-from accordion.server import _OPTIONS
+from accordion.config import OPTIONS as _OPTIONS
 from tests.api.helpers import ROOT, ServerProcess
 
 DOCKERFILE = ROOT / "Dockerfile"
@@ -95,7 +95,7 @@ def test_the_runtime_is_non_root_and_health_checked_over_grpc() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["accordion-health"] == "accordion.healthcheck:main"
     assert json.loads(values(runtime, "ENTRYPOINT")[0]) == ["accordion-server"]
-    assert scripts["accordion-server"] == "accordion.server:main"
+    assert scripts["accordion-server"] == "accordion.__main__:main"
     assert values(runtime, "STOPSIGNAL") == ["SIGTERM"]
     env = dict(re.findall(r"(\w+)=(\S+)", " ".join(values(runtime, "ENV"))))
     assert env["PATH"].startswith(f"{VENV}/bin:")
@@ -198,7 +198,7 @@ def test_the_context_holds_what_the_build_copies_and_nothing_else(tmp_path: Path
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     )
     assert "accordion-health = accordion.healthcheck:main" in entry_points
-    assert "accordion-server = accordion.server:main" in entry_points
+    assert "accordion-server = accordion.__main__:main" in entry_points
 
 
 def test_the_dockerignore_rule_is_docker_s() -> None:

@@ -13,7 +13,9 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
-from accordion.server import LIVENESS, _OPTIONS, Config
+from accordion.config import OPTIONS as _OPTIONS
+from accordion.config import Config, parse_args
+from accordion.server import LIVENESS
 from accordion.store.redis import parse_sentinel_url
 
 from .conftest import DEPLOY, K8S, OVERLAYS, kustomize, load_all
@@ -237,3 +239,18 @@ def test_the_sentinel_overlay_points_the_servers_at_its_sentinels() -> None:
     server_labels = workloads(docs)["accordion"]["spec"]["template"]["metadata"]["labels"]
     admitted = by_kind(docs, "NetworkPolicy")["accordion-redis"]["spec"]["ingress"][0]["from"]
     assert any(matches(f["podSelector"]["matchLabels"], server_labels) for f in admitted)
+
+
+def test_the_pods_limits_parse_and_leave_room_for_probes_and_other_clients() -> None:
+    """The ConfigMap is a valid configuration; one client (an Envoy pod) gets at most half of a
+    worker's calls, and the probes, which go to the main port, have a budget of their own."""
+    docs = resources("external-redis")
+    # REDIS_URL comes from a Secret (its value is the operator's): any URL stands for it here.
+    env = {**by_kind(docs, "ConfigMap")["accordion"]["data"], "REDIS_URL": "redis://redis:6379/0"}
+    config = parse_args([], env)
+    assert 0 < config.max_rpcs_per_client <= config.max_concurrent_rpcs // 2
+    assert config.max_health_rpcs >= 10
+    assert config.max_watches_per_connection <= config.max_streams_per_connection
+    server = container(docs, "accordion", "accordion")
+    port = int(config.listen.rsplit(":", 1)[1])
+    assert config.health_port == 0 and server["livenessProbe"]["grpc"]["port"] == port

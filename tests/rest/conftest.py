@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.helpers import ROOT, ServerProcess, server_command
+from server_launcher import ROOT, ServerProcess, launch
 
 ENVOY_CONFIG = ROOT / "deploy" / "envoy" / "envoy.yaml"
 DESCRIPTOR = ROOT / "deploy" / "envoy" / "accordion.pb"
@@ -126,25 +125,7 @@ def start_envoy(upstream_port: int, workdir: Path, timeout: float = 30) -> Envoy
 def start_server(workdir: Path, *args: str, timeout: float = 20) -> ServerProcess:
     """accordion-server on a free port of 127.0.0.1, embedded store (like `make serve-rest`)
     unless ``args`` say otherwise."""
-    out_path, err_path = workdir / "server.out", workdir / "server.err"
-    out, err = out_path.open("wb"), err_path.open("wb")
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
-    proc = subprocess.Popen(
-        [*server_command(), "--listen", "127.0.0.1:0", "--metrics-port", "0", *args],
-        stdout=out, stderr=err, env=env, cwd=ROOT,
-    )
-    sp = ServerProcess(proc, "", out_path, err_path, [out, err])
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in out_path.read_text(errors="replace").splitlines():
-            if line.startswith("accordion-server listening on "):
-                sp.addr = line.split()[3]
-                return sp
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    sp.close()
-    raise RuntimeError(f"accordion-server did not start:\n{sp.output()}")
+    return launch(workdir, "--metrics-port", "0", *args, timeout=timeout)
 
 
 @dataclass

@@ -10,7 +10,8 @@ import grpc
 import grpc.aio
 import pytest
 
-from accordion.server import MAX_METADATA_BYTES, _server_options, Config
+from accordion.config import Config
+from accordion.server import MAX_METADATA_BYTES, _server_options
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
@@ -41,5 +42,8 @@ async def test_metadata_over_the_limit_is_refused_and_under_it_always_passes(
 
 def test_the_limits_are_set_explicitly() -> None:
     options = dict(_server_options(Config()))
+    assert options["grpc.max_concurrent_streams"] == Config().max_streams_per_connection == 100
+    assert options["grpc.max_connection_idle_ms"] == 300_000
+    assert options["grpc.http2.max_pings_without_data"] == 0  # keepalive finds dead watchers
     assert options["grpc.max_receive_message_length"] == 64 * 1024
     assert options["grpc.max_metadata_size"] == options["grpc.absolute_max_metadata_size"] == 16 * 1024

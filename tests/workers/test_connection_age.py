@@ -10,7 +10,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from accordion.server import Config, _server_options
+from accordion.config import Config
+from accordion.server import _server_options
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 

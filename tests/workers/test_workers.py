@@ -21,7 +21,7 @@ import grpc.aio
 import pytest
 
 from accordion import engine
-from accordion.server import Config, parse_args
+from accordion.config import Config, parse_args
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from accordion.workers import _cgroup_cpu_limit, available_cores, reserve_port, resolve_workers

@@ -44,6 +44,7 @@ from .ratelimit import Limit, RateLimiter
 
 METADATA_KEY = "x-api-key"
 EXEMPT_PREFIXES = ("/grpc.health.v1.Health/",)
+_EXEMPT = tuple(prefix.lstrip("/") for prefix in EXEMPT_PREFIXES)  # methods come with or without "/"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 log = structlog.get_logger("accordion.apikeys")
@@ -150,38 +151,49 @@ def _rejecting(
 
 
 class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
-    """Checks ``x-api-key`` and the key's rate limit before the handler runs."""
+    """Checks ``x-api-key`` and the key's rate limit before the handler runs (``caller``)."""
 
     def __init__(self, keys: Mapping[bytes, ApiKey], limiter: RateLimiter, *, timeout: float = 2.0) -> None:
         self.keys = dict(keys)
         self.limiter = limiter
         self.timeout = timeout
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(details)
-        if handler is None or details.method.startswith(EXEMPT_PREFIXES):
-            return handler
-        presented = _presented(details.invocation_metadata)
+    async def caller(self, method: str, metadata: Any) -> str | None:
+        """The name of the key ``metadata`` presents, once its rate allows the call; None for
+        the exempt services. Raises the refusal (``errors.ApiError``). What the server's
+        per-method wrapper calls (``accordion.api.interceptors.wrap``)."""
+        if method.lstrip("/").startswith(_EXEMPT):
+            return None
+        presented = _presented(metadata)
         if not presented:
-            return _rejecting(handler, errors.api_key_missing())
+            raise errors.api_key_missing()
         key = self.keys.get(hashlib.sha256(presented.encode()).digest())
         if key is None:
-            return _rejecting(handler, errors.api_key_invalid())
+            raise errors.api_key_invalid()
         if key.limit is None:
-            return handler
+            return key.name
         try:
             decision = await asyncio.wait_for(self.limiter.acquire(key.name, key.limit), self.timeout)
         except Exception as exc:  # noqa: BLE001 (fail open: see the module docstring)
             metrics.RATE_LIMITER_ERRORS.inc()
             log.warning("rate limiter unavailable; call allowed", key_name=key.name, error=type(exc).__name__)
-            return handler
+            return key.name
         if decision.allowed:
-            return handler
+            return key.name
         metrics.RATE_LIMITED.labels(key.name).inc()
-        return _rejecting(
-            handler, errors.rate_limited(key.name, key.limit.rate, key.limit.burst, decision.retry_after)
-        )
+        raise errors.rate_limited(key.name, key.limit.rate, key.limit.burst, decision.retry_after)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """The same check as a plain grpc interceptor (the server itself uses ``caller``)."""
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        try:
+            await self.caller(details.method, details.invocation_metadata)
+        except errors.ApiError as refusal:
+            return _rejecting(handler, refusal)
+        return handler

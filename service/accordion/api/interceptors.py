@@ -1,4 +1,6 @@
-"""One server interceptor for what every RPC shares: a JSON log line and the Prometheus metrics.
+"""What every RPC of every service shares: ``wrap``, the one per-method wrapper (API keys,
+limits, the request timeout, error mapping; registered through ``Host``), and its record of
+each call: a JSON access line and the Prometheus metrics.
 
 The log line has the method, the game id (from the request or NewGame's reply), the final
 status code and the latency. It never has metadata (the token travels there), request
@@ -27,14 +29,18 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TextIO, TypeAlias
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TextIO, TypeAlias, cast
 
 import grpc
 import grpc.aio
 import structlog
 
-from . import auth, metrics
+from . import auth, errors, metrics
+from .apikeys import ApiKeyInterceptor
+from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of
+from .service import Malformed
 
 log = structlog.get_logger("accordion.rpc")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -49,6 +55,7 @@ _CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the 
 _STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
 # One call not recorded yet: (method, game id, status code, latency in seconds, time.time()).
 Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float]"
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 def _status(context: Context, failure: BaseException | None) -> grpc.StatusCode:
@@ -284,100 +291,237 @@ def _record(method: str, game_id: str, code: grpc.StatusCode, started: float) ->
         flush_access_log()
 
 
-class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Wraps each handler's behaviour: unary and server-streaming (the only kinds served here)."""
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(details)
-        if handler is None:
-            return handler
-        # One wrapped handler per handler, built on first use: the service's handlers are built
-        # once. (Handlers made for one call, e.g. an API-key refusal, come and go: the cache is
-        # emptied when it fills; it holds the handlers it is keyed by, so no id is reused.)
-        key = (details.method, id(handler))
-        wrapped = self._wrapped.get(key)
-        if wrapped is None:
-            if len(self._wrapped) >= 256:
-                self._wrapped.clear()
-            wrapped = self._wrapped[key] = (self._wrap(handler, details.method.lstrip("/")), handler)
-        return wrapped[0]
-
-    def __init__(self) -> None:
-        self._wrapped: dict[tuple[str, int], tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    @staticmethod
-    def _wrap(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                _unary(handler.unary_unary, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            # Generators yield; coroutines (grpc's health Watch) write with context.write.
-            # grpc forbids mixing the styles, so each keeps its own.
-            wrap = _stream if inspect.isasyncgenfunction(handler.unary_stream) else _unary
-            return grpc.unary_stream_rpc_method_handler(
-                wrap(handler.unary_stream, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+# --- the one per-method wrapper --------------------------------------------------------------
 
 
-def _unary(behavior: Callable[..., Any], method: str) -> Callable[..., Awaitable[Any]]:
-    async def wrapped(request: Any, context: Context) -> Any:
-        started, failure, response = time.perf_counter(), None, None
+@dataclass(frozen=True)
+class Gate:
+    """What the wrapper checks before a call reaches its handler: the limits' counters and,
+    when keys are configured, the API keys."""
+
+    admission: Admission
+    api_keys: ApiKeyInterceptor | None = None
+    timer: RequestTimer = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timer", RequestTimer(self.admission.limits.request_timeout))
+
+
+class RequestTimer:
+    """Ends the wait for a call's request message after ``timeout`` seconds (to within a
+    second): a call that sent its headers and never its message is cancelled, and its wait
+    raises DEADLINE_EXCEEDED. One sweep a second for all waiting calls, instead of a timer per
+    call (``asyncio.timeout`` cost ~9 µs of CPU a call; this a dict entry)."""
+
+    SWEEP_EVERY = 1.0
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._waiting: dict[asyncio.Task[Any], float] = {}  # task → deadline (-1: timed out)
+        self._sweep: asyncio.TimerHandle | None = None
+
+    async def read(self, context: Context) -> Any:
+        """The call's one request message. (``context.read``, not the request iterator grpc
+        passes: that is an async generator, and one left suspended after its first message
+        costs a finalizer task per call.)"""
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover (grpc runs every handler in a task)
+            return _checked(await context.read())
+        loop = asyncio.get_running_loop()
+        waiting = self._waiting
+        waiting[task] = loop.time() + self.timeout
+        if self._sweep is None:
+            self._sweep = loop.call_later(self.SWEEP_EVERY, self._expire, loop)
         try:
+            request = await context.read()
+        except asyncio.CancelledError:
+            if waiting.get(task) != -1:
+                raise  # the client went away (or the server stops): not ours
+            task.uncancel()
+            raise errors.deadline_exceeded(f"the request message arrived (within {self.timeout:g} s)") from None
+        finally:
+            waiting.pop(task, None)
+        if request is grpc.aio.EOF:
+            raise errors.malformed_request("the call ended without a request message")
+        return _checked(request)
+
+    def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep = None
+        now = loop.time()
+        for task, deadline in list(self._waiting.items()):
+            if 0 <= deadline <= now:
+                self._waiting[task] = -1
+                task.cancel()
+        if self._waiting:
+            self._sweep = loop.call_later(self.SWEEP_EVERY, self._expire, loop)
+
+
+def _checked(request: Any) -> Any:
+    if isinstance(request, Malformed):
+        raise errors.malformed_request(request.why)
+    return request
+
+
+async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
+    """Abort with the status ``exc`` maps to; a bug (nothing maps it) is logged and INTERNAL."""
+    error = errors.from_exception(exc)
+    if error is None:
+        log.error("unhandled exception", method=method, exc_info=exc)
+        error = errors.internal()
+    await errors.abort(context, error)
+
+
+def _behavior(fn: object) -> Callable[..., Any]:
+    """A handler's behaviour as what it is here: async (grpc's stubs type them synchronous)."""
+    return cast(Callable[..., Any], fn)
+
+
+def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
+    """``handler`` with what every call of every service shares, in this order: the API key
+    (when keys are on; health is exempt), the limits (``accordion.api.limits``), the request
+    message read within ``--request-timeout``, the handler, the mapping of its exceptions to a
+    ``google.rpc.Status``, and the access line and metrics (``_record``).
+
+    A handler that takes one request (unary-unary, unary-stream) is registered as taking a
+    request *stream*: grpc then calls the wrapper as soon as the call's headers arrive, not
+    once its message has, so a call that never sends its message is counted, limited and
+    timed out like any other (grpc's own ``maximum_concurrent_rpcs`` counts such calls too,
+    but for every method alike, health included, and never times them out)."""
+    # What the handler is, and what it is registered as.
+    if handler.unary_unary is not None:
+        behavior, make, shape = _behavior(handler.unary_unary), grpc.stream_unary_rpc_method_handler, "unary"
+    elif handler.unary_stream is not None:
+        behavior, make = _behavior(handler.unary_stream), grpc.stream_stream_rpc_method_handler
+        # Generators yield; coroutines (grpc's health Watch) write with context.write, and
+        # grpc forbids mixing the styles, so each keeps its own.
+        shape = "stream" if inspect.isasyncgenfunction(behavior) else "unary"
+    elif handler.stream_unary is not None:
+        behavior, make, shape = _behavior(handler.stream_unary), grpc.stream_unary_rpc_method_handler, "requests"
+    elif handler.stream_stream is not None:
+        behavior, make, shape = _behavior(handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
+    else:  # pragma: no cover (a handler of no kind)
+        return handler
+    health = method.startswith(HEALTH_PREFIX)
+    watch = method in WATCH_METHODS
+    admission, api_keys, read = gate.admission, gate.api_keys, gate.timer.read
+
+    def admit(client: str) -> str:
+        """``client`` counted in; raises the refusal (nothing counted)."""
+        admission.enter_call(health, client)
+        return client
+
+    async def keyed(context: Context) -> str:
+        """With API keys: the key checked, and its name counted in as the client."""
+        assert api_keys is not None
+        key_name = await api_keys.caller(method, context.invocation_metadata())
+        return admit(f"key:{key_name}" if key_name else client_of(context.peer()))
+
+    async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
+        started, request, response = time.perf_counter(), None, None
+        failure: BaseException | None = None
+        client: str | None = None
+        try:
+            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            request = await read(context)
             response = await behavior(request, context)
             return response
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
         except BaseException as exc:
             failure = exc
             raise
         finally:
+            if client is not None:
+                admission.leave_call(health, client)
             _record(method, _game_id(request, response), _status(context, failure), started)
 
-    return wrapped
-
-
-def _stream(behavior: Callable[..., Any], method: str) -> Callable[..., AsyncIterator[Any]]:
-    async def wrapped(request: Any, context: Context) -> AsyncIterator[Any]:
-        started, failure = time.perf_counter(), None
+    async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
+        started, request, watching = time.perf_counter(), None, ""
+        failure: BaseException | None = None
+        client: str | None = None
+        connection = context.peer()
         try:
+            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            request = await read(context)
+            if watch:
+                admission.enter_watch(connection, request.game_id)
+                watching = request.game_id
             async with contextlib.aclosing(behavior(request, context)) as items:  # close it now, not at GC
                 async for item in items:
                     yield item
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
         except BaseException as exc:
             failure = exc
             raise
         finally:
+            if watching:
+                admission.leave_watch(connection, watching)
+            if client is not None:
+                admission.leave_call(health, client)
             _record(method, _game_id(request), _status(context, failure), started)
 
-    return wrapped
+    async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
+        """Handlers that take a request stream (reflection) get it as it is."""
+        started = time.perf_counter()
+        failure: BaseException | None = None
+        client: str | None = None
+        try:
+            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            result = behavior(requests, context)
+            if inspect.isasyncgen(result):
+                async with contextlib.aclosing(result) as items:
+                    async for item in items:
+                        await context.write(item)
+                return None
+            return await result
+        except grpc.aio.AbortError as exc:
+            failure = exc
+            raise
+        except Exception as exc:
+            failure = exc
+            await _mapped(context, exc, method)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            if client is not None:
+                admission.leave_call(health, client)
+            _record(method, "", _status(context, failure), started)
+
+    wrapper = {"unary": unary, "stream": stream, "requests": streamed_requests}[shape]
+    return make(
+        wrapper,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
 
 
-class _ObservedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
+class _WrappedGeneric(grpc.GenericRpcHandler):
     """A generic handler whose method handlers come out wrapped (built once per method)."""
 
-    def __init__(self, inner: grpc.GenericRpcHandler) -> None:
-        self._inner = inner
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+    def __init__(self, inner: grpc.GenericRpcHandler, gate: Gate) -> None:
+        self._inner, self._gate = inner, gate
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
 
-    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+    def service(self, details: grpc.HandlerCallDetails) -> Handler | None:
         handler = self._inner.service(details)
         if handler is None:
             return None
         found = self._wrapped.get(details.method)
         if found is None or found[1] is not handler:
-            if len(self._wrapped) >= 256:
+            if len(self._wrapped) >= 256:  # method names come from clients: bound the cache
                 self._wrapped.clear()
-            found = self._wrapped[details.method] = (
-                ObservabilityInterceptor._wrap(handler, details.method.lstrip("/")), handler
-            )
+            wrapped = wrap(handler, details.method.lstrip("/"), self._gate)
+            found = self._wrapped[details.method] = (wrapped, handler)
         return found[0]
 
     def service_name(self) -> str | None:
@@ -385,20 +529,18 @@ class _ObservedGeneric(grpc.GenericRpcHandler):  # type: ignore[misc]
         return name() if callable(name) else None
 
 
-class ObservedServer:
-    """Stands in for a ``grpc.aio.Server`` when registering servicers: their handlers get the
-    log line and the metrics without a server interceptor. (grpc.aio runs every interceptor as
-    a coroutine on every call; wrapping the handlers once costs nothing per call.) With the
-    API-key interceptor on, ``ObservabilityInterceptor`` is used instead: it must come first to
-    log the calls that interceptor refuses."""
+class Host:
+    """Stands in for a ``grpc.aio.Server`` when registering servicers: every handler of every
+    service registered through it is ``wrap``-ped once. (No server interceptor: grpc.aio runs
+    each as a coroutine on every call, and it sees a call without its peer.)"""
 
-    def __init__(self, server: grpc.aio.Server) -> None:
-        self.server = server
+    def __init__(self, server: grpc.aio.Server, gate: Gate) -> None:
+        self.server, self.gate = server, gate
 
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        self.server.add_generic_rpc_handlers(tuple(_ObservedGeneric(h) for h in handlers))
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self.server.add_generic_rpc_handlers(tuple(_WrappedGeneric(h, self.gate) for h in generic_rpc_handlers))
 
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Handler]) -> None:
         self.server.add_registered_method_handlers(
-            service, {name: ObservabilityInterceptor._wrap(h, f"{service}/{name}") for name, h in handlers.items()}
+            service, {name: wrap(h, f"{service}/{name}", self.gate) for name, h in handlers.items()}
         )

@@ -1,0 +1,250 @@
+"""The server's configuration: the ``Config`` dataclass, its flags (each with an environment
+variable behind it) and ``parse_args``; and the start-up banner, which only reads a Config.
+
+Nothing here imports the server: ``accordion.server`` (one process), ``accordion.workers``
+(``--workers N``) and ``accordion.__main__`` (the ``accordion-server`` script) all import this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Config:
+    listen: str = "127.0.0.1:50051"
+    redis_url: str = ""
+    game_ttl: float = 86400.0
+    max_concurrent_rpcs: int = 1000
+    grace: float = 10.0
+    metrics_port: int = 0
+    log_level: str = "info"
+    health_interval: float = 1.0
+    store_timeout: float = 2.0
+    workers: int = 0  # 0: one per available core with Redis, 1 with the memory store
+    max_connection_age: float = 0.0  # seconds; 0: connections live as long as the client wants
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    health_port: int = 0
+    api_keys_file: str = ""
+    redis_wait_replicas: int = 0  # WAIT for this many replicas after each write (0: off)
+    redis_wait_timeout: float = 0.5  # seconds WAIT may take before the write is UNAVAILABLE
+    solve_max_seconds: float = 10.0
+    hint_max_seconds: float = 0.25
+    winnable_max_seconds: float = 5.0
+    solver_threads: int = 2
+    event_loop: str = "auto"  # uvloop when installed (auto), or asyncio's own
+    # What one client may hold (accordion.api.limits); health has a budget of its own.
+    max_rpcs_per_client: int = 250  # calls at once from one client (its API key, else its IP); 0: off
+    max_streams_per_connection: int = 100  # HTTP/2 streams open at once on one connection
+    max_watches_per_connection: int = 16  # WatchGame streams at once on one connection
+    max_watches_per_game: int = 64  # WatchGame streams at once on one game (per process)
+    max_health_rpcs: int = 100  # grpc.health.v1 calls at once (apart from every other budget)
+    request_timeout: float = 5.0  # seconds a call's request message may take to arrive
+
+
+# (flag, environment variable, type, help). The table in README.md mirrors this one.
+OPTIONS: tuple[tuple[str, str, type, str], ...] = (
+    ("listen", "ACCORDION_LISTEN", str, "host:port to serve on (port 0: any free port)"),
+    (
+        "redis_url",
+        "REDIS_URL",
+        str,
+        "Redis URL (redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
+        "empty: the embedded memory store",
+    ),
+    ("game_ttl", "ACCORDION_GAME_TTL", float, "seconds a game lives without a move"),
+    (
+        "max_concurrent_rpcs",
+        "ACCORDION_MAX_CONCURRENT_RPCS",
+        int,
+        "RPCs served at once (health apart); more get RESOURCE_EXHAUSTED",
+    ),
+    ("grace", "ACCORDION_GRACE", float, "seconds in-flight calls get to finish on SIGTERM"),
+    ("metrics_port", "ACCORDION_METRICS_PORT", int, "Prometheus /metrics port on the listen host (0: off)"),
+    ("log_level", "ACCORDION_LOG_LEVEL", str, "debug, info, warning or error"),
+    ("health_interval", "ACCORDION_HEALTH_INTERVAL", float, "seconds between store pings for health"),
+    ("store_timeout", "ACCORDION_STORE_TIMEOUT", float, "seconds one store call may take before UNAVAILABLE"),
+    (
+        "workers",
+        "ACCORDION_WORKERS",
+        int,
+        "server processes sharing the port (0: one per available core with Redis, 1 with memory)",
+    ),
+    (
+        "max_connection_age",
+        "ACCORDION_MAX_CONNECTION_AGE",
+        float,
+        "seconds before a connection is asked to reconnect, so clients rebalance (0: never)",
+    ),
+    ("tls_cert", "ACCORDION_TLS_CERT", str, "PEM certificate (chain): serve TLS only"),
+    ("tls_key", "ACCORDION_TLS_KEY", str, "PEM private key of --tls-cert"),
+    ("tls_client_ca", "ACCORDION_TLS_CLIENT_CA", str, "PEM CA: require client certificates it signed (mTLS)"),
+    ("health_port", "ACCORDION_HEALTH_PORT", int, "plaintext port serving only grpc.health.v1 (0: off)"),
+    (
+        "api_keys_file",
+        "ACCORDION_API_KEYS_FILE",
+        str,
+        "JSON file of API key hashes and rate limits: every call then needs x-api-key",
+    ),
+    (
+        "redis_wait_replicas",
+        "ACCORDION_REDIS_WAIT_REPLICAS",
+        int,
+        "answer a write only once this many Redis replicas acknowledged it (WAIT; 0: off)",
+    ),
+    (
+        "redis_wait_timeout",
+        "ACCORDION_REDIS_WAIT_TIMEOUT",
+        float,
+        "seconds WAIT may take; fewer acknowledgements: UNAVAILABLE",
+    ),
+    ("solve_max_seconds", "ACCORDION_SOLVE_MAX_SECONDS", float, "the longest one Solve may search"),
+    ("hint_max_seconds", "ACCORDION_HINT_MAX_SECONDS", float, "the solver's search behind one Hint"),
+    (
+        "winnable_max_seconds",
+        "ACCORDION_WINNABLE_MAX_SECONDS",
+        float,
+        "all the searches behind one NewGame with winnable_only",
+    ),
+    ("solver_threads", "ACCORDION_SOLVER_THREADS", int, "solver searches running at once per process"),
+    ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
+    (
+        "max_rpcs_per_client",
+        "ACCORDION_MAX_RPCS_PER_CLIENT",
+        int,
+        "calls at once from one client (its API key, else its IP address); 0: no per-client cap",
+    ),
+    (
+        "max_streams_per_connection",
+        "ACCORDION_MAX_STREAMS_PER_CONNECTION",
+        int,
+        "HTTP/2 streams (calls, sent or half-sent) open at once on one connection",
+    ),
+    (
+        "max_watches_per_connection",
+        "ACCORDION_MAX_WATCHES_PER_CONNECTION",
+        int,
+        "WatchGame streams at once on one connection",
+    ),
+    ("max_watches_per_game", "ACCORDION_MAX_WATCHES_PER_GAME", int, "WatchGame streams at once on one game"),
+    (
+        "max_health_rpcs",
+        "ACCORDION_MAX_HEALTH_RPCS",
+        int,
+        "grpc.health.v1 calls at once: a budget apart from every other call's",
+    ),
+    (
+        "request_timeout",
+        "ACCORDION_REQUEST_TIMEOUT",
+        float,
+        "seconds a call's request message may take to arrive after its headers",
+    ),
+)
+
+
+def version() -> str:
+    """The installed distribution's version (what ``--version`` prints)."""
+    try:
+        return importlib.metadata.version("accordion-service")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown"
+
+
+def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Flags override environment variables, which override the defaults."""
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(
+        prog="accordion-server",
+        description="Accordion as a service: the gRPC server (accordion.v1.AccordionService).",
+        epilog="Every flag falls back to the environment variable in brackets, then to the default.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    defaults = Config()
+    for name, var, kind, text in OPTIONS:
+        default = env.get(var, getattr(defaults, name))
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            type=kind,
+            default=kind(default),
+            help=f"{text} [{var}; default: %(default)s]",
+        )
+    args = parser.parse_args(argv)
+    if args.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        parser.error(f"--log-level {args.log_level!r}: one of debug, info, warning, error")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca (mTLS) needs --tls-cert and --tls-key")
+    if args.workers < 0 or args.max_connection_age < 0:
+        parser.error("--workers and --max-connection-age cannot be negative")
+    if args.workers > 1 and not args.redis_url:
+        parser.error("--workers > 1 needs --redis-url: the memory store lives in one process")
+    if args.redis_wait_replicas < 0 or args.redis_wait_timeout <= 0:
+        parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
+    if args.redis_wait_replicas and not args.redis_url:
+        parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
+    if args.event_loop not in ("auto", "uvloop", "asyncio"):
+        parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
+    if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        parser.error("--event-loop uvloop: uvloop is not installed")
+    positive = ("max_concurrent_rpcs", "max_streams_per_connection", "max_watches_per_connection",
+                "max_watches_per_game", "max_health_rpcs")
+    for name in positive:
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.max_rpcs_per_client < 0 or args.request_timeout <= 0:
+        parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
+    if args.api_keys_file:
+        # Imported here: the rest of this module is light enough for accordion-health (the
+        # image's HEALTHCHECK, run every few seconds) to import for its --version.
+        from accordion.api.apikeys import load_api_keys
+
+        try:
+            load_api_keys(args.api_keys_file)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--api-keys-file: {exc}")
+    return Config(**vars(args))
+
+
+def store_label(config: Config) -> str:
+    if not config.redis_url:
+        return "memory (embedded; games live in this process)"
+    parts = urlsplit(config.redis_url)  # never print credentials
+    if "," in parts.netloc or "+" in parts.scheme:  # sentinel or cluster: several hosts
+        return f"{parts.scheme.split('+')[-1]} at {parts.netloc.rpartition('@')[2]}{parts.path}"
+    return f"redis at {parts.hostname or parts.path}{f':{parts.port}' if parts.port else ''}"
+
+
+def banner(config: Config, port: int) -> str:
+    host = config.listen.rsplit(":", 1)[0].strip("[]") or "127.0.0.1"
+    host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    addr = f"{host}:{port}"
+    text = "\n".join(
+        [
+            f"accordion-server listening on {addr} (store: {store_label(config)})",
+            "Try it (grpcurl; the server has reflection):",
+            f"  grpcurl -plaintext {addr} list accordion.v1.AccordionService",
+            (
+                f'  grpcurl -plaintext -d \'{{"variant": "accordion", "seed": 7}}\' {addr} '
+                "accordion.v1.AccordionService/NewGame"
+            ),
+            (
+                f'  grpcurl -plaintext -H \'authorization: Bearer <token>\' -d \'{{"game_id": "<id>", '
+                f'"move": {{"notation": "<move>"}}}}\' {addr} accordion.v1.AccordionService/ApplyMove'
+            ),
+            f"  grpcurl -plaintext {addr} grpc.health.v1.Health/Check",
+            "Stop with Ctrl-C (SIGINT) or SIGTERM.",
+        ]
+    )
+    return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
+
+
