@@ -321,11 +321,12 @@ async def serve(config: Config) -> None:
     server = AccordionServer(config)
     port = await server.start()
     freeze_startup_objects()
-    if config.metrics_port:
-        from prometheus_client import start_http_server
+    if config.metrics_port:  # ops: /metrics only (404 elsewhere), with the memory store's size
+        from accordion.api.metrics import serve_metrics, watch_memory_store
 
         host = config.listen.rsplit(":", 1)[0].strip("[]") or "0.0.0.0"
-        start_http_server(config.metrics_port, addr=host)
+        watch_memory_store(server.store)
+        serve_metrics(config.metrics_port, host)
     print(banner(config, port), flush=True)
     log.info(
         "started",

@@ -3,12 +3,6 @@ a scrape of its /metrics, and a game played to its end over a real gRPC channel.
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,71 +16,40 @@ from prometheus_client.parser import text_string_to_metric_families
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from redis_server import free_port
+from server_launcher import ServerProcess, launch
 
-ROOT = Path(__file__).resolve().parents[2]
-BANNER = "accordion-server listening on "
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-
-
-def server_command() -> list[str]:
-    """The installed console script beside this interpreter (what `make serve` runs)."""
-    script = shutil.which("accordion-server", path=str(Path(sys.executable).parent))
-    assert script, "accordion-server is not installed beside this interpreter (make install)"
-    return [script]
 
 
 @dataclass
 class Server:
-    proc: subprocess.Popen[bytes]
-    addr: str
+    process: ServerProcess
     metrics_port: int
-    out_path: Path
-    err_path: Path
 
-    def lines(self) -> list[str]:
-        """Every line the process wrote, stdout's then stderr's."""
-        return (self.out_path.read_text(errors="replace") + self.err_path.read_text(errors="replace")).splitlines()
+    @property
+    def addr(self) -> str:
+        return self.process.addr
+
+    def stdout_lines(self) -> list[str]:
+        return self.process.out_path.read_text(errors="replace").splitlines()
 
     def stderr_lines(self) -> list[str]:
-        return self.err_path.read_text(errors="replace").splitlines()
+        return self.process.err_path.read_text(errors="replace").splitlines()
 
 
 @contextmanager
-def running_server(
-    workdir: Path, *args: str, env: dict[str, str] | None = None, name: str = "server"
-) -> Iterator[Server]:
-    """``accordion-server --listen 127.0.0.1:0 --metrics-port <free> *args`` until the block
-    ends (then SIGTERM, and SIGKILL if it lingers)."""
+def running_server(workdir: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """``accordion-server --metrics-port <free> *args`` (tests/server_launcher.py) until the
+    block ends; then SIGTERM (and SIGKILL if it lingers)."""
     metrics_port = free_port()
-    out_path, err_path = workdir / f"{name}.out", workdir / f"{name}.err"
-    clean = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith(("ACCORDION_", "GRPC_"))}
-    clean.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    clean.update(env or {})
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        proc = subprocess.Popen(
-            [*server_command(), "--listen", "127.0.0.1:0", "--metrics-port", str(metrics_port), *args],
-            stdout=out, stderr=err, env=clean, cwd=ROOT,
-        )
+    process = launch(workdir, "--metrics-port", str(metrics_port), *args, env=env, timeout=60)
+    try:
+        yield Server(process, metrics_port)
+    finally:
         try:
-            server = Server(proc, "", metrics_port, out_path, err_path)
-            deadline = time.monotonic() + 60
-            while not server.addr:
-                banner = [ln for ln in server.lines() if ln.startswith(BANNER)]
-                if banner:
-                    server.addr = banner[0].split()[3]
-                elif proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("accordion-server did not start:\n" + "\n".join(server.lines()))
-                else:
-                    time.sleep(0.05)
-            yield server
+            process.terminate(20)
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            process.close()
 
 
 def http_get(port: int, path: str) -> tuple[int, str]:
