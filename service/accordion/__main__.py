@@ -25,7 +25,7 @@ from accordion.workers import resolve_workers, supervise  # noqa: E402
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``accordion-server`` console script."""
     config = parse_args(argv)
-    configure_logging(config.log_level)
+    configure_logging(config.log_level, sample_every=config.access_log_sample)
     workers = resolve_workers(config)
     if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
         sys.exit(supervise(replace(config, workers=workers)))

@@ -140,7 +140,9 @@ def _die_with_parent(parent: int) -> None:
 def _worker_main(config: Config, index: int, ready: Connection, parent: int) -> None:
     """The body of worker ``index`` (a spawned process): serve until SIGTERM/SIGINT."""
     _die_with_parent(parent)
-    configure_logging(config.log_level, fields={"worker": index, "pid": os.getpid()})
+    configure_logging(
+        config.log_level, fields={"worker": index, "pid": os.getpid()}, sample_every=config.access_log_sample
+    )
     try:
         run_loop(_serve_worker(config, index, ready), config.event_loop)
     except ListenError:  # told to the supervisor, which tells the person once

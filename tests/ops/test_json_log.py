@@ -27,16 +27,20 @@ WATCH = "accordion.v1.AccordionService/WatchGame"
 
 def _leave_abruptly(addr: str, workdir: Path) -> None:
     for n in range(2):
-        with (workdir / f"watch{n}.out").open("w+") as out:
-            watcher = subprocess.Popen([sys.executable, str(CLIENT), "watch", addr], stdout=out, stderr=subprocess.STDOUT)
+        printed = workdir / f"watch{n}.out"
+        with printed.open("w+") as out:
+            watcher = subprocess.Popen(
+                [sys.executable, str(CLIENT), "watch", addr], stdout=out, stderr=subprocess.STDOUT
+            )
             deadline = time.monotonic() + 30
-            while "watching" not in (workdir / f"watch{n}.out").read_text():
-                assert watcher.poll() is None and time.monotonic() < deadline, (workdir / f"watch{n}.out").read_text()
+            while "watching" not in printed.read_text():
+                assert watcher.poll() is None and time.monotonic() < deadline, printed.read_text()
                 time.sleep(0.05)
             time.sleep(0.3)  # the stream is open on the server
             watcher.kill()  # SIGKILL: no goodbye of any kind
             watcher.wait()
-        sent = subprocess.run([sys.executable, str(CLIENT), "goaway", addr], capture_output=True, text=True, timeout=30)
+        goaway = [sys.executable, str(CLIENT), "goaway", addr]
+        sent = subprocess.run(goaway, capture_output=True, text=True, timeout=30)
         assert sent.returncode == 0 and "sent" in sent.stdout, sent.stderr
 
 

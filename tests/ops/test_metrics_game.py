@@ -80,6 +80,7 @@ def test_redis_workers_time_the_store_and_show_each_process(tmp_path: Path, redi
     assert value(samples, "accordion_store_latency_seconds_count", operation="compare_and_set") == writes
     assert value(samples, "accordion_store_latency_seconds_count", operation="create") == 1
     assert value(samples, "accordion_store_latency_seconds_sum", operation="compare_and_set") > 0
-    workers = {dict(labels).get("worker") for (name, labels) in samples if name == "process_cpu_seconds_total"}
+    cpu = [dict(labels) for (name, labels) in samples if name == "process_cpu_seconds_total"]
+    workers = {labels.get("worker") for labels in cpu}
     assert workers == {"supervisor", "0", "1"}
     assert value(samples, "accordion_memory_store_games") == 0  # no memory store here

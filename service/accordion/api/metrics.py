@@ -162,9 +162,13 @@ class MemoryStoreCollector(Collector):
             return []
         stats = self._stats()
         found: list[Metric] = [
-            GaugeMetricFamily("accordion_memory_store_games", "Games the memory store holds", value=stats.games),
             GaugeMetricFamily(
-                "accordion_memory_store_claims", "NewGame request ids the memory store holds", value=stats.claims
+                "accordion_memory_store_games", "Games the memory store holds", value=stats.games
+            ),
+            GaugeMetricFamily(
+                "accordion_memory_store_claims",
+                "NewGame request ids the memory store holds",
+                value=stats.claims,
             ),
             CounterMetricFamily(
                 "accordion_memory_store_expired", "Games the memory store let expire", value=stats.expired
@@ -178,7 +182,9 @@ class MemoryStoreCollector(Collector):
         if stats.max_games is not None:
             found.append(
                 GaugeMetricFamily(
-                    "accordion_memory_store_max_games", "The memory store's cap on games", value=stats.max_games
+                    "accordion_memory_store_max_games",
+                    "The memory store's cap on games",
+                    value=stats.max_games,
                 )
             )
         return found
