@@ -92,7 +92,8 @@ def test_redis_workers_time_the_store_and_show_each_process(tmp_path: Path, redi
 def test_refusals_before_the_handler_are_counted_by_reason(tmp_path: Path) -> None:
     """API-key refusals come from the per-method wrapper, before any handler: counted too."""
     key = "ops-test-key"
-    keys = {"keys": [{"name": "ops", "sha256": hashlib.sha256(key.encode()).hexdigest(), "rate": 1, "burst": 1}]}
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    keys = {"keys": [{"name": "ops", "sha256": digest, "rate": 1, "burst": 1}]}
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(json.dumps(keys))
     with running_server(tmp_path, "--api-keys-file", str(keys_file)) as server:
