@@ -27,7 +27,7 @@ serve: $(STAMP)
 	$(BIN)/accordion-server --listen 127.0.0.1:50051
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict service/accordion/engine
+	$(BIN)/mypy --strict service/accordion
 	$(BIN)/mypy --config-file clients/python/pyproject.toml clients/python/src/accordion_client \
 		clients/python/locustfile.py clients/python/examples/chat_bot.py
 

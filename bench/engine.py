@@ -1,11 +1,15 @@
 """Engine throughput: legal-moves, apply and play+undo, per call, on full 52- and 104-card rows.
 
-    .venv/bin/python bench/engine.py [--deals 200] [--json out.json]
+    .venv/bin/python bench/engine.py [--deals 200] [--json out.json] [--variants all] [--tree DIR]
 
-For each of N seeded deals the row is fully dealt (52 cards; 104 for Push Pin).
+For each of N seeded deals the row is fully dealt (52 cards; 104 for Push Pin; a game
+dealt from the stock is dealt until one card is left in it, so the game is still on).
 Each operation is timed over a batch of repeats on that position; the figure per
 deal is the batch mean, and the table gives the median and p90 over the deals.
 Target (issue 2): median legal-moves call on a full 52-card row under 20 µs.
+
+``--variants all`` measures every registered variant; ``--tree DIR`` imports the engine from
+another checkout's ``service/`` (for an A/B of two trees: alternate the runs).
 """
 
 from __future__ import annotations
@@ -19,9 +23,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
-from accordion.engine import new_game  # noqa: E402
+def _tree() -> Path:
+    """The checkout whose engine is measured: ``--tree DIR``, else this one."""
+    if "--tree" in sys.argv:
+        return Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()
+    return Path(__file__).resolve().parents[1]
+
+
+sys.path.insert(0, str(_tree() / "service"))
+
+from accordion.engine import Game, all_variants, new_game  # noqa: E402
 
 CASES = [("accordion", 52), ("relaxed-accordion", 52), ("royal-marriage", 52), ("concertina", 52),
          ("push-pin", 104)]
@@ -34,10 +46,18 @@ def per_call_us(fn: Callable[[], object], repeats: int) -> float:
     return (time.perf_counter_ns() - start) / repeats / 1000
 
 
+def dealt(variant: str, seed: int) -> Game:
+    """The seeded deal with its stock dealt out but for one card (DEAL is the last legal move)."""
+    game = new_game(variant, seed=seed)
+    while len(game.state.stock) > 1 and "deal" in game.legal_texts():
+        game.play("deal")
+    return game
+
+
 def measure(variant: str, deals: int, repeats: int) -> dict[str, object]:
     legal_us, apply_us, undo_us, moves_per_row = [], [], [], []
     for seed in range(deals):
-        game = new_game(variant, seed=seed)
+        game = dealt(variant, seed)
         rules, state = game.rules, game.state
         legal = rules.legal_moves(state)
         legal_us.append(per_call_us(lambda: rules.legal_moves(state), repeats))
@@ -60,7 +80,7 @@ def measure(variant: str, deals: int, repeats: int) -> dict[str, object]:
 
     return {
         "variant": variant,
-        "row": len(new_game(variant, seed=0).state.row),
+        "row": len(dealt(variant, 0).state.row),
         "deals": deals,
         "mean_legal_moves": round(statistics.mean(moves_per_row), 1),
         "legal_moves": summary(legal_us),
@@ -74,10 +94,16 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--variants", default="", help="comma-separated ids, or 'all' (default: the five rows above)")
+    parser.add_argument("--tree", type=Path, help="measure the engine of this checkout (read before parsing)")
     args = parser.parse_args()
-    results = [measure(v, args.deals, args.repeats) for v, _ in CASES]
+    if args.variants == "all":
+        variants = [v.id for v in all_variants()]
+    else:
+        variants = args.variants.split(",") if args.variants else [v for v, _ in CASES]
+    results = [measure(v, args.deals, args.repeats) for v in variants]
     print(f"python {platform.python_version()} ({platform.python_implementation()}), "
-          f"{args.deals} deals x {args.repeats} repeats, per call (median / p90, µs)")
+          f"{args.deals} deals x {args.repeats} repeats, per call (median / p90, µs); engine from {_tree()}")
     print(f"{'variant':20} {'row':>4} {'moves':>6} {'legal_moves':>14} {'apply':>14} {'play+undo':>14}")
     for r in results:
         def cell(key: str) -> str:

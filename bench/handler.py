@@ -87,8 +87,8 @@ async def call(handler: Any, data: bytes, context: Context) -> bytes:
     """One call of a registered handler on a request's bytes, parsed and answered as grpc does."""
     if handler.stream_unary is not None:  # the per-method wrapper reads its one request itself
         context.request = handler.request_deserializer(data)
-        return handler.response_serializer(await handler.stream_unary(None, context))  # type: ignore[no-any-return]
-    return handler.response_serializer(  # type: ignore[no-any-return]  (a tree from before the wrapper)
+        return handler.response_serializer(await handler.stream_unary(None, context))
+    return handler.response_serializer(  # (a tree from before the wrapper)
         await handler.unary_unary(handler.request_deserializer(data), context))
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from accordion.store.factory import is_memory_url
+
 
 @dataclass(frozen=True)
 class Config:
@@ -50,6 +52,11 @@ class Config:
     max_health_rpcs: int = 100  # grpc.health.v1 calls at once (apart from every other budget)
     request_timeout: float = 5.0  # seconds a call's request message may take to arrive
 
+    @property
+    def memory_store(self) -> bool:
+        """Whether games live in this process (no URL, or ``memory://``): one worker only."""
+        return is_memory_url(self.redis_url)
+
 
 # (flag, environment variable, type, help). The table in README.md mirrors this one.
 OPTIONS: tuple[tuple[str, str, type, str], ...] = (
@@ -59,7 +66,8 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "REDIS_URL",
         str,
         "Redis URL (redis://, rediss://, unix://, redis+sentinel://, redis+cluster://); "
-        "empty: the embedded memory store",
+        "empty or memory://[?max_games=N]: the embedded memory store (one process; at most N games, "
+        "default 100000, the least recently used evicted; max_games=none: no cap)",
     ),
     ("game_ttl", "ACCORDION_GAME_TTL", float, "seconds a game lives without a move"),
     (
@@ -195,11 +203,11 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error("--tls-client-ca (mTLS) needs --tls-cert and --tls-key")
     if args.workers < 0 or args.max_connection_age < 0:
         parser.error("--workers and --max-connection-age cannot be negative")
-    if args.workers > 1 and not args.redis_url:
+    if args.workers > 1 and is_memory_url(args.redis_url):
         parser.error("--workers > 1 needs --redis-url: the memory store lives in one process")
     if args.redis_wait_replicas < 0 or args.redis_wait_timeout <= 0:
         parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
-    if args.redis_wait_replicas and not args.redis_url:
+    if args.redis_wait_replicas and is_memory_url(args.redis_url):
         parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
     if args.event_loop not in ("auto", "uvloop", "asyncio"):
         parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
@@ -225,7 +233,7 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
 
 
 def store_label(config: Config) -> str:
-    if not config.redis_url:
+    if config.memory_store:
         return "memory (embedded; games live in this process)"
     parts = urlsplit(config.redis_url)  # never print credentials
     if "," in parts.netloc or "+" in parts.scheme:  # sentinel or cluster: several hosts

@@ -172,7 +172,7 @@ class AccordionServer:
             winnable_seconds=config.winnable_max_seconds,
             threads=config.solver_threads,
         )
-        servicer = AccordionServicer(
+        self.servicer = servicer = AccordionServicer(
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
         )
         add_to_server(servicer, target)
@@ -249,6 +249,7 @@ class AccordionServer:
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
+        self.servicer.solving.close()  # the drained calls' searches are stopped; take no more
         if self.health_server is not None:
             await self.health_server.stop(0)
         await self.store.close()
@@ -332,7 +333,7 @@ async def serve(config: Config) -> None:
     log.info(
         "started",
         port=port,
-        store="redis" if config.redis_url else "memory",
+        store="memory" if config.memory_store else "redis",
         game_ttl=config.game_ttl,
         metrics_port=config.metrics_port or None,
     )

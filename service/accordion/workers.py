@@ -100,7 +100,7 @@ def resolve_workers(config: Config) -> int:
     """``--workers`` when set; otherwise the available cores with Redis, 1 with the memory store."""
     if config.workers > 0:
         return config.workers
-    return available_cores() if config.redis_url else 1
+    return 1 if config.memory_store else available_cores()
 
 
 # --- the port -----------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ async def _serve_worker(config: Config, index: int, ready: Connection) -> None:
     freeze_startup_objects()
     ready.send(("ready", os.getpid(), port))
     ready.close()
-    log.info("started", port=port, store="redis" if config.redis_url else "memory")
+    log.info("started", port=port, store="memory" if config.memory_store else "redis")
     await stopping.wait()
     flush_access_log()  # before "stopping", so the lines keep their order
     log.info("stopping", grace=config.grace)
@@ -294,7 +294,7 @@ def supervise(config: Config) -> int:
                 port=port,
                 workers=config.workers,
                 worker_pids=[w.pid for w in workers.values()],
-                store="redis" if config.redis_url else "memory",
+                store="memory" if config.memory_store else "redis",
                 metrics_port=config.metrics_port or None,
             )
             status = _watch(ctx, worker_config, workers, signals, metrics)

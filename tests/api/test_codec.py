@@ -20,7 +20,7 @@ from accordion import sessions
 from accordion.api import errors, wire
 from accordion.engine.moves import remove, stack
 from accordion.sessions import record, replies, tokens
-from accordion.sessions.state_bytes import encode_state
+from accordion.engine import encode_state
 from accordion.sessions.record import Stored, load_stored
 from accordion.v1 import accordion_pb2 as pb
 
@@ -116,7 +116,7 @@ def test_stored_game_round_trips_with_its_log(
         assert game.state == reference.state and game.move_count == reference.move_count
     # Size: a header of a few dozen bytes, at most a few bytes per event, then the position.
     events = back.version - 1
-    state_bytes = len(encode_state(stored.game.state))
+    state_bytes = len(encode_state(stored.game.rules, stored.game.state))
     assert len(blob) <= 40 + len(start.variant.id) + (len(start.deal or ()) + 2) + 6 * events + state_bytes
     assert state_bytes <= 2 * 104 + 32
 

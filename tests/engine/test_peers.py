@@ -177,7 +177,7 @@ def _two_piles(top_left: str, right: str) -> tuple[tuple[int, ...], ...]:
 def test_revenge_is_won_only_with_the_goal_on_top() -> None:
     r = rules_of("accordions-revenge")
     for goal, won in (("7H", True), ("7S", False), ("2C", False)):
-        s = State(row=_two_piles("7S", "7H"), goal=parse_card(goal))
+        s = r.state(_two_piles("7S", "7H"), goal=parse_card(goal))
         assert r.legal_moves(s) == (Stack(1, 0),)
         assert r.status(s, r.legal_moves(s)) is Status.IN_PROGRESS
         end = r.apply(s, Stack(1, 0))

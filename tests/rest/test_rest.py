@@ -171,6 +171,20 @@ def test_errors_are_http_codes_with_the_json_status(rest: Rest, case: str) -> No
         assert types == ["type.googleapis.com/google.rpc.ErrorInfo"]
 
 
+def test_a_2000_position_remove_is_a_small_400(rest: Rest) -> None:
+    """Issue 14 item 7 through REST: a move's repeated fields are capped by validation, and the error
+    is small (before: over 16 KiB of trailers, and Envoy answered 502)."""
+    gid = rest.new_game("push-pin", seed=3)["id"]
+    reply = rest.post(f"/v1/games/{gid}/moves", {"move": {"kind": "MOVE_KIND_REMOVE", "positions": list(range(1, 2001))}})
+    assert reply.status == 400, reply.text
+    status = status_of(reply)
+    assert status["code"] == 3 and status["info"]["reason"] == "INVALID_REQUEST"
+    bad = next(d for d in status["details"] if d["@type"].endswith("/google.rpc.BadRequest"))
+    assert [(v["field"], v["description"]) for v in bad["fieldViolations"]] == [("move.positions", "at most 104 positions")]
+    assert len(reply.text) < 1024, len(reply.text)
+    assert rest.get(f"/v1/games/{gid}").json()["game"]["version"] == "1"  # nothing changed
+
+
 def test_a_message_over_the_servers_limit_is_429(rest: Rest) -> None:
     """RESOURCE_EXHAUSTED from gRPC itself (the 64 KiB receive limit): no ErrorInfo, still JSON."""
     reply = rest.post("/v1/games", {"variant": "accordion", "requestId": "x" * 70_000})

@@ -23,7 +23,7 @@ import grpc
 import grpc.aio
 from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]  # (no stubs installed)
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from accordion import engine, sessions, solver, store

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import grpc
 from google.protobuf import duration_pb2
-from google.rpc import error_details_pb2  # type: ignore[import-untyped]  # (no stubs published)
+from google.rpc import error_details_pb2
 
 from .errors import ApiError
 

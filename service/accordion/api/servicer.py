@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc.aio
-from google.api.httpbody_pb2 import HttpBody  # type: ignore[import-untyped]  # googleapis-common-protos: no py.typed
+from google.api.httpbody_pb2 import HttpBody
 from google.protobuf.message import Message
 
 from accordion import engine, pictures, sessions

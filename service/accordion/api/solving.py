@@ -1,8 +1,14 @@
 """Running the solver for the service: off the event loop, within budgets, with a cache.
 
 The compiled solver releases the GIL, so a search runs in a worker thread while the
-event loop keeps serving; a semaphore keeps searches from taking every core. Definite
-answers (WON, LOST) depend only on the position, so they are cached by its state
+event loop keeps serving. Solves (and the searches behind NewGame(winnable_only)) run on
+one pool of ``threads`` workers, so searches never take every core; Hints run on a pool
+of their own (``hint_threads``), so a Hint never waits behind queued Solves and answers
+within its own budget. A search whose call is cancelled (the client cancels, or its
+deadline passes: grpc.aio cancels the handler's task) is stopped through its
+``solver.StopFlag``, which the search reads every 1024 positions: no thread keeps
+searching for a caller that has gone. A search still queued is dropped before it starts.
+Definite answers (WON, LOST) depend only on the position, so they are cached by its state
 string, per process (a position's answer never changes, so replicas need not share).
 """
 
@@ -12,6 +18,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -28,8 +35,9 @@ class Budgets:
     hint_seconds: float = 0.25  # the search behind one Hint
     winnable_seconds: float = 5.0  # all the searches behind one NewGame(winnable_only)
     winnable_deal_seconds: float = 0.5  # one deal's search within that
-    threads: int = 2  # searches at once
+    threads: int = 2  # Solve and winnable searches at once
     cache_size: int = 10_000  # positions
+    hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
 
 
 @dataclass(frozen=True)
@@ -53,33 +61,56 @@ class NoWinnableDeal(engine.EngineError):
 class Solving:
     def __init__(self, budgets: Budgets) -> None:
         self.budgets = budgets
-        self._slots = asyncio.Semaphore(budgets.threads)
+        self._solve_pool = ThreadPoolExecutor(max(1, budgets.threads), thread_name_prefix="solve")
+        self._hint_pool = ThreadPoolExecutor(max(1, budgets.hint_threads), thread_name_prefix="hint")
         self._cache: OrderedDict[str, solver.SolveResult] = OrderedDict()
 
-    async def _run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        async with self._slots:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, stop=flag, **kwargs)`` on ``pool``; if the awaiting task is cancelled the
+        flag is set (a running search stops at its next check) and a queued call never starts."""
+        stop = solver.StopFlag()
+        future = pool.submit(fn, *args, stop=stop, **kwargs)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            stop.set()
+            future.cancel()
+            raise
 
-    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None) -> Answer:
-        """The position's answer. Raises the solver's refusals (hidden cards, unsupported game)."""
-        solver.check_solvable(game.rules, game.state)
-        key = game.state_string()
-        if (hit := self._cache.get(key)) is not None:
+    def _cached(self, key: str) -> solver.SolveResult | None:
+        hit = self._cache.get(key)
+        if hit is not None:
             self._cache.move_to_end(key)
-            return Answer(hit, cached=True)
-        result = await self._run(
-            solver.solve, game.state, game.rules, max_seconds=max_seconds, max_nodes=max_nodes
-        )
+        return hit
+
+    def _remember(self, key: str, result: solver.SolveResult) -> None:
         if not result.unknown:
             self._cache[key] = result
             if len(self._cache) > self.budgets.cache_size:
                 self._cache.popitem(last=False)
+
+    async def _answer(self, pool: ThreadPoolExecutor, game: engine.Game, max_seconds: float,
+                      max_nodes: int | None) -> Answer:
+        solver.check_solvable(game.rules, game.state)
+        key = game.state_string()
+        if (hit := self._cached(key)) is not None:
+            return Answer(hit, cached=True)
+        result = await self._run(
+            pool, solver.solve, game.state, game.rules, max_seconds=max_seconds, max_nodes=max_nodes
+        )
+        self._remember(key, result)
         return Answer(result, cached=False)
 
+    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None) -> Answer:
+        """The position's answer. Raises the solver's refusals (hidden cards, unsupported game).
+        Cancelling the awaiting task stops the search."""
+        return await self._answer(self._solve_pool, game, max_seconds, max_nodes)
+
     async def hint(self, game: engine.Game) -> tuple[engine.Move | None, bool]:
-        """(move, from the solver?). Hidden cards or no win found: the visible-only heuristic."""
+        """(move, from the solver?). Hidden cards or no win found: the visible-only heuristic.
+        Searches on the Hint workers, within ``hint_seconds``."""
         try:
-            answer = await self.solve(game, max_seconds=self.budgets.hint_seconds, max_nodes=None)
+            answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds, None)
         except solver.SolverError:
             return suggest(game), False
         if answer.result.won and answer.result.moves:
@@ -104,10 +135,16 @@ class Solving:
             candidate = (seed + tried) % (1 << 64)
             tried += 1
             found = await self._run(
-                solver.find_winnable_seed, variant, options, start_seed=candidate, max_tries=1, budget=budget
+                self._solve_pool, solver.find_winnable_seed, variant, options, start_seed=candidate, max_tries=1,
+                budget=budget,
             )
             if found is not None:
                 return Winnable(engine.new_game(variant, options, seed=found[0]), tried)
+
+    def close(self) -> None:
+        """Stop taking searches; running ones end within their budgets (or when cancelled)."""
+        self._solve_pool.shutdown(wait=False, cancel_futures=True)
+        self._hint_pool.shutdown(wait=False, cancel_futures=True)
 
 
 def solution_texts(game: engine.Game, moves: tuple[engine.Move, ...]) -> list[str]:

@@ -22,11 +22,17 @@ from .errors import (
     NothingToUndoError,
     UnknownVariantError,
 )
+from .fields import CARD, CARDS, COUNT, COUNTS, HEX64, PILES, SIGNED, Field, FieldCodec
 from .game import Game, GameView, Replay, new_game, replay
 from .moves import DEAL, REDEAL, Claim, Deal, Move, MoveKind, Redeal, Remove, Stack
+from .record import decode_state, encode_state
 from .rng import SplitMix64
+from .search import GenericSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
 
 __all__ = [
+    "CARD", "CARDS", "COUNT", "COUNTS", "HEX64", "PILES", "SIGNED", "Field", "FieldCodec",
+    "GenericSearch", "NoSearch", "Removal", "RemoveSearch", "Search", "StackSearch",
+    "decode_state", "encode_state",
     "DEAL", "REDEAL", "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
     "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
     "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay",

@@ -11,38 +11,21 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from .cards import DECK_SIZE, card_text
-from .errors import InvalidDealError, InvalidOptionError, UnknownVariantError
+from .errors import InvalidDealError, InvalidOptionError, InvalidStateError, UnknownVariantError
+from .fields import Field, state_type
+from .fields import Pile as Pile, Row as Row, State as State  # re-exported: games import them from here
 from .moves import Move, MoveKind
 from .rng import SplitMix64
+from .search import GenericSearch, Search
 
 
 class Status(str, Enum):
     IN_PROGRESS = "IN_PROGRESS"
     WON = "WON"
     LOST = "LOST"
-
-
-Pile = tuple[int, ...]
-Row = tuple[Pile, ...]
-
-
-class State(NamedTuple):
-    """One position, immutable. Piles run bottom → top; ``stock[0]`` is dealt next.
-
-    Fields beyond row and stock are used by the games that need them and left
-    at their defaults elsewhere (the state string omits defaults).
-    """
-
-    row: Row
-    stock: Pile = ()
-    rng: int = 0  # generator state after the deal, for later chance events
-    score: int = 0  # cribbage points
-    redeals: int = 0  # French redeals used
-    goal: int = -1  # Accordion's Revenge goal card
-    marks: tuple[tuple[tuple[int, int], ...], ...] = ()  # cribbage: rows before the last two DEALs
 
 
 @dataclass(frozen=True)
@@ -90,7 +73,11 @@ class Rules:
     """Base of every game's rules. Subclasses set the class data and override hooks.
 
     An instance holds one game's resolved option values as attributes, so the
-    hot hooks (``legal_moves``, ``apply``) read plain attributes.
+    hot hooks (``legal_moves``, ``apply``) read plain attributes. A class with options
+    declares each attribute and sets it in its ``__init__`` (no attributes made on the fly).
+
+    ``fields`` declares the game's extras beyond row and stock (``fields.Field``); the
+    state type, the state string, the binary record and the view follow from them.
     """
 
     family: ClassVar[str] = "stacking"  # stacking | eliminator | cribbage
@@ -101,11 +88,33 @@ class Rules:
     discards: ClassVar[bool] = False
     # True where a chance event follows the deal, so the generator's state is part of the position.
     draws_after_deal: ClassVar[bool] = False
+    # The game's extras, in the order they are written; see fields.Field.
+    fields: ClassVar[tuple[Field[Any], ...]] = ()
+    # Made from ``fields`` for each class (``__init_subclass__``).
+    state_type: ClassVar[type[State]] = State
+    fields_by_tag: ClassVar[Mapping[int, Field[Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.state_type = state_type(cls.__name__, cls.fields)
+        cls.fields_by_tag = {f.tag: f for f in cls.fields}
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values = dict(values)
-        for name, value in self.values.items():
-            setattr(self, name, value)
+        self.values: dict[str, Any] = dict(values)
+
+    def state(self, row: Row, stock: Pile = (), **extras: Any) -> State:
+        """A position of this game: ``row``, ``stock`` and any declared field by name (the rest default).
+
+        Raises:
+            InvalidStateError: a field this game does not declare.
+        """
+        try:
+            return self.state_type(row, stock, **extras)
+        except TypeError:
+            names = ", ".join(f.name for f in self.fields) or "none"
+            raise InvalidStateError(
+                f"{type(self).__name__} has no state field {sorted(extras)}; its fields: {names}"
+            ) from None
 
     # --- dealing -----------------------------------------------------------
     def deck(self) -> list[int]:
@@ -132,7 +141,7 @@ class Rules:
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         """The first position from the cards in deal order."""
-        return State(row=tuple((c,) for c in cards), rng=gen.state)
+        return self.state(tuple((c,) for c in cards))
 
     # --- play --------------------------------------------------------------
     def legal_moves(self, state: State) -> tuple[Move, ...]:
@@ -163,9 +172,29 @@ class Rules:
         """The win threshold in words, e.g. ``1 pile``."""
         raise NotImplementedError
 
+    def score(self, state: State) -> int:
+        """Points scored (Cribbage Solitaire); 0 in games without a score."""
+        return 0
+
     def summary(self, state: State) -> list[str]:
-        """Extra words for the rendered layout (score, redeals left, goal card …)."""
-        return []
+        """Extra words for the rendered layout (score, redeals left, goal card …): each
+        declared field's ``show`` line."""
+        out = []
+        for f in self.fields:
+            if f.show is not None and (line := f.show(f.get(state))) is not None:
+                out.append(line)
+        return out
+
+    # --- solving -------------------------------------------------------------
+    def search(self, state: State) -> Search:
+        """What kind of search fits this game at ``state`` (see ``search``); the solver
+        dispatches on it. The default is a generic depth-first search through these rules."""
+        return GenericSearch()
+
+    def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
+        """Rules and a position with every card face up that are won exactly when this
+        deal is (a stock-dealt game whose dealing order cannot matter), or None."""
+        return None
 
 
 @dataclass(frozen=True)

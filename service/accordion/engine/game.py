@@ -119,7 +119,7 @@ class Game:
     @property
     def score(self) -> int:
         """Cribbage points (0 in other games)."""
-        return self._state.score
+        return self.rules.score(self._state)
 
     @property
     def threshold_met(self) -> bool:
@@ -324,10 +324,7 @@ def new_game(
             raise InvalidDealError("a deal is a list of cards")
         rules.check_deal(cards)
         dealt = tuple(cards)
-    state = rules.start(cards, gen)
-    if not rules.draws_after_deal:
-        state = state._replace(rng=0)  # nothing draws again, so the position does not depend on it
-    return Game(v, rules, seed, dealt, state)
+    return Game(v, rules, seed, dealt, rules.start(cards, gen))
 
 
 def replay(record: Replay | Mapping[str, Any]) -> Game:
@@ -389,17 +386,12 @@ def format_state(variant: Variant, rules: Rules, state: State, hide_stock: bool 
     row = "/".join(map(_PILE_CODES.__getitem__, state.row)) or "-"
     stock = f"#{len(state.stock)}" if hide_stock else _cards_code(state.stock)
     parts = [head, row, stock]
-    if rules.draws_after_deal and not hide_stock:
-        parts.append(f"rng={state.rng:016x}")
-    if state.score:
-        parts.append(f"score={state.score}")
-    if state.redeals:
-        parts.append(f"redeals={state.redeals}")
-    if state.goal >= 0:
-        parts.append(f"goal={card_code(state.goal)}")
-    if state.marks:
-        marks = ";".join(".".join(f"{card_code(c)}{h}" for c, h in mark) or "-" for mark in state.marks)
-        parts.append(f"marks={marks}")
+    for f in rules.fields:  # each declared extra, as name=text, when it is not its default
+        if f.hidden and hide_stock:
+            continue
+        value = getattr(state, f.name, f.default)
+        if value != f.default or f.text_at_default:
+            parts.append(f"{f.name}={f.codec.text(value)}")
     return " ".join(parts)
 
 
@@ -420,23 +412,15 @@ def parse_state(text: str) -> tuple[Variant, Rules, State]:
         row = tuple(tuple(_codes(p)) for p in row_text.split("/")) if row_text != "-" else ()
         if any(not p for p in row):
             raise InvalidStateError("empty pile")
+        declared = {f.name: f for f in rules.fields}
         fields: dict[str, Any] = {}
         for kv in extras:
             key, value = kv.split("=", 1)
-            if key == "rng":
-                fields["rng"] = int(value, 16)
-            elif key in ("score", "redeals"):
-                fields[key] = int(value)
-            elif key == "goal":
-                fields["goal"] = parse_card(value)
-            elif key == "marks":
-                fields["marks"] = tuple(
-                    tuple((parse_card(e[:2]), int(e[2:])) for e in m.split(".")) if m != "-" else ()
-                    for m in value.split(";")
-                )
-            else:
+            field = declared.get(key)
+            if field is None:
                 raise InvalidStateError(f"unknown field {key!r}")
-        state = State(row=row, stock=tuple(_codes(stock_text)), **fields)
+            fields[key] = field.codec.parse(value)
+        state = rules.state(row, tuple(_codes(stock_text)), **fields)
     except EngineError as exc:
         if isinstance(exc, InvalidStateError):
             raise

@@ -30,6 +30,6 @@ def visible_move(rules: Rules, state: State, legal: tuple[Move, ...]) -> Move:
     def value(move: Move) -> tuple[int, int, int]:
         after = rules.apply(state, move)
         follow_ups = sum(1 for m in rules.legal_moves(after) if not isinstance(m, _CHANCE))
-        return (after.score - state.score, follow_ups, -len(after.row))
+        return (rules.score(after) - rules.score(state), follow_ups, -len(after.row))
 
     return max(visible, key=value)  # max keeps the first of equals: deterministic

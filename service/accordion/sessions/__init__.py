@@ -1,6 +1,6 @@
 """The session layer: the stored form of a game and the application flow, with no gRPC in it.
 
-* ``record``, ``replies``, ``binary``, ``state_bytes``: the stored form (the game's binary
+* ``record``, ``replies``, ``binary``: the stored form (the game's binary
   record with its event log, the idempotency and NewGame records, watch-stream entries) and
   every reader of earlier forms.
 * ``flow.Sessions``: create, open (load + authorize), play, undo, idempotent replay, expected

@@ -9,7 +9,7 @@ A game is stored as one blob (``Stored.dump``), about 20 bytes plus two per move
   varint base                       the version the event log starts after (1: from the deal)
   varint k, k moves                 the moves in play at ``base`` (empty unless the log was trimmed)
   varint m, m events                every move and undo since ``base``, in version order
-  state                             the current position (``state_bytes``)
+  state                             the current position (``engine.encode_state``: the game's declared fields)
 
 so ``version == base + m`` (checked on load), the game resumes without replaying anything,
 undo rebuilds earlier positions by replay, and the game at any version since ``base`` (a
@@ -32,7 +32,6 @@ from accordion.engine.moves import Move
 
 from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events, varint
 from .errors import GameCorrupt
-from .state_bytes import decode_state, encode_state
 
 FORMAT = 1
 EVENTS_KEPT = 1000
@@ -130,7 +129,7 @@ class Stored:
         return b"".join((
             b"\x01", varint(len(self.head)), self.head, varint(self.base),
             varint(len(self.base_moves)), b"".join(encode_event(m) for m in self.base_moves),
-            varint(len(self.events)), self._log, encode_state(self.game.state),
+            varint(len(self.events)), self._log, engine.encode_state(self.game.rules, self.game.state),
         ))
 
     def fresh_game(self) -> Game:
@@ -181,7 +180,7 @@ def load_stored(game_id: str, data: bytes, version: int) -> Stored:
         log_start = r.pos
         events = read_events(r, count)
         log = data[log_start : r.pos]
-        state = decode_state(r)
+        state = engine.decode_state(rules, data[r.pos :])
         moves_at_base = [m for m in base_moves if m is not None]
         if base + count != version or len(moves_at_base) != len(base_moves):
             raise ValueError(f"the log ends at version {base + count}, the record is at {version}")

@@ -25,6 +25,7 @@ from .core import (
     Outcome,
     SolveResult,
     SolverError,
+    StopFlag,
     UnsupportedGameError,
     best_move,
     check_solvable,
@@ -35,5 +36,5 @@ from .core import (
 
 __all__ = [
     "HAVE_C", "IMPLEMENTATIONS", "HiddenInformationError", "Hint", "Outcome", "SolveResult", "SolverError",
-    "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
+    "StopFlag", "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
 ]

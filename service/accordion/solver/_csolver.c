@@ -15,7 +15,10 @@
  *                  rule for cross-checks): depth-first search over subsets of the row.
  *
  * Every search releases the GIL while it runs. Budgets: max_nodes (0 = none) and
- * max_seconds (<= 0 = none); the clock is read every 1024 nodes.
+ * max_seconds (<= 0 = none); the clock is read every 1024 nodes. A search also stops
+ * (outcome unknown) when its caller sets the stop flag: ``stop``, a writable buffer
+ * whose first byte another thread sets to nonzero (a cancelled call), read at the same
+ * 1024-node checks. The buffer stays exported (pinned) for the whole search.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -45,6 +48,33 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The stop flag argument: None, or a writable buffer of at least one byte (a bytearray).
+ * On success *view holds the export (release it with release_stop) and *flag points at its
+ * first byte, or is NULL for None. */
+static int get_stop(PyObject *obj, Py_buffer *view, volatile const uint8_t **flag)
+{
+    *flag = NULL;
+    view->obj = NULL;
+    if (obj == NULL || obj == Py_None)
+        return 1;
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0)
+        return 0;
+    if (view->len < 1) {
+        PyBuffer_Release(view);
+        view->obj = NULL;
+        PyErr_SetString(PyExc_ValueError, "stop is a writable buffer of at least one byte");
+        return 0;
+    }
+    *flag = (volatile const uint8_t *)view->buf;
+    return 1;
+}
+
+static void release_stop(Py_buffer *view)
+{
+    if (view->obj != NULL)
+        PyBuffer_Release(view);
 }
 
 /* ---- a growable set of 128-bit keys (open addressing, linear probing) ---- */
@@ -158,6 +188,7 @@ typedef struct {
     uint64_t nodes;       /* every node of every attempt */
     uint64_t max_nodes;   /* 0: no limit */
     double deadline;      /* 0: no limit */
+    volatile const uint8_t *stop; /* the caller's stop flag, or NULL */
     uint64_t anodes;      /* nodes of this attempt */
     uint64_t alimit;      /* this attempt's limit */
     int stopped;
@@ -172,7 +203,8 @@ static inline int count_node(Budget *b)
         b->stopped = 1;
         return R_STOP;
     }
-    if ((b->nodes & 1023) == 0 && b->deadline > 0 && now_seconds() > b->deadline) {
+    if ((b->nodes & 1023) == 0 &&
+        ((b->stop != NULL && *b->stop) || (b->deadline > 0 && now_seconds() > b->deadline))) {
         b->stopped = 1;
         return R_STOP;
     }
@@ -360,13 +392,15 @@ static uint64_t next_limit(uint64_t limit) { return limit + limit / 32; }
 static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"tops", "near", "far", "right", "strict", "win_piles", "goal",
-                             "max_nodes", "max_seconds", "restarts", NULL};
+                             "max_nodes", "max_seconds", "restarts", "stop", NULL};
     Py_buffer buf;
     int near, far, right, strict, win_piles, goal, restarts = 1;
     unsigned long long max_nodes = 0;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*iippii|Kdp", kwlist, &buf, &near, &far, &right,
-                                     &strict, &win_piles, &goal, &max_nodes, &max_seconds, &restarts))
+    PyObject *stop_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*iippii|KdpO", kwlist, &buf, &near, &far, &right,
+                                     &strict, &win_piles, &goal, &max_nodes, &max_seconds, &restarts,
+                                     &stop_obj))
         return NULL;
     int n = (int)buf.len;
     if (n > MAXROW || n < 1) {
@@ -391,6 +425,12 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->near = near; c->far = far; c->right = right; c->strict = strict;
     c->win_piles = win_piles; c->goal = goal;
     c->b.max_nodes = max_nodes;
+    Py_buffer stop_view;
+    if (!get_stop(stop_obj, &stop_view, &c->b.stop)) {
+        ks_free(&c->dead);
+        free(c);
+        return NULL;
+    }
     int r;
     Py_BEGIN_ALLOW_THREADS
     c->b.deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
@@ -406,6 +446,7 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
         limit = next_limit(limit);
     }
     Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
     PyObject *moves = PyList_New(0);
     if (r == R_WIN) {
         for (int d = 0; d < c->depth_won; d++) {
@@ -447,12 +488,14 @@ typedef struct {
 
 static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"cards", "one", "two", "max_nodes", "max_seconds", NULL};
+    static char *kwlist[] = {"cards", "one", "two", "max_nodes", "max_seconds", "stop", NULL};
     Py_buffer buf;
     int one, two;
     unsigned long long max_nodes = 0;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*pp|Kd", kwlist, &buf, &one, &two, &max_nodes, &max_seconds))
+    PyObject *stop_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*pp|KdO", kwlist, &buf, &one, &two, &max_nodes, &max_seconds,
+                                     &stop_obj))
         return NULL;
     int n = (int)buf.len;
     if (n > MAXROW) {
@@ -474,6 +517,12 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
     DP *dp = (DP *)malloc(sizeof(DP));
     if (dp == NULL)
         return PyErr_NoMemory();
+    Py_buffer stop_view;
+    volatile const uint8_t *stop;
+    if (!get_stop(stop_obj, &stop_view, &stop)) {
+        free(dp);
+        return NULL;
+    }
     uint64_t nodes = 0;
     int stopped = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -488,7 +537,8 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
             int b = a + len;
             nodes++;
             if ((max_nodes && nodes > max_nodes) ||
-                ((nodes & 1023) == 0 && deadline > 0 && now_seconds() > deadline)) {
+                ((nodes & 1023) == 0 &&
+                 ((stop != NULL && *stop) || (deadline > 0 && now_seconds() > deadline)))) {
                 stopped = 1;
                 break;
             }
@@ -514,6 +564,7 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
     PyObject *res;
     if (stopped) {
         res = Py_BuildValue("(iNK)", OUT_UNKNOWN, PyList_New(0), (unsigned long long)nodes);
@@ -690,13 +741,14 @@ static int edfs(ECtx *c, const int *idx, int n, int depth)
 static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"cards", "mode", "one", "two", "win_cards", "max_nodes", "max_seconds",
-                             "restarts", NULL};
+                             "restarts", "stop", NULL};
     Py_buffer buf;
     int mode, one, two, win_cards, restarts = 1;
     unsigned long long max_nodes = 0;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*ippi|Kdp", kwlist, &buf, &mode, &one, &two, &win_cards,
-                                     &max_nodes, &max_seconds, &restarts))
+    PyObject *stop_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*ippi|KdpO", kwlist, &buf, &mode, &one, &two, &win_cards,
+                                     &max_nodes, &max_seconds, &restarts, &stop_obj))
         return NULL;
     int n = (int)buf.len;
     if (n > MAXROW || mode < 0 || mode > 2) {
@@ -724,6 +776,12 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     c->mode = mode; c->one = one; c->two = two; c->win_cards = win_cards;
     c->b.max_nodes = max_nodes;
+    Py_buffer stop_view;
+    if (!get_stop(stop_obj, &stop_view, &c->b.stop)) {
+        ks_free(&c->dead);
+        free(c);
+        return NULL;
+    }
     int idx[MAXROW];
     for (int i = 0; i < n; i++) idx[i] = i;
     int r;
@@ -741,6 +799,7 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
         limit = next_limit(limit);
     }
     Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
     PyObject *moves = PyList_New(0);
     if (r == R_WIN) {
         for (int d = 0; d < c->depth_won; d++) {
@@ -760,11 +819,11 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"stack_solve", (PyCFunction)(void (*)(void))py_stack_solve, METH_VARARGS | METH_KEYWORDS,
      "stack_solve(tops, near, far, right, strict, win_piles, goal, max_nodes=0, max_seconds=0, "
-     "restarts=True) -> (outcome, [(src, dst)], nodes)"},
+     "restarts=True, stop=None) -> (outcome, [(src, dst)], nodes)"},
     {"elim_dp", (PyCFunction)(void (*)(void))py_elim_dp, METH_VARARGS | METH_KEYWORDS,
-     "elim_dp(cards, one, two, max_nodes=0, max_seconds=0) -> (outcome, [positions], nodes)"},
+     "elim_dp(cards, one, two, max_nodes=0, max_seconds=0, stop=None) -> (outcome, [positions], nodes)"},
     {"elim_solve", (PyCFunction)(void (*)(void))py_elim_solve, METH_VARARGS | METH_KEYWORDS,
-     "elim_solve(cards, mode, one, two, win_cards, max_nodes=0, max_seconds=0, restarts=True) "
+     "elim_solve(cards, mode, one, two, win_cards, max_nodes=0, max_seconds=0, restarts=True, stop=None) "
      "-> (outcome, [positions], nodes)"},
     {NULL, NULL, 0, NULL},
 };

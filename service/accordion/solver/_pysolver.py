@@ -61,12 +61,13 @@ class _Noise:
 
 
 class _Budget:
-    __slots__ = ("nodes", "max_nodes", "deadline", "anodes", "alimit")
+    __slots__ = ("nodes", "max_nodes", "deadline", "stop", "anodes", "alimit")
 
-    def __init__(self, max_nodes: int, max_seconds: float) -> None:
+    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None = None) -> None:
         self.nodes = 0
         self.max_nodes = max_nodes
         self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        self.stop = stop  # the caller's stop flag: stop when its first byte is set
         self.anodes = 0
         self.alimit = 0
 
@@ -76,7 +77,9 @@ class _Budget:
         self.anodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             return _STOP
-        if (self.nodes & 1023) == 0 and self.deadline and time.monotonic() > self.deadline:
+        if (self.nodes & 1023) == 0 and (
+            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
+        ):
             return _STOP
         if self.anodes > self.alimit:
             return _ABORT
@@ -110,11 +113,12 @@ def stack_solve(
     max_nodes: int = 0,
     max_seconds: float = 0.0,
     restarts: bool = True,
+    stop: bytearray | None = None,
 ) -> tuple[int, list[tuple[int, int]], int]:
     """Depth-first search over sequences of pile tops (see ``stack_solve`` in ``_csolver.c``)."""
     if not 1 <= len(tops) <= 128 or any(c >= 52 for c in tops):
         raise ValueError("a row has 1 to 128 piles of cards 0..51")
-    budget = _Budget(max_nodes, max_seconds)
+    budget = _Budget(max_nodes, max_seconds, stop)
     dead: set[bytes] = set()
     path: list[tuple[int, int]] = []
     match = _MATCH
@@ -211,7 +215,8 @@ def stack_solve(
 
 
 def elim_dp(
-    cards: bytes, one: bool, two: bool, max_nodes: int = 0, max_seconds: float = 0.0
+    cards: bytes, one: bool, two: bool, max_nodes: int = 0, max_seconds: float = 0.0,
+    stop: bytearray | None = None,
 ) -> tuple[int, list[tuple[int, ...]], int]:
     """The inner eliminators by interval dynamic programming (see ``elim_dp`` in ``_csolver.c``).
 
@@ -236,7 +241,8 @@ def elim_dp(
             b = a + length
             nodes += 1
             if (max_nodes and nodes > max_nodes) or (
-                (nodes & 1023) == 0 and deadline and time.monotonic() > deadline
+                (nodes & 1023) == 0
+                and ((stop is not None and stop[0]) or (deadline and time.monotonic() > deadline))
             ):
                 return UNKNOWN, [], nodes
             both = wrow[a] & wcol[b]
@@ -294,12 +300,13 @@ def elim_solve(
     max_nodes: int = 0,
     max_seconds: float = 0.0,
     restarts: bool = True,
+    stop: bytearray | None = None,
 ) -> tuple[int, list[tuple[int, ...]], int]:
     """Depth-first search over the subsets of the row (see ``elim_solve`` in ``_csolver.c``)."""
     n0 = len(cards)
     if n0 > 128 or mode not in (0, 1, 2) or any(c >= 52 for c in cards):
         raise ValueError("a row has at most 128 cards of 0..51; mode is 0, 1 or 2")
-    budget = _Budget(max_nodes, max_seconds)
+    budget = _Budget(max_nodes, max_seconds, stop)
     dead: set[tuple[int, ...]] = set()
     path: list[tuple[int, ...]] = []
     match = _MATCH

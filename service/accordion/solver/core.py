@@ -1,7 +1,8 @@
 """Solve a full-information position: a winning line, a proof that none exists, or "unknown".
 
 Pure functions of engine positions: no I/O, no clock except for the optional time
-budget. Which search runs depends on the rules (docs/solver.md):
+budget. Which search runs is what the game says fits it (``Rules.search(state)``, a
+record from ``engine.search``); this module imports no game module (docs/solver.md):
 
 - stacking games (Accordion, Relaxed Accordion, Accordion's Revenge, 23 Skidoo), all
   cards face up: depth-first search over the sequence of pile *tops* (the cards under
@@ -15,11 +16,16 @@ budget. Which search runs depends on the rules (docs/solver.md):
   a generic depth-first search through the engine's own rules, in Python.
 
 Hidden information is refused: a position with cards in the stock raises
-``HiddenInformationError`` (the solver would have to read the stock), and Cribbage
-Solitaire raises ``UnsupportedGameError``. French's REDEAL is a chance move (a shuffle
+``HiddenInformationError`` (the solver would have to read the stock), and a game whose
+search is ``NoSearch`` (Cribbage Solitaire) raises ``UnsupportedGameError``. French's REDEAL is a chance move (a shuffle
 of the remaining cards), so the solver never plans through it: before the redeal it
 answers "won without the redeal" or "no sequence of removals wins without it"
-(``SolveResult.without_redeal``); after the redeal the position is solved outright.
+(``SolveResult.without_redeal``, from ``Search.chance_ahead``); after the redeal the
+position is solved outright.
+
+A search stops early, answering UNKNOWN, when its budget runs out or when the caller sets
+its ``StopFlag`` from another thread (a cancelled call): the compiled core and the Python
+path both look at the flag every 1024 positions.
 """
 
 from __future__ import annotations
@@ -33,14 +39,9 @@ from typing import Any
 from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
-from ..engine.games.accordion import StackingRules
-from ..engine.games.accordions_revenge import AccordionsRevengeRules
-from ..engine.games.bayan import BayanRules
-from ..engine.games.eliminators import EliminatorRules
-from ..engine.games.french import FrenchRules
-from ..engine.games.relaxed_accordion import RelaxedAccordionRules
 from ..engine.hint import visible_move
 from ..engine.moves import Deal, Move, Redeal, remove, stack
+from ..engine.search import NoSearch, Removal, RemoveSearch, Search, StackSearch
 from . import _pysolver
 
 try:  # the compiled core, built by setup.py; optional
@@ -52,6 +53,25 @@ HAVE_C = _csolver is not None
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
 
 _CHANCE = (Deal, Redeal)
+
+
+class StopFlag:
+    """Stops a running search from another thread: ``set()`` and the search answers UNKNOWN
+    at its next check (every 1024 positions). One flag per search; a set flag stays set.
+
+    The flag is one byte of a ``bytearray`` so the compiled core can read it without the GIL.
+    """
+
+    __slots__ = ("flag",)
+
+    def __init__(self) -> None:
+        self.flag = bytearray(1)
+
+    def set(self) -> None:
+        self.flag[0] = 1
+
+    def is_set(self) -> bool:
+        return bool(self.flag[0])
 
 
 class SolverError(EngineError):
@@ -142,34 +162,14 @@ def check_solvable(rules: Rules, state: State) -> None:
         HiddenInformationError: the stock holds cards.
         UnsupportedGameError: Cribbage Solitaire.
     """
-    if rules.family == "cribbage":
-        raise UnsupportedGameError(
-            f"{type(rules).__name__}: the solver does not play Cribbage Solitaire (a score race "
-            "dealt from a hidden stock)"
-        )
+    search = rules.search(state)
+    if isinstance(search, NoSearch):
+        raise UnsupportedGameError(f"{type(rules).__name__}: {search.reason}")
     if state.stock:
         raise HiddenInformationError(
             f"{type(rules).__name__}: {len(state.stock)} cards are face down in the stock; the solver "
             "works only on positions with every card face up (dealing=all, or once the stock is empty)"
         )
-
-
-def _is_plain_eliminator(rules: Rules) -> bool:
-    cls: Any = type(rules)
-    return (
-        isinstance(rules, EliminatorRules)
-        and cls.removals is EliminatorRules.removals
-        and cls.is_won is EliminatorRules.is_won
-        and (cls.legal_moves is EliminatorRules.legal_moves or isinstance(rules, FrenchRules))
-    )
-
-
-def _is_plain_stacking(rules: Rules) -> bool:
-    cls: Any = type(rules)
-    return isinstance(rules, StackingRules) and (
-        cls.stack_moves in (StackingRules.stack_moves, RelaxedAccordionRules.stack_moves)
-        and (cls.is_won is StackingRules.is_won or isinstance(rules, AccordionsRevengeRules))
-    )
 
 
 def solve(
@@ -179,6 +179,7 @@ def solve(
     max_nodes: int | None = None,
     max_seconds: float | None = None,
     impl: str | None = None,
+    stop: StopFlag | None = None,
 ) -> SolveResult:
     """Search the position for a win.
 
@@ -188,6 +189,7 @@ def solve(
         max_seconds: stop after about this long (None: no limit). With neither budget
             the search runs until it wins or proves the loss.
         impl: ``"c"``, ``"python"`` or None (the compiled core when it is built).
+        stop: set it from another thread to end the search early (answer UNKNOWN).
 
     Raises:
         HiddenInformationError, UnsupportedGameError: see ``check_solvable``.
@@ -203,52 +205,43 @@ def solve(
     seconds_limit = float(max_seconds or 0.0)
     started = time.perf_counter()
     moves: list[Move]
-    without_redeal = (
-        isinstance(rules, FrenchRules) and state.redeals < rules.MAX_REDEALS and len(state.row) > rules.WIN_CARDS
-    )
-
-    if _is_plain_stacking(rules):
+    search = rules.search(state)
+    flag = stop.flag if stop is not None else None
+    backend: Any = _pysolver
+    if isinstance(search, StackSearch):
         backend = _backend(impl)
-        near, far = rules.distances  # type: ignore[attr-defined]
-        goal = state.goal if isinstance(rules, AccordionsRevengeRules) else -1
         tops = bytes(p[-1] for p in state.row)
-        if goal >= 0 and goal not in tops:
+        if search.goal >= 0 and search.goal not in tops:
             code, raw, nodes = _pysolver.LOST, [], 1
         else:
             code, raw, nodes = backend.stack_solve(
-                tops, near, far, isinstance(rules, RelaxedAccordionRules), rules.compel == "strict",  # type: ignore[attr-defined]
-                getattr(rules, "win_piles", 1), goal, nodes_limit, seconds_limit,
+                tops, search.near, search.far, search.right, search.strict, search.win_piles, search.goal,
+                nodes_limit, seconds_limit, stop=flag,
             )
         moves = [stack(s, d) for s, d in raw]
         method = "stack-dfs"
-    elif isinstance(rules, BayanRules) and type(rules).legal_moves is BayanRules.legal_moves:
+    elif isinstance(search, RemoveSearch):
         backend = _backend(impl)
-        cards = bytes(p[-1] for p in state.row)
-        code, raw, nodes = backend.elim_solve(cards, _pysolver.MODE_PAIRS, True, True, 0, nodes_limit, seconds_limit)
-        moves = [remove(*m) for m in raw]
-        method = "subset-dfs"
-    elif _is_plain_eliminator(rules):
-        backend = _backend(impl)
-        er: EliminatorRules = rules  # type: ignore[assignment]
-        cards = bytes(p[0] for p in state.row)
-        one, two = 1 in er.gaps, 2 in er.gaps
-        if er.outer:
+        if search.removal is Removal.INNER:
+            cards = bytes(p[0] for p in state.row)
+            code, raw, nodes = backend.elim_dp(cards, search.one, search.two, nodes_limit, seconds_limit, stop=flag)
+            method = "interval-dp"
+        else:
+            pairs = search.removal is Removal.PAIRS
+            cards = bytes(p[-1] if pairs else p[0] for p in state.row)
             code, raw, nodes = backend.elim_solve(
-                cards, _pysolver.MODE_OUTER, one, two, er.WIN_CARDS, nodes_limit, seconds_limit
+                cards, _pysolver.MODE_PAIRS if pairs else _pysolver.MODE_OUTER, search.one, search.two,
+                search.win_cards, nodes_limit, seconds_limit, stop=flag,
             )
             method = "subset-dfs"
-        else:
-            code, raw, nodes = backend.elim_dp(cards, one, two, nodes_limit, seconds_limit)
-            method = "interval-dp"
         moves = [remove(*m) for m in raw]
     else:
-        backend = _pysolver
-        code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit)
+        code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
         method = "generic-dfs"
 
     outcome = _OUTCOMES[code]
     if outcome is Outcome.WON:
-        moves = _finish(rules, state, moves)
+        moves = _finish(rules, state, moves, search)
     else:
         moves = []
     return SolveResult(
@@ -258,16 +251,16 @@ def solve(
         seconds=time.perf_counter() - started,
         method=method,
         implementation="c" if backend is _csolver and backend is not None else "python",
-        without_redeal=without_redeal,
+        without_redeal=search.chance_ahead,
     )
 
 
-def _finish(rules: Rules, state: State, moves: list[Move]) -> list[Move]:
+def _finish(rules: Rules, state: State, moves: list[Move], search: Search) -> list[Move]:
     """Play on after a win threshold is met until no move is left, so the game's status is WON.
 
     Only ``win_piles`` > 1 needs it: fewer piles than the threshold stay fewer.
     """
-    if not getattr(rules, "win_piles", 1) > 1:
+    if not (isinstance(search, StackSearch) and search.win_piles > 1):
         return moves
     for m in moves:
         state = rules.apply(state, m)
@@ -280,7 +273,9 @@ def _finish(rules: Rules, state: State, moves: list[Move]) -> list[Move]:
         state = rules.apply(state, legal[0])
 
 
-def _generic_solve(rules: Rules, state: State, max_nodes: int, max_seconds: float) -> tuple[int, list[Move], int]:
+def _generic_solve(
+    rules: Rules, state: State, max_nodes: int, max_seconds: float, stop: bytearray | None = None
+) -> tuple[int, list[Move], int]:
     """Depth-first search through the engine's rules, for full-information games with no special search."""
     deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
     dead: set[State] = set()
@@ -293,7 +288,10 @@ def _generic_solve(rules: Rules, state: State, max_nodes: int, max_seconds: floa
     def dfs(s: State) -> bool:
         nonlocal nodes
         nodes += 1
-        if (max_nodes and nodes > max_nodes) or ((nodes & 1023) == 0 and deadline and time.monotonic() > deadline):
+        if (max_nodes and nodes > max_nodes) or (
+            (nodes & 1023) == 0
+            and ((stop is not None and stop[0]) or (deadline and time.monotonic() > deadline))
+        ):
             raise _Stop
         if s in dead:
             return False
@@ -341,6 +339,7 @@ def hint(
     max_nodes: int | None = None,
     max_seconds: float | None = 0.25,
     impl: str | None = None,
+    stop: StopFlag | None = None,
 ) -> Hint:
     """The first move of a win when the solver finds one in budget, else a heuristic move.
 
@@ -355,7 +354,7 @@ def hint(
         check_solvable(rules, state)
     except SolverError:
         return Hint(visible_move(rules, state, legal), "heuristic", None)
-    result = solve(state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl)
+    result = solve(state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl, stop=stop)
     if result.won and result.moves:
         return Hint(result.moves[0], "solver", result.outcome)
     return Hint(visible_move(rules, state, legal), "heuristic", result.outcome)
@@ -379,23 +378,16 @@ def best_move(
 def _open_equivalent(game: Game) -> tuple[Rules, State]:
     """The position to solve to decide whether a new game's deal can be won.
 
-    A full-information deal is itself. A stacking game or Bayan dealt from the stock
-    with ``compel=none`` is won exactly when the same cards dealt face up are: one may
-    deal every card before moving, and every move made while dealing is a move of the
-    open row (piles only ever move among cards already dealt). The answer is about the
-    deal; no hint or reply shows the stock.
+    A full-information deal is itself; a deal from the stock is decided face up when the
+    game says dealing order cannot matter (``Rules.face_up_equivalent``: a stacking game or
+    Bayan with ``compel=none``). The answer is about the deal; no hint or reply shows the stock.
     """
     rules, state = game.rules, game.state
     if not state.stock:
         return rules, state
-    if (
-        isinstance(rules, (StackingRules, BayanRules))
-        and rules.values.get("dealing") == "stock"
-        and rules.values.get("compel", "none") == "none"
-    ):
-        open_rules = game.variant.make_rules({**rules.values, "dealing": "all"})
-        cards = [c for p in state.row for c in p] + list(state.stock)
-        return open_rules, state._replace(row=tuple((c,) for c in cards), stock=())
+    found = rules.face_up_equivalent(state)
+    if found is not None:
+        return found
     check_solvable(rules, state)  # raises
     return rules, state  # pragma: no cover
 
@@ -410,6 +402,7 @@ def find_winnable_seed(
     max_nodes: int | None = None,
     impl: str | None = None,
     new_game: Callable[..., Game] | None = None,
+    stop: StopFlag | None = None,
 ) -> tuple[int, SolveResult] | None:
     """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none in ``max_tries``.
 
@@ -430,7 +423,9 @@ def find_winnable_seed(
         seed = (start_seed + k) % (1 << 64)
         game = new_game(variant, options, seed=seed)
         rules, state = _open_equivalent(game)
-        result = solve(state, rules, max_nodes=max_nodes, max_seconds=budget, impl=impl)
+        result = solve(state, rules, max_nodes=max_nodes, max_seconds=budget, impl=impl, stop=stop)
         if result.won:
             return seed, result
+        if stop is not None and stop.is_set():
+            return None
     return None

@@ -8,12 +8,14 @@ and change only where a pile may go or what counts as a win.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..cards import DECK_SIZE, MATCH
 from ..core import Option, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Stack, stack
 from ..rng import SplitMix64
+from ..search import Search, StackSearch
 
 DEALING = Option("dealing", "all", ("all", "stock"),
                  "all: every card face up from the start; stock: dealt one by one with DEAL")
@@ -37,18 +39,30 @@ class StackingRules(Rules):
     family = "stacking"
     options: ClassVar[tuple[Option, ...]] = (DEALING, COMPEL, LEAP, WIN_PILES)
     move_kinds = (MoveKind.STACK, MoveKind.DEAL)
+    # Moves to the right too (Relaxed Accordion).
+    rightward: ClassVar[bool] = False
     dealing: str
     compel: str
-    win_piles: int = 1
+    leap: int
+    win_piles: int
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        # A variant without an option (no ``leap`` in 23 Skidoo, no ``win_piles`` in
+        # Accordion's Revenge) has the fixed value.
+        self.dealing = str(values.get("dealing", "all"))
+        self.compel = str(values.get("compel", "none"))
+        self.leap = int(values.get("leap", 3))
+        self.win_piles = int(values.get("win_piles", 1))
 
     @property
     def distances(self) -> tuple[int, int]:
         """The slide and the leap, nearest first."""
-        return (1, self.values.get("leap", 3))
+        return (1, self.leap)
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         if self.dealing == "stock":
-            return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state)
+            return self.state(((cards[0],),), tuple(cards[1:]))
         return super().start(cards, gen)
 
     def stack_moves(self, tops: list[int]) -> list[Move]:
@@ -92,6 +106,24 @@ class StackingRules(Rules):
 
     def win_threshold(self) -> str:
         return "1 pile" if self.win_piles == 1 else f"{self.win_piles} piles or fewer"
+
+    def goal(self, state: State) -> int:
+        """The card that must top the last pile, or -1 for any (Accordion's Revenge has one)."""
+        return -1
+
+    def search(self, state: State) -> Search:
+        near, far = self.distances
+        return StackSearch(near=near, far=far, right=self.rightward, strict=self.compel == "strict",
+                           win_piles=self.win_piles, goal=self.goal(state))
+
+    def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
+        # With compel=none one may deal every card before moving, and every move made while
+        # dealing is a move of the open row (piles only move among cards already dealt).
+        if self.dealing != "stock" or self.compel != "none":
+            return None
+        cards = [c for p in state.row for c in p] + list(state.stock)
+        open_rules = type(self)({**self.values, "dealing": "all"})
+        return open_rules, open_rules.state(tuple((c,) for c in cards))
 
 
 class AccordionRules(StackingRules):

@@ -20,25 +20,34 @@ Readings:
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..cards import card_text
 from ..core import Option, State, Variant, register
+from ..fields import CARD, Field
 from ..rng import SplitMix64
 from .accordion import COMPEL, DEALING, LEAP, StackingRules
+
+# The goal card, public; -1 before one is drawn.
+GOAL = Field("goal", -1, CARD, tag=4,
+             show=lambda g: f"goal {card_text(g, symbols=True)}" if g >= 0 else None)
 
 
 class AccordionsRevengeRules(StackingRules):
     """Accordion with a goal card that must end on top."""
 
     options: ClassVar[tuple[Option, ...]] = (DEALING, COMPEL, LEAP)
+    fields: ClassVar[tuple[Field[Any], ...]] = (GOAL,)
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         goal = cards[2 + gen.below(len(cards) - 2)]
-        return super().start(cards, gen)._replace(goal=goal)
+        return GOAL.set(super().start(cards, gen), goal)
+
+    def goal(self, state: State) -> int:
+        return GOAL.get(state)
 
     def is_won(self, state: State) -> bool:
-        return not state.stock and len(state.row) == 1 and state.row[0][-1] == state.goal
+        return not state.stock and len(state.row) == 1 and state.row[0][-1] == GOAL.get(state)
 
     def penalty(self, state: State) -> int:
         left = super().penalty(state)
@@ -48,9 +57,6 @@ class AccordionsRevengeRules(StackingRules):
 
     def win_threshold(self) -> str:
         return "1 pile topped by the goal card"
-
-    def summary(self, state: State) -> list[str]:
-        return [f"goal {card_text(state.goal, symbols=True)}"] if state.goal >= 0 else []
 
 
 register(Variant(

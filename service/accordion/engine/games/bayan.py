@@ -19,12 +19,14 @@ Readings:
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..cards import DECK_SIZE, MATCH
 from ..core import Option, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
+from ..search import Removal, RemoveSearch, Search
 from .accordion import DEALING
 
 # Interned moves by the left card's position: neighbours, and cards three apart.
@@ -42,9 +44,13 @@ class BayanRules(Rules):
     move_kinds = (MoveKind.REMOVE, MoveKind.DEAL)
     dealing: str
 
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.dealing = str(values.get("dealing", "all"))
+
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         if self.dealing == "stock":
-            return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state)
+            return self.state(((cards[0],),), tuple(cards[1:]))
         return super().start(cards, gen)
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
@@ -79,6 +85,18 @@ class BayanRules(Rules):
 
     def win_threshold(self) -> str:
         return "empty row"
+
+    def search(self, state: State) -> Search:
+        return RemoveSearch(removal=Removal.PAIRS, one=True, two=True, win_cards=0)
+
+    def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
+        # DEAL is legal at any time, so dealing everything first loses nothing (as Accordion
+        # with compel=none).
+        if self.dealing != "stock":
+            return None
+        cards = [c for p in state.row for c in p] + list(state.stock)
+        open_rules = type(self)({**self.values, "dealing": "all"})
+        return open_rules, open_rules.state(tuple((c,) for c in cards))
 
 
 register(Variant(

@@ -46,18 +46,52 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import permutations
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ..cards import RANK, SUIT
+from ..cards import RANK, SUIT, card_code, parse_card
 from ..core import Option, Rules, State, Status, Variant, register
+from ..fields import SIGNED, Field, FieldCodec, Reader, unzigzag, varint, zigzag
 from ..moves import DEAL, Claim, Deal, Move, MoveKind
 from ..rng import SplitMix64
+from ..search import NoSearch, Search
 
 TARGET = 61
 POINTS = {"pair": 2, "three": 6, "flush": 3, "run": 3, "straight-flush": 6, "fifteen": 2}
 VALUE = tuple(min(r, 10) for r in RANK)
 
 Identity = tuple[int, int]  # (top card, height)
+Marks = tuple[tuple[Identity, ...], ...]
+
+
+class MarksCodec(FieldCodec[Marks]):
+    """The marks: rows of identities, ``;`` between rows, ``.`` between identities (``7H3``),
+    ``-`` for an empty row; in the record a count of rows, then each row as a count and
+    (card byte, zigzag height) pairs."""
+
+    def text(self, value: Marks) -> str:
+        return ";".join(".".join(f"{card_code(c)}{h}" for c, h in mark) or "-" for mark in value)
+
+    def parse(self, text: str) -> Marks:
+        return tuple(
+            tuple((parse_card(e[:2]), int(e[2:])) for e in m.split(".")) if m != "-" else ()
+            for m in text.split(";")
+        )
+
+    def write(self, value: Marks, out: bytearray) -> None:
+        out += varint(len(value))
+        for mark in value:
+            out += varint(len(mark))
+            for card, h in mark:
+                out.append(card)
+                out += varint(zigzag(h))
+
+    def read(self, r: Reader) -> Marks:
+        return tuple(tuple((r.byte(), unzigzag(r.varint())) for _ in range(r.varint())) for _ in range(r.varint()))
+
+
+SCORE = Field("score", 0, SIGNED, tag=2, show=lambda n: f"score {n}")
+# (row just before the latest DEAL, row just before the DEAL before it); () reads as ((), ()).
+MARKS = Field("marks", (), MarksCodec(), tag=5)
 
 
 def combos2(a: int, b: int) -> tuple[str, ...]:
@@ -106,14 +140,21 @@ class CribbageSolitaireRules(Rules):
     family = "cribbage"
     options: ClassVar[tuple[Option, ...]] = ()
     move_kinds = (MoveKind.CLAIM, MoveKind.DEAL)
+    fields: ClassVar[tuple[Field[Any], ...]] = (SCORE, MARKS)
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
-        return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state, marks=((), ()))
+        return self.state(((cards[0],),), tuple(cards[1:]), marks=((), ()))
+
+    def score(self, state: State) -> int:
+        return SCORE.get(state)
+
+    def search(self, state: State) -> Search:
+        return NoSearch(reason="the solver does not play Cribbage Solitaire (a score race dealt from a hidden stock)")
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
-        if state.score >= TARGET or not state.stock:
+        if SCORE.get(state) >= TARGET or not state.stock:
             return ()
-        marks = state.marks
+        marks = MARKS.get(state)
         m0 = marks[0] if marks else ()
         m1 = marks[1] if len(marks) > 1 else ()
         old2 = set(zip(m0, m0[1:]))
@@ -146,35 +187,31 @@ class CribbageSolitaireRules(Rules):
             row = list(state.row)
             row[move.dst] = row[move.dst] + row[move.src]
             del row[move.src]
-            return state._replace(row=tuple(row), score=state.score + POINTS[move.combo])
+            return self.state(tuple(row), state.stock, score=SCORE.get(state) + POINTS[move.combo],
+                              marks=MARKS.get(state))
         if isinstance(move, Deal):
-            m0 = state.marks[0] if state.marks else ()
-            return state._replace(
-                row=state.row + ((state.stock[0],),),
-                stock=state.stock[1:],
-                marks=(identities(state), m0),
-            )
+            marks = MARKS.get(state)
+            m0 = marks[0] if marks else ()
+            return self.state(state.row + ((state.stock[0],),), state.stock[1:], score=SCORE.get(state),
+                              marks=(identities(state), m0))
         raise TypeError(f"{type(self).__name__} has no move {move!r}")
 
     def is_won(self, state: State) -> bool:
-        return state.score >= TARGET
+        return SCORE.get(state) >= TARGET
 
     def status(self, state: State, legal: tuple[Move, ...]) -> Status:
-        if state.score >= TARGET:
+        if SCORE.get(state) >= TARGET:
             return Status.WON
         return Status.IN_PROGRESS if state.stock else Status.LOST
 
     def penalty(self, state: State) -> int:
-        return max(0, TARGET - state.score)
+        return max(0, TARGET - SCORE.get(state))
 
     def threshold_met(self, state: State) -> bool:
-        return state.score >= TARGET
+        return SCORE.get(state) >= TARGET
 
     def win_threshold(self) -> str:
         return f"{TARGET} points"
-
-    def summary(self, state: State) -> list[str]:
-        return [f"score {state.score}"]
 
 
 register(Variant(

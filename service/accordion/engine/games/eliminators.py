@@ -16,6 +16,7 @@ from typing import ClassVar
 from ..cards import DECK_SIZE, MATCH
 from ..core import Row, Rules, State
 from ..moves import Move, MoveKind, Remove, remove
+from ..search import Removal, RemoveSearch, Search
 
 # The longest row any eliminator has (Push Pin's two decks).
 MAX_ROW = 2 * DECK_SIZE
@@ -112,3 +113,7 @@ class EliminatorRules(Rules):
 
     def win_threshold(self) -> str:
         return f"{self.WIN_CARDS} cards"
+
+    def search(self, state: State) -> Search:
+        return RemoveSearch(removal=Removal.OUTER if self.outer else Removal.INNER,
+                            one=1 in self.gaps, two=2 in self.gaps, win_cards=self.WIN_CARDS)

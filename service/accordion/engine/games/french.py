@@ -11,10 +11,22 @@ the seed and the moves before it, and clients can reproduce it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any, ClassVar
+
 from ..core import State, Variant, register
+from ..fields import COUNT, HEX64, Field
 from ..moves import REDEAL, Move, MoveKind, Redeal
 from ..rng import SplitMix64
+from ..search import Search
 from .eliminators import EliminatorRules
+
+MAX_REDEALS = 1
+# The generator's state after the deal (and after each redeal): it fixes the next shuffle,
+# so it is hidden from players, and written in the full state string even when 0.
+RNG = Field("rng", 0, HEX64, tag=1, hidden=True, text_at_default=True)
+REDEALS = Field("redeals", 0, COUNT, tag=3,
+                show=lambda n: "redeal used" if n >= MAX_REDEALS else "redeal available")
 
 
 class FrenchRules(EliminatorRules):
@@ -24,25 +36,31 @@ class FrenchRules(EliminatorRules):
     gaps = (1,)
     # The redeal's shuffle draws from the generator after the deal.
     draws_after_deal = True
-    MAX_REDEALS = 1
+    MAX_REDEALS = MAX_REDEALS
+    fields: ClassVar[tuple[Field[Any], ...]] = (RNG, REDEALS)
+
+    def start(self, cards: list[int], gen: SplitMix64) -> State:
+        return RNG.set(super().start(cards, gen), gen.state)
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         out = self.removals(state)
-        if not out and len(state.row) > self.WIN_CARDS and state.redeals < self.MAX_REDEALS:
+        if not out and len(state.row) > self.WIN_CARDS and REDEALS.get(state) < self.MAX_REDEALS:
             return (REDEAL,)
         return tuple(out)
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Redeal):
             gen = SplitMix64(0)
-            gen.state = state.rng
+            gen.state = RNG.get(state)
             cards = [p[0] for p in state.row]  # gathered in row order, then shuffled
             gen.shuffle(cards)
-            return state._replace(row=tuple((c,) for c in cards), rng=gen.state, redeals=state.redeals + 1)
+            return self.state(tuple((c,) for c in cards), state.stock, rng=gen.state,
+                              redeals=REDEALS.get(state) + 1)
         return super().apply(state, move)
 
-    def summary(self, state: State) -> list[str]:
-        return ["redeal used" if state.redeals >= self.MAX_REDEALS else "redeal available"]
+    def search(self, state: State) -> Search:
+        chance_ahead = REDEALS.get(state) < self.MAX_REDEALS and len(state.row) > self.WIN_CARDS
+        return replace(super().search(state), chance_ahead=chance_ahead)
 
 
 register(Variant(

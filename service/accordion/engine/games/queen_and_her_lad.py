@@ -21,6 +21,7 @@ from ..core import State, Variant, register
 from ..errors import InvalidDealError
 from ..moves import DEAL, Deal, Move, MoveKind, remove
 from ..rng import SplitMix64
+from ..search import GenericSearch, Search
 from .eliminators import INNER1, EliminatorRules
 
 HEARTS = 1
@@ -47,7 +48,11 @@ class QueenAndHerLadRules(EliminatorRules):
             )
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
-        return State(row=((cards[0],),), stock=tuple(cards[1:]), rng=gen.state)
+        return self.state(((cards[0],),), tuple(cards[1:]))
+
+    def search(self, state: State) -> Search:
+        # Runs of pairs leave too: none of the row searches has that rule.
+        return GenericSearch()
 
     def removals(self, state: State) -> list[Move]:
         tops = [p[0] for p in state.row]

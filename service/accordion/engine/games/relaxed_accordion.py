@@ -29,6 +29,8 @@ _MATCH_X: tuple[tuple[bool, ...], ...] = tuple(r + (False,) for r in MATCH) + ((
 class RelaxedAccordionRules(StackingRules):
     """Accordion with rightward moves too."""
 
+    rightward = True
+
     def stack_moves(self, tops: list[int]) -> list[Move]:
         """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only if any)."""
         near, far = self.distances

@@ -9,7 +9,8 @@ always the couple. Option ``suit`` (spec) picks the couple's suit; hearts by def
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ..cards import DECK_SIZE, card_text, make_card
 from ..core import Option, Variant, register
@@ -27,7 +28,11 @@ class RoyalMarriageRules(EliminatorRules):
 
     options: ClassVar[tuple[Option, ...]] = (SUIT,)
     gaps = (1, 2)
-    suit: str = "hearts"
+    suit: str
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.suit = str(values.get("suit", "hearts"))
 
     @property
     def couple(self) -> tuple[int, int]:

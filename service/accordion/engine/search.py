@@ -1,0 +1,66 @@
+"""What kind of search fits a game: the description a game gives the solver (``Rules.search``).
+
+The solver reads only these records, so it imports no game module, and a new game picks
+a search by returning one (or keeps the default, ``GenericSearch``). See docs/solver.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search:
+    """Base of every description.
+
+    ``chance_ahead``: a chance move (French's REDEAL) may still come; the solver never plans
+    through one, so its verdict is about winning without it.
+    """
+
+    chance_ahead: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackSearch(Search):
+    """Piles stack whole onto a matching pile ``near`` or ``far`` places to the left (and to
+    the right with ``right``); ``strict``: a pile that can move ``near`` may not move ``far``.
+    Won at ``win_piles`` piles or fewer, with the card ``goal`` on top when ``goal`` ≥ 0."""
+
+    near: int
+    far: int
+    right: bool = False
+    strict: bool = False
+    win_piles: int = 1
+    goal: int = -1
+
+
+class Removal(str, Enum):
+    """Which cards a REMOVE takes, given a matching pair with one or two cards between."""
+
+    INNER = "inner"  # the cards between (Royal Marriage, Push Pin, Double Jump, French)
+    OUTER = "outer"  # the pair itself; the cards between stay (Concertina)
+    PAIRS = "pairs"  # Bayan: two matching cards 1 or 3 apart, both
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveSearch(Search):
+    """One card a pile; a REMOVE as ``removal`` says, with one card (``one``) or two
+    (``two``) between the pair; won at ``win_cards`` cards or fewer."""
+
+    removal: Removal
+    one: bool = True
+    two: bool = True
+    win_cards: int = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenericSearch(Search):
+    """No special search: a depth-first search through the game's own rules (in Python)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoSearch(Search):
+    """The solver does not play this game; ``reason`` says why."""
+
+    reason: str

@@ -1,0 +1,131 @@
+"""The solver picks its search from the game's description (``Rules.search``) and stops when told.
+
+- Every variant's search kind and the method it leads to, and the solver's modules import no
+  game module.
+- A ``StopFlag`` set from another thread ends a long search within a second, answering
+  UNKNOWN, in the compiled core and in the pure-Python path alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import accordion.solver
+from accordion.engine import (
+    GenericSearch,
+    NoSearch,
+    Removal,
+    RemoveSearch,
+    StackSearch,
+    find_variant,
+    new_game,
+)
+from accordion.solver import IMPLEMENTATIONS, Outcome, StopFlag, UnsupportedGameError, solve
+
+SOLVER_DIR = Path(accordion.solver.__file__).parent
+
+# variant → (description type, removal rule or None, the solver's method on a face-up deal)
+EXPECTED = {
+    "accordion": (StackSearch, None, "stack-dfs"),
+    "relaxed-accordion": (StackSearch, None, "stack-dfs"),
+    "accordions-revenge": (StackSearch, None, "stack-dfs"),
+    "23-skidoo": (StackSearch, None, "stack-dfs"),
+    "bayan": (RemoveSearch, Removal.PAIRS, "subset-dfs"),
+    "royal-marriage": (RemoveSearch, Removal.INNER, "interval-dp"),
+    "push-pin": (RemoveSearch, Removal.INNER, "interval-dp"),
+    "double-jump": (RemoveSearch, Removal.INNER, "interval-dp"),
+    "french": (RemoveSearch, Removal.INNER, "interval-dp"),
+    "concertina": (RemoveSearch, Removal.OUTER, "subset-dfs"),
+    "queen-and-her-lad": (GenericSearch, None, "generic-dfs"),
+    "cribbage-solitaire": (NoSearch, None, None),
+}
+
+
+@pytest.mark.parametrize("vid", sorted(EXPECTED))
+def test_each_game_describes_its_search(vid: str) -> None:
+    kind, removal, method = EXPECTED[vid]
+    game = new_game(vid, seed=3)
+    search = game.rules.search(game.state)
+    assert type(search) is kind
+    if removal is not None:
+        assert isinstance(search, RemoveSearch) and search.removal is removal
+    if method is None:
+        with pytest.raises(UnsupportedGameError):
+            solve(game, max_nodes=1000)
+        return
+    if game.state.stock:  # a game dealt from the stock: solve it once every card is out
+        while game.state.stock:
+            game.play("deal")
+    assert solve(game, max_nodes=20_000).method == method
+
+
+def test_stacking_descriptions_carry_the_options() -> None:
+    rules = find_variant("idle-year").make_rules({"leap": 2, "win_piles": 3})
+    state = rules.state(((1,), (2,)))
+    assert rules.search(state) == StackSearch(near=1, far=2, right=False, strict=True, win_piles=3, goal=-1)
+    assert find_variant("23-skidoo").make_rules().search(state).win_piles == 2  # type: ignore[attr-defined]
+    revenge = new_game("accordions-revenge", seed=4)
+    assert revenge.rules.search(revenge.state).goal == revenge.rules.goal(revenge.state) >= 0  # type: ignore[attr-defined]
+
+
+def test_french_says_a_chance_move_is_ahead_until_its_redeal() -> None:
+    game = new_game("french", seed=1)
+    assert game.rules.search(game.state).chance_ahead
+    after = game.rules.state(game.state.row, redeals=1)
+    assert not game.rules.search(after).chance_ahead
+    assert solve(after, game.rules, max_nodes=10_000).without_redeal is False
+
+
+def test_the_solver_imports_no_game_module() -> None:
+    for path in SOLVER_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "games" not in (node.module or ""), f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any("games" in a.name for a in node.names), path.name
+
+
+# Accordion's Revenge with leap 2: deals the solver does not settle in 15 s.
+HARD_DEAL = ("accordions-revenge", {"leap": 2}, 0)
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+def test_a_stop_flag_ends_a_long_search(impl: str) -> None:
+    variant, options, seed = HARD_DEAL
+    game = new_game(variant, options, seed=seed)
+    stop = StopFlag()
+    results = []
+    worker = threading.Thread(target=lambda: results.append(solve(game, max_seconds=60, impl=impl, stop=stop)))
+    worker.start()
+    time.sleep(0.3)
+    assert worker.is_alive() and not stop.is_set()
+    stop.set()
+    set_at = time.monotonic()
+    worker.join(5)
+    assert not worker.is_alive()
+    assert time.monotonic() - set_at < 1.0
+    assert results[0].outcome is Outcome.UNKNOWN and results[0].nodes > 0
+
+
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
+@pytest.mark.parametrize("vid,seed", [("royal-marriage", 11), ("queen-and-her-lad", 2), ("accordion", 5)])
+def test_a_flag_set_before_the_search_stops_it_at_the_first_check(impl: str, vid: str, seed: int) -> None:
+    """Each search reads the flag at its first check (1024 positions): with the flag set, a
+    search longer than that answers UNKNOWN. (The subset search of Concertina and Bayan counts
+    its positions through the same budget code as the stacking search; no dealt row of theirs
+    takes 1024 positions.)"""
+    game = new_game(vid, seed=seed)
+    while game.state.stock:
+        game.play("deal")
+    stop = StopFlag()
+    stop.set()
+    free = solve(game, impl=impl, max_seconds=30)
+    stopped = solve(game, impl=impl, stop=stop)
+    assert not free.unknown and free.nodes > 1024
+    assert stopped.unknown and stopped.nodes <= 1024
