@@ -4,19 +4,28 @@ serving, one process (``accordion.server.serve``) or ``--workers N`` processes o
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
-from dataclasses import replace
+import os
 
-from accordion.config import parse_args
-from accordion.server import ListenError, configure_logging, run_loop, serve
-from accordion.workers import resolve_workers, supervise
+# --- ops: gRPC's C core writes plain-text lines of its own to stderr, the JSON log (say
+# "I1123 ... chttp2_transport.cc:1403] ipv4:...: Got goaway [2] ..." when a client leaves with
+# an error). Only its errors by default; an operator's GRPC_VERBOSITY (NONE, INFO, DEBUG) wins.
+# Read when grpc is first imported: before the imports below (the workers inherit it).
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# --- end ops
+
+import sys  # noqa: E402 (after the C core's log level, above)
+from collections.abc import Sequence  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from accordion.config import parse_args  # noqa: E402
+from accordion.server import ListenError, configure_logging, run_loop, serve  # noqa: E402
+from accordion.workers import resolve_workers, supervise  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``accordion-server`` console script."""
     config = parse_args(argv)
-    configure_logging(config.log_level)
+    configure_logging(config.log_level, sample_every=config.access_log_sample)
     workers = resolve_workers(config)
     if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
         sys.exit(supervise(replace(config, workers=workers)))

@@ -27,6 +27,7 @@ class Config:
     grace: float = 10.0
     metrics_port: int = 0
     log_level: str = "info"
+    access_log_sample: int = 1  # ops: write 1 in N of the per-call info lines (1: all)
     health_interval: float = 1.0
     store_timeout: float = 2.0
     workers: int = 0  # 0: one per available core with Redis, 1 with the memory store
@@ -78,6 +79,12 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("grace", "ACCORDION_GRACE", float, "seconds in-flight calls get to finish on SIGTERM"),
     ("metrics_port", "ACCORDION_METRICS_PORT", int, "Prometheus /metrics port on the listen host (0: off)"),
     ("log_level", "ACCORDION_LOG_LEVEL", str, "debug, info, warning or error"),
+    (  # ops
+        "access_log_sample",
+        "ACCORDION_ACCESS_LOG_SAMPLE",
+        int,
+        "write 1 in N of the per-call info lines (server faults always; metrics count every call)",
+    ),
     ("health_interval", "ACCORDION_HEALTH_INTERVAL", float, "seconds between store pings for health"),
     ("store_timeout", "ACCORDION_STORE_TIMEOUT", float, "seconds one store call may take before UNAVAILABLE"),
     (
@@ -188,6 +195,8 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     args = parser.parse_args(argv)
     if args.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         parser.error(f"--log-level {args.log_level!r}: one of debug, info, warning, error")
+    if args.access_log_sample < 1:  # ops
+        parser.error("--access-log-sample: 1 (every line) or more (1 in N)")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:

@@ -64,11 +64,12 @@ log = structlog.get_logger("accordion.server")
 
 
 def configure_logging(
-    level: str, stream: TextIO = sys.stderr, fields: Mapping[str, object] | None = None
+    level: str, stream: TextIO = sys.stderr, fields: Mapping[str, object] | None = None, sample_every: int = 1
 ) -> None:
     """JSON lines on ``stream``: one per RPC from the interceptor, plus lifecycle events.
 
-    ``fields`` are added to every line (a worker process adds its index and pid)."""
+    ``fields`` are added to every line (a worker process adds its index and pid);
+    ``sample_every``: 1 in that many of the per-call info lines is written (``--access-log-sample``)."""
     extra = dict(fields or {})
     structlog.configure(
         processors=[
@@ -85,7 +86,7 @@ def configure_logging(
         cache_logger_on_first_use=False,
     )
     # The per-call access line bypasses the chain above (same JSON, a third of the cost).
-    configure_access_log(stream, logging.getLevelName(level.upper()), extra)
+    configure_access_log(stream, logging.getLevelName(level.upper()), extra, sample_every)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -322,11 +323,12 @@ async def serve(config: Config) -> None:
     server = AccordionServer(config)
     port = await server.start()
     freeze_startup_objects()
-    if config.metrics_port:
-        from prometheus_client import start_http_server
+    if config.metrics_port:  # ops: /metrics only (404 elsewhere), with the memory store's size
+        from accordion.api.metrics import serve_metrics, watch_memory_store
 
         host = config.listen.rsplit(":", 1)[0].strip("[]") or "0.0.0.0"
-        start_http_server(config.metrics_port, addr=host)
+        watch_memory_store(server.store)
+        serve_metrics(config.metrics_port, host)
     print(banner(config, port), flush=True)
     log.info(
         "started",

@@ -140,7 +140,9 @@ def _die_with_parent(parent: int) -> None:
 def _worker_main(config: Config, index: int, ready: Connection, parent: int) -> None:
     """The body of worker ``index`` (a spawned process): serve until SIGTERM/SIGINT."""
     _die_with_parent(parent)
-    configure_logging(config.log_level, fields={"worker": index, "pid": os.getpid()})
+    configure_logging(
+        config.log_level, fields={"worker": index, "pid": os.getpid()}, sample_every=config.access_log_sample
+    )
     try:
         run_loop(_serve_worker(config, index, ready), config.event_loop)
     except ListenError:  # told to the supervisor, which tells the person once
@@ -230,14 +232,20 @@ def _metrics_dir() -> tuple[Path, bool]:
     return path, True
 
 
-def _serve_metrics(config: Config, path: Path) -> None:
-    from prometheus_client import CollectorRegistry, start_http_server
+def _serve_metrics(config: Config, path: Path, workers: dict[int, _Worker]) -> None:
+    """/metrics (only there): every worker's counters and histograms summed from ``path``, and
+    each process's CPU and memory read from /proc at the scrape (``worker`` label)."""
+    from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
+
+    from accordion.api.metrics import WorkerProcessCollector, serve_metrics
 
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=str(path))  # type: ignore[no-untyped-call]
+    # (``workers`` is the supervisor's own dict: a restarted worker's new pid shows at once.)
+    registry.register(WorkerProcessCollector(lambda: {w.index: w.pid for w in list(workers.values())}))
     host = config.listen.rsplit(":", 1)[0].strip("[]") or "0.0.0.0"
-    start_http_server(config.metrics_port, addr=host, registry=registry)
+    serve_metrics(config.metrics_port, host, registry)
 
 
 def _mark_dead(worker: _Worker, metrics: Path | None) -> None:
@@ -279,7 +287,7 @@ def supervise(config: Config) -> int:
                 break
         if status == 0 and not signals:
             if metrics is not None:
-                _serve_metrics(config, metrics)
+                _serve_metrics(config, metrics, workers)
             print(banner(config, port), flush=True)
             log.info(
                 "started",

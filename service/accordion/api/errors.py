@@ -28,7 +28,7 @@ from grpc_status import rpc_status
 
 from accordion import engine, sessions, solver, store
 
-from . import wire
+from . import metrics, wire
 from .solving import NoWinnableDeal
 
 DOMAIN = "accordion.v1"
@@ -90,6 +90,8 @@ class ApiError(Exception):
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], error: ApiError) -> NoReturn:
+    """End the call with ``error``'s status, counted by its reason (``accordion_rpc_error_reasons_total``)."""
+    metrics.count_error_reason(error.reason)
     await context.abort_with_status(error.to_status())
     raise AssertionError("abort_with_status returned")  # pragma: no cover (it always raises)
 

@@ -101,8 +101,12 @@ class AccessLog:
     FLUSH_AFTER = 0.005
     CHUNK = 4096  # PIPE_BUF on Linux: a write this size or smaller to a pipe is atomic
 
-    def __init__(self, stream: TextIO, min_level: int, extra: Mapping[str, object]) -> None:
+    def __init__(
+        self, stream: TextIO, min_level: int, extra: Mapping[str, object], sample_every: int = 1
+    ) -> None:
         self.stream, self.min_level = stream, min_level
+        # ops: 1 in ``sample_every`` info lines is written (a count, not a coin: exact and cheap).
+        self.sample_every, self._info_seen = max(1, sample_every), 0
         self.tail = "".join(f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items())
         try:
             self.fd: int | None = stream.fileno()
@@ -126,16 +130,22 @@ class AccessLog:
         return f"{self._prefix}.{micros:06d}Z" if micros else f"{self._prefix}Z"
 
     def write(self, calls: list[Call]) -> None:
-        """Write the lines of ``calls`` the level lets through (server faults are warnings)."""
+        """Write the lines of ``calls`` the level lets through (server faults are warnings,
+        always written; info lines 1 in ``sample_every``)."""
         if self.min_level > _WARNING:  # not even the faults (the metrics are counted apart)
             return
         info = self.min_level <= _INFO
+        every, seen = self.sample_every, self._info_seen
         lines = []
         methods, tail, stamp, valid_id = self._methods, self.tail, self._stamp, auth.GAME_ID_RE.fullmatch
         for method, game_id, code, elapsed, wall in calls:
             if code in _SERVER_FAULTS:
                 level = "warning"
             elif info:
+                if every > 1:
+                    seen += 1
+                    if seen % every:
+                        continue
                 level = "info"
             else:
                 continue
@@ -153,6 +163,7 @@ class AccessLog:
                 f'"latency_ms": {round(elapsed * 1000, 3)!r}, "event": "rpc"{tail}, "level": "{level}", '
                 f'"timestamp": "{stamp(wall)}"}}\n'
             )
+        self._info_seen = seen
         if not lines:
             return
         try:
@@ -187,12 +198,17 @@ MAX_PENDING = 1024  # recorded at once beyond this: bounds memory even if a time
 _failures = logging.getLogger(__name__)  # a failed flush is told here (stderr)
 
 
-def configure_access_log(stream: TextIO | None, min_level: int = _INFO, extra: Mapping[str, object] = ()) -> None:  # type: ignore[assignment]
+def configure_access_log(
+    stream: TextIO | None,
+    min_level: int = _INFO,
+    extra: Mapping[str, object] = (),  # type: ignore[assignment]
+    sample_every: int = 1,
+) -> None:
     """Write access lines directly to ``stream`` (None: through structlog). ``server.configure_logging``
-    calls it with structlog's own stream and level."""
+    calls it with structlog's own stream and level, and ``--access-log-sample``."""
     global _access_log, _pending
     flush_access_log()
-    _access_log = None if stream is None else AccessLog(stream, min_level, dict(extra))
+    _access_log = None if stream is None else AccessLog(stream, min_level, dict(extra), sample_every)
     # Batches only where they pay (a write per line on a file or pipe is a system call); the
     # level does not matter: the metrics are in the batch too.
     _pending = [] if _access_log is not None and _access_log.fd is not None else None

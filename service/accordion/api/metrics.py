@@ -1,11 +1,31 @@
 """Prometheus metrics, module-level so every server in a process shares one registry.
 
-Served by ``prometheus_client.start_http_server`` on ``--metrics-port`` (see ``server.py``).
+Served on ``--metrics-port`` at ``/metrics`` only (``serve_metrics``; see ``server.py``, and
+``workers.py`` for the multiprocess mode). docs/operations.md lists every metric.
+
+* RPCs: counts, errors and latency by method and code (``interceptors``, in batches), error
+  replies by their ErrorInfo reason (``errors.abort``), API-key rate limits (``apikeys``);
+* games and the store: ``SessionMetrics``, the session layer's ``Observer``;
+* read at scrape time: the memory store's size (``MemoryStoreCollector``), the process's CPU
+  and memory (prometheus_client's process collector; ``WorkerProcessCollector`` per worker).
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
+
+from accordion.engine.core import Status
+from accordion.sessions.flow import Observer
 
 RPCS = Counter(
     "accordion_rpc_total", "RPCs handled, by full method and final status code", ["method", "code"]
@@ -31,3 +51,222 @@ RATE_LIMITER_ERRORS = Counter(
     "accordion_rate_limiter_errors_total",
     "Rate-limit decisions the backend could not make in time (the call was let through)",
 )
+
+# --- games, moves and the store (told by the session layer: ``SessionMetrics``) ---------------
+
+GAMES_CREATED = Counter("accordion_games_created_total", "Games dealt and stored, by variant", ["variant"])
+GAMES_FINISHED = Counter(
+    "accordion_games_finished_total",
+    "Moves that ended a game, by variant and the status they ended it in (WON, LOST)",
+    ["variant", "status"],
+)
+GAMES_REOPENED = Counter(
+    "accordion_games_reopened_total",
+    "Undos that took back a game's ending move, by variant and the status it had (finished minus "
+    "reopened: the games that stayed finished)",
+    ["variant", "status"],
+)
+MOVES = Counter("accordion_moves_total", "Moves stored (undos not included), by variant", ["variant"])
+UNDOS = Counter("accordion_undos_total", "Undos stored, by variant", ["variant"])
+STORE_LATENCY = Histogram(
+    "accordion_store_latency_seconds",
+    "Time of one call to a store out of this process (Redis), whatever its outcome, by operation",
+    ["operation"],
+    buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+STORE_CALL_ERRORS = Counter(
+    "accordion_store_call_errors_total",
+    "Store calls that ended without a result, by operation and kind: the store's answers "
+    "(not_found, conflict, exists), its failures (unavailable, timeout: --store-timeout; "
+    "deadline: the request's), other",
+    ["operation", "kind"],
+)
+ERROR_REASONS = Counter(
+    "accordion_rpc_error_reasons_total",
+    "Error replies by their google.rpc.ErrorInfo reason (README, Errors)",
+    ["reason"],
+)
+
+
+class SessionMetrics(Observer):
+    """The session layer's events as Prometheus counters. Every label set's child is looked up
+    once and kept: a move costs one dict look-up and one ``inc`` (plus one more when it ends or
+    reopens a game). Variants and operations are the service's own, so the dicts stay small."""
+
+    def __init__(self) -> None:
+        self._created: dict[str, Any] = {}
+        self._moves: dict[tuple[str, bool], Any] = {}
+        self._ends: dict[tuple[str, str, bool], Any] = {}
+        self._latency: dict[str, Any] = {}
+
+    def dealt(self, variant: str) -> None:
+        child = self._created.get(variant)
+        if child is None:
+            child = self._created[variant] = GAMES_CREATED.labels(variant)
+        child.inc()
+
+    def moved(self, variant: str, undo: bool, before: Status, after: Status) -> None:
+        child = self._moves.get((variant, undo))
+        if child is None:
+            child = self._moves[(variant, undo)] = (UNDOS if undo else MOVES).labels(variant)
+        child.inc()
+        if before is after:
+            return
+        # A move out of play ends the game (counted once: it then has no moves, and an undo
+        # first reopens it); an undo out of an end reopens it, counted by the status it had.
+        reopened = before is not Status.IN_PROGRESS
+        status = (before if reopened else after).value
+        end = self._ends.get((variant, status, reopened))
+        if end is None:
+            metric = GAMES_REOPENED if reopened else GAMES_FINISHED
+            end = self._ends[(variant, status, reopened)] = metric.labels(variant, status)
+        end.inc()
+
+    def store_call(self, operation: str, seconds: float) -> None:
+        child = self._latency.get(operation)
+        if child is None:
+            child = self._latency[operation] = STORE_LATENCY.labels(operation)
+        child.observe(seconds)
+
+    def store_failed(self, operation: str, kind: str) -> None:  # rare: no cache needed
+        STORE_CALL_ERRORS.labels(operation, kind).inc()
+
+
+SESSION_METRICS = SessionMetrics()  # the one every servicer of the process reports to
+
+
+def count_error_reason(reason: str) -> None:
+    """One error reply with ``reason`` (``errors.abort`` calls it for every error it sends)."""
+    child = _reasons.get(reason)
+    if child is None:
+        child = _reasons[reason] = ERROR_REASONS.labels(reason)
+    child.inc()
+
+
+_reasons: dict[str, Any] = {}
+
+
+# --- what is read at scrape time: the memory store's size, the worker processes ---------------
+
+
+class MemoryStoreCollector(Collector):
+    """The embedded memory store's size, read at each scrape from its ``stats()`` (games and
+    request-id claims held, its cap, games expired and evicted since start). A store without
+    ``stats()`` (Redis, whose size is Redis's own INFO) exports nothing."""
+
+    def __init__(self, store: object) -> None:
+        self._stats = getattr(store, "stats", None)
+
+    def collect(self) -> Iterable[Metric]:
+        if self._stats is None:
+            return []
+        stats = self._stats()
+        found: list[Metric] = [
+            GaugeMetricFamily(
+                "accordion_memory_store_games", "Games the memory store holds", value=stats.games
+            ),
+            GaugeMetricFamily(
+                "accordion_memory_store_claims",
+                "NewGame request ids the memory store holds",
+                value=stats.claims,
+            ),
+            CounterMetricFamily(
+                "accordion_memory_store_expired", "Games the memory store let expire", value=stats.expired
+            ),
+            CounterMetricFamily(
+                "accordion_memory_store_evicted",
+                "Games the memory store evicted at its cap (least recently used first)",
+                value=stats.evicted,
+            ),
+        ]
+        if stats.max_games is not None:
+            found.append(
+                GaugeMetricFamily(
+                    "accordion_memory_store_max_games",
+                    "The memory store's cap on games",
+                    value=stats.max_games,
+                )
+            )
+        return found
+
+
+def watch_memory_store(store: object, registry: CollectorRegistry = REGISTRY) -> MemoryStoreCollector | None:
+    """Export ``store``'s size on ``registry`` when it has ``stats()`` (the memory store); returns
+    the collector (``registry.unregister`` it when the store goes) or None."""
+    if getattr(store, "stats", None) is None:
+        return None
+    collector = MemoryStoreCollector(store)
+    registry.register(collector)
+    return collector
+
+
+class WorkerProcessCollector(Collector):
+    """``process_*`` (CPU seconds, resident and virtual memory, open files, start time) of every
+    worker process, with a ``worker`` label, and of the supervisor (``worker="supervisor"``).
+    Multiprocess mode keeps only counters, gauges and histograms in its files, so the
+    supervisor reads each worker's /proc at scrape time with prometheus_client's own
+    ``ProcessCollector``. ``pids()`` gives the workers now: index → pid."""
+
+    def __init__(self, pids: Callable[[], Mapping[int, int]]) -> None:
+        self._pids = pids
+
+    def collect(self) -> Iterable[Metric]:
+        merged: dict[str, Metric] = {}
+        targets: list[tuple[str, int | str]] = [("supervisor", "self")]
+        targets += [(str(index), pid) for index, pid in sorted(self._pids().items())]
+        for worker, pid in targets:
+            for family in ProcessCollector(pid=_constant(pid), registry=None).collect():
+                into = merged.get(family.name)
+                if into is None:
+                    into = merged[family.name] = Metric(family.name, family.documentation, family.type)
+                for sample in family.samples:
+                    into.add_sample(sample.name, {**sample.labels, "worker": worker}, sample.value)
+        return list(merged.values())
+
+
+def _constant(pid: int | str) -> Callable[[], int | str]:
+    return lambda: pid
+
+
+# --- the HTTP endpoint: /metrics and nothing else ---------------------------------------------
+
+METRICS_PATH = "/metrics"
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        """Nothing: wsgiref writes a plain line per request to stderr, which is the JSON log."""
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a scrape in progress does not hold the process at exit
+
+
+def metrics_app(registry: CollectorRegistry = REGISTRY) -> Callable[..., Iterable[bytes]]:
+    """prometheus_client's WSGI app on ``METRICS_PATH`` only; every other path is 404."""
+    app = make_wsgi_app(registry)
+
+    def only_metrics(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != METRICS_PATH:
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"not found: the metrics are at {METRICS_PATH}\n".encode()]
+        result: Iterable[bytes] = app(environ, start_response)
+        return result
+
+    return only_metrics
+
+
+def serve_metrics(port: int, host: str, registry: CollectorRegistry = REGISTRY) -> WSGIServer:
+    """Serve ``registry`` on http://host:port/metrics (only there) from a daemon thread, as
+    ``prometheus_client.start_http_server`` would, IPv6 hosts included; returns the server
+    (``shutdown()`` stops it)."""
+    family, _, _, _, address = socket.getaddrinfo(
+        host or "0.0.0.0", port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+
+    class Server(_ThreadingServer):
+        address_family = family
+
+    server = make_server(str(address[0]), port, metrics_app(registry), Server, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
+    return server

@@ -53,7 +53,8 @@ class AccordionServicer:
     ) -> None:
         self.store = store
         self.sessions = sessions.Sessions(
-            store, game_ttl=game_ttl, store_timeout=store_timeout, on_store_error=_count_store_error
+            store, game_ttl=game_ttl, store_timeout=store_timeout, on_store_error=_count_store_error,
+            observer=metrics.SESSION_METRICS,
         )
         self.cache = self.sessions.cache
         self.solving = Solving(budgets or Budgets())

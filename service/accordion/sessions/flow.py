@@ -26,6 +26,7 @@ import redis.exceptions
 from accordion import engine
 from accordion import store as st
 from accordion.engine import Game
+from accordion.engine.core import Status
 from accordion.engine.moves import Move
 
 from . import replies, tokens
@@ -50,6 +51,32 @@ T = TypeVar("T")
 # What is left of a connection problem below the store's own mapping: all StoreUnavailable.
 _UNREACHABLE = (st.StoreUnavailable, OSError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 ChooseMove = Callable[[Game], Move]  # the move a request names, in the game as it is now
+
+
+class Observer:
+    """What the flow tells of itself, for metrics (``accordion.api.metrics.SessionMetrics``
+    records it in Prometheus; this one ignores it). Called on the hot path, once per game dealt,
+    per move or undo the store accepted (never for a retry's replayed answer) and per store
+    call: an implementation must be cheap and must not raise."""
+
+    def dealt(self, variant: str) -> None:
+        """A new game of ``variant`` is stored (not the first game given back to a retry)."""
+
+    def moved(self, variant: str, undo: bool, before: Status, after: Status) -> None:
+        """A move (or an undo) was stored; the game's status before and after it."""
+
+    def store_call(self, operation: str, seconds: float) -> None:
+        """One call to a store out of this process (Redis) took ``seconds``, whatever its outcome.
+        (Not called for a store that answers in this process: timing it would cost more than it does.)"""
+
+    def store_failed(self, operation: str, kind: str) -> None:
+        """One store call ended without a result: ``kind`` is one of ``STORE_FAILURES``."""
+
+
+# The kinds of ``Observer.store_failed``: the store's own answers (no such game, a version
+# conflict, an id that exists) and its failures to answer (a connection problem, our
+# --store-timeout, the request's deadline), and anything else.
+STORE_FAILURES = ("not_found", "conflict", "exists", "unavailable", "timeout", "deadline", "other")
 
 
 @dataclass(slots=True)  # (not frozen: made on every call, and a frozen init costs more)
@@ -104,7 +131,8 @@ class RecordedNewGame:
 class Sessions:
     """Games kept in ``store``. ``game_ttl``: idle seconds before a game expires;
     ``store_timeout``: the longest one store call may take; ``on_store_error(operation)`` is
-    called for each store call that failed or timed out (for metrics)."""
+    called for each store call that failed or timed out (for metrics); ``observer`` is told of
+    games dealt, moves, undos and store calls (for metrics)."""
 
     def __init__(
         self,
@@ -114,9 +142,11 @@ class Sessions:
         store_timeout: float = 2.0,
         on_store_error: Callable[[str], None] = lambda operation: None,
         cache: GameCache | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.store, self.game_ttl, self.store_timeout = store, game_ttl, store_timeout
         self.on_store_error = on_store_error
+        self.observer = observer if observer is not None else Observer()
         self.cache = cache if cache is not None else GameCache()
 
     # --- reads ---------------------------------------------------------------------------
@@ -164,6 +194,7 @@ class Sessions:
                     yield item
         except _UNREACHABLE as exc:
             self.on_store_error("watch")
+            self.observer.store_failed("watch", "unavailable")
             raise StoreUnavailable("watch") from exc
         finally:  # the client went away or the stream ended: release the store's watcher now
             aclose = getattr(events, "aclose", None)
@@ -200,6 +231,7 @@ class Sessions:
                 return await self._first_deal(prior.reply, request_id, deadline)
         # The first move will find it decoded (cached only now: no await until the caller reads ``game``).
         self.cache.put(game_id, Cached(FIRST_VERSION, token_hash, stored))
+        self.observer.dealt(game.variant.id)
         return Dealt(game_id, token, game, seeds_tried)
 
     async def _create(self, data: bytes, token_hash: bytes, deadline: float | None) -> str:
@@ -306,6 +338,8 @@ class Sessions:
                 stored = load_stored(game_id, record.data, record.version)
                 entry = Cached(record.version, record.token_hash, stored)
             version = entry.version
+            # (The legal moves behind a status are the ones the last reply listed: cached.)
+            before = entry.stored.game.status
             try:
                 move, text, event = step(entry.stored, version)
             except _Unchanged as refused:
@@ -332,7 +366,9 @@ class Sessions:
                 return await self._replay(game_id, prior, fingerprint, deadline)
             entry.version = version + 1
             self.cache.put(game_id, entry)
-            return Played(game_id, version + 1, move, text, entry.stored.game)
+            game = entry.stored.game
+            self.observer.moved(game.variant.id, event is UNDO, before, game.status)
+            return Played(game_id, version + 1, move, text, game)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _get_reply(self, game_id: str, key: str, deadline: float | None) -> st.StoredReply | None:
@@ -371,7 +407,7 @@ class Sessions:
         the store's GameNotFound and VersionConflict, a connection problem (StoreUnavailable),
         time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable).
         A store answered within this process (``in_process``) is called without a timer."""
-        by_deadline = False
+        by_deadline, started = False, 0.0
         try:
             if self.store.in_process:  # the memory store: nothing to wait for, no timer to arm
                 return await fn(*args, **kwargs)
@@ -379,23 +415,39 @@ class Sessions:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    self.observer.store_failed(operation, "deadline")
                     raise DeadlineExceeded(operation)
                 budget, by_deadline = min(budget, remaining), remaining <= budget
+            started = time.perf_counter()
             async with asyncio.timeout(budget):
                 return await fn(*args, **kwargs)
         except st.GameNotFound:
+            self.observer.store_failed(operation, "not_found")
             raise GameNotFound(game_id) from None
         except st.VersionConflict as exc:
+            self.observer.store_failed(operation, "conflict")
             raise VersionMismatch(game_id, exc.expected, exc.current) from None
+        except st.GameExists:
+            self.observer.store_failed(operation, "exists")
+            raise
         except TimeoutError as exc:
             self.on_store_error(operation)
+            self.observer.store_failed(operation, "deadline" if by_deadline else "timeout")
             if by_deadline:
                 raise DeadlineExceeded(operation) from exc
             raise StoreUnavailable(operation) from exc
         except _UNREACHABLE as exc:
             self.on_store_error(operation)
+            self.observer.store_failed(operation, "unavailable")
             raise StoreUnavailable(operation) from exc
-
+        except DeadlineExceeded:
+            raise  # ours, from above (counted there)
+        except Exception:
+            self.observer.store_failed(operation, "other")
+            raise
+        finally:
+            if started:  # a call to a store that waits was made: its time, whatever came of it
+                self.observer.store_call(operation, time.perf_counter() - started)
 
 
 class _Unchanged(Exception):
