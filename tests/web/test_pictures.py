@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from accordion import engine, pictures
-from accordion.api import codec
+from accordion.api import wire
 from accordion.engine.cards import card_text
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -31,7 +31,7 @@ def groups(root: ET.Element, cls: str) -> list[ET.Element]:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant_renders_valid_svg_with_the_stock_as_backs(variant: str) -> None:
     game = engine.new_game(variant, seed=11)
-    svg = pictures.game_svg(codec.encode_game(game, "G" * 22, 1))
+    svg = pictures.game_svg(wire.encode_game(game, "G" * 22, 1))
     root = ET.fromstring(svg)  # well-formed XML, or this raises
     assert root.tag == f"{SVG}svg" and int(root.get("width", "0")) > 0 and int(root.get("height", "0")) > 0
     piles = groups(root, "pile")
@@ -51,12 +51,20 @@ def test_every_variant_renders_valid_svg_with_the_stock_as_backs(variant: str) -
     assert not root.findall(f".//{SVG}script") and "href" not in svg, "no script, no external reference"
 
 
+def test_a_resigned_game_says_so_and_keeps_its_stock_hidden() -> None:
+    game = engine.new_game("accordion-stock", seed=11)
+    game.play("resign")
+    svg = pictures.game_svg(wire.encode_game(game, "G" * 22, 2))
+    assert "lost (resigned)" in "".join(ET.fromstring(svg).itertext())
+    assert not [name for card in game.state.stock for name in hidden_names(card) if name in svg]
+
+
 def test_the_hidden_check_can_fail() -> None:
     """The same check finds a stock card when a layout shows it face up."""
     game = engine.new_game("accordion-stock", seed=11)
     assert game.state.stock, "accordion-stock keeps a stock"
     card = game.state.stock[0]
-    layout = pictures.layout_of(codec.encode_game(game, "G" * 22, 1))
+    layout = pictures.layout_of(wire.encode_game(game, "G" * 22, 1))
     shown = pictures.PileView((pictures.CardFace(card % 13 + 1, card // 13 + 1),))
     leaked = pictures.render_svg(pictures.Layout(layout.title, (*layout.zones, pictures.Zone("waste", (shown,))), 0))
     assert card_text(card, symbols=True) in leaked

@@ -25,7 +25,6 @@ import {
   type Transport,
 } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { randomBytes } from "node:crypto";
 import type * as http2 from "node:http2";
 import {
   AccordionService,
@@ -221,7 +220,9 @@ export class AccordionClient {
  * used for one request only; the client makes one per call unless the caller gives its own.
  */
 export function newRequestId(): string {
-  return randomBytes(16).toString("hex");
+  // Web Crypto (Node 19+ and every browser), not node:crypto: the page bundles this module too.
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)$/;
