@@ -113,7 +113,8 @@ def layout_of(game: pb.Game) -> Layout:
         "row",
         tuple(PileView(tuple(CardFace(c.rank, c.suit) for c in p.cards)) for p in game.piles),
     )
-    words = [STATUS_TEXT.get(game.status, "")]
+    resigned = game.status == pb.GAME_STATUS_LOST and game.state.endswith(" resigned")  # (its state's last word)
+    words = ["lost (resigned)" if resigned else STATUS_TEXT.get(game.status, "")]
     if game.status != pb.GAME_STATUS_IN_PROGRESS or game.penalty:
         words.append(f"penalty {game.penalty}")
     words += list(game.extras)

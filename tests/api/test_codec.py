@@ -55,13 +55,15 @@ def reference_game(game: engine.Game, game_id: str, version: int) -> pb.Game:
 
 
 def play_randomly(stored: Stored, rng: random.Random, steps: int, undo_odds: float) -> list[str]:
-    """Random legal moves and undos through ``stored``; the state string after each step."""
+    """Random legal moves, resignations and undos through ``stored``; the state string after each step."""
     seen = []
     for _ in range(steps):
         game = stored.game
         legal = game.legal_moves()
         if game.move_count and (not legal or rng.random() < undo_odds):
             stored.undo()
+        elif legal and rng.random() < 0.05:
+            stored.play(engine.RESIGN)  # then the game has no legal move: the next step undoes it
         elif legal:
             stored.play(rng.choice(legal))
         else:

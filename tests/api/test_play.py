@@ -31,7 +31,7 @@ async def test_list_variants_describes_every_registered_variant(client: Client) 
     accordion = next(v for v in reply.variants if v.id == "accordion")
     assert "Tower of Babel" in accordion.aliases
     assert accordion.family == "stacking" and accordion.win_threshold == "1 pile"
-    assert set(accordion.move_kinds) == {pb.MOVE_KIND_STACK, pb.MOVE_KIND_DEAL}
+    assert set(accordion.move_kinds) == {pb.MOVE_KIND_STACK, pb.MOVE_KIND_DEAL, pb.MOVE_KIND_RESIGN}
     dealing = next(o for o in accordion.options if o.name == "dealing")
     assert (
         dealing.default_value == "all"

@@ -35,7 +35,7 @@ def read_transcript(path: Path) -> list[tuple[str, str]]:
 def test_the_transcript_of_every_command_and_bad_input(client: AccordionClient) -> None:
     exchanges = read_transcript(TRANSCRIPT)
     said = [text for text, _ in exchanges]
-    for command in ("help", "variants", "rules", "new", "hint", "undo", "show", "score", "moves"):
+    for command in ("help", "variants", "rules", "new", "hint", "undo", "resign", "show", "score", "moves"):
         assert any(t.split(" ")[0] == command for t in said), f"the transcript never says {command!r}"
     session = ChatSession(client)
     got = [(text, session.handle(text)) for text in said]

@@ -337,6 +337,21 @@ def test_rate_limits_are_typed_and_retried_after_the_servers_delay() -> None:
     assert retry_delay(errors.IllegalMove("no"), 0, 0.1) is None
 
 
+def test_resign_ends_the_game_lost_and_is_refused_once_over(client: AccordionClient) -> None:
+    game = client.new_game("accordion-stock", seed=5)
+    game.play("deal")
+    penalty, version = game.game.penalty, game.version
+    assert not game.resigned and all(m.kind != pb.MOVE_KIND_RESIGN for m in game.game.legal_moves)
+    move = game.resign()
+    assert (move.kind, move.notation) == (pb.MOVE_KIND_RESIGN, "resign")
+    assert game.status == "lost" and game.over and game.resigned and game.legal == []
+    assert game.game.penalty == penalty and game.version == version + 1
+    with pytest.raises(errors.IllegalMove) as refused:
+        game.resign()
+    assert refused.value.legal_moves == [] and game.version == version + 1
+    assert game.undo().notation == "resign" and game.status == "in progress" and not game.resigned
+
+
 # --- asyncio ------------------------------------------------------------------------------
 
 
@@ -361,6 +376,10 @@ async def test_the_async_client_plays_and_watches(start_server: Callable[..., An
         with pytest.raises(errors.IllegalMove) as illegal:
             await game.play("8D>9D")
         assert illegal.value.legal_moves == game.legal
+        resigned = await game.resign()
+        assert resigned.kind == pb.MOVE_KIND_RESIGN and game.status == "lost" and game.resigned
+        with pytest.raises(errors.IllegalMove):
+            await game.resign()
 
 
 # --- the package --------------------------------------------------------------------------

@@ -50,7 +50,18 @@ def test_a_piped_session_with_moves_hints_undo_and_bad_input(server: ServerProce
     assert "move> l\nlegal: 10D>4D, 10D>JD, KC>3C," in out
     assert "move> s\npenalty 51 · 52 piles · stock 0 · in progress\n" in out
     assert "u, undo     take back the last move" in out
+    assert "R, resign   give the game up (lost; u takes it back)" in out
     assert out.endswith("move> q\nBye.\n")
+
+
+def test_capital_r_resigns_and_u_takes_it_back(server: ServerProcess) -> None:
+    done = play(server, "accordion", "--seed", "7", stdin="R\nR\nu\nq\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "move> R\nyou resigned\naccordion · move 1 · lost · 52 piles · penalty 51\n" in out
+    assert "Resigned: 52 piles remain. n for a new game, u to undo, q to quit.\n" in out
+    assert "move> R\nR is not legal now; legal: none\n" in out  # over: a second resign is refused
+    assert "move> u\ntook back resign\naccordion · move 0 · in progress" in out
 
 
 def test_colour_marks_hearts_and_diamonds_red(server: ServerProcess) -> None:

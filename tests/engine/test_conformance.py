@@ -18,6 +18,7 @@ from accordion.engine import (
     EngineError,
     Game,
     IllegalMoveError,
+    MoveKind,
     Redeal,
     Remove,
     Stack,
@@ -26,7 +27,7 @@ from accordion.engine import (
     new_game,
     replay,
 )
-from accordion.engine.moves import REDEAL
+from accordion.engine.moves import REDEAL, RESIGN
 
 VARIANTS = sorted(v.id for v in all_variants())
 SEEDS = st.integers(min_value=0, max_value=2**64 - 1)
@@ -62,7 +63,12 @@ def test_random_play_keeps_every_invariant(variant: str, seed: int, data: st.Dat
         legal = game.legal_moves()
         status = game.status
         assert (status is Status.IN_PROGRESS) == bool(legal)
+        # RESIGN is allowed exactly while the game is in progress and is never listed.
+        assert all(m.kind is not MoveKind.RESIGN for m in legal) and "resign" not in game.legal_texts()
+        assert game.is_legal(RESIGN) == bool(legal)
         if not legal:
+            with pytest.raises(IllegalMoveError):
+                game.play(RESIGN)
             break
         before_state, before_string = game.state, game.state_string()
 
@@ -104,11 +110,20 @@ def test_random_play_keeps_every_invariant(variant: str, seed: int, data: st.Dat
         assert loaded.state == game.state and loaded.state_string() == text
         assert loaded.legal_moves() == game.legal_moves()
 
+    # Sometimes the player resigns: LOST, the position and its penalty stand.
+    if game.status is Status.IN_PROGRESS and data.draw(st.booleans(), label="resign"):
+        state, penalty = game.state, game.penalty
+        game.play("resign")
+        assert game.status is Status.LOST and game.state == state and game.penalty == penalty
+        assert game.legal_moves() == ()
+        loaded = Game.from_state_string(game.state_string())
+        assert loaded.status is Status.LOST and loaded.state == game.state
+
     # The replay record rebuilds the game exactly, and so does a snapshot.
     again = replay(game.record().to_dict())
     assert again.state == game.state and again.move_texts == game.move_texts
     resumed = Game.from_snapshot(game.snapshot())
-    assert resumed.state == game.state
+    assert resumed.state == game.state and again.status is resumed.status is game.status
     if game.can_undo():
         game.undo()
         resumed.undo()

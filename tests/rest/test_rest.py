@@ -48,7 +48,7 @@ def test_list_variants(rest: Rest) -> None:
     assert "accordion" in ids and len(ids) > 5
     one = rest.get("/v1/variants?variant=Tower%20of%20Babel").json()["variants"]
     assert [v["id"] for v in one] == ["accordion"]
-    assert "MOVE_KIND_STACK" in one[0]["moveKinds"]
+    assert "MOVE_KIND_STACK" in one[0]["moveKinds"] and one[0]["moveKinds"][-1] == "MOVE_KIND_RESIGN"
 
 
 def test_a_seeded_game_over_rest(rest: Rest) -> None:
@@ -114,6 +114,21 @@ def test_a_retry_with_the_same_request_id_applies_nothing(rest: Rest) -> None:
     again = rest.post(f"/v1/games/{gid}/moves", body)
     assert first.status == again.status == 200
     assert first.json() == again.json()
+    assert rest.get(f"/v1/games/{gid}").json()["game"]["version"] == "2"
+
+
+def test_resign_over_rest_and_its_retry(rest: Rest) -> None:
+    gid = rest.new_game("accordion-stock", seed=5)["id"]
+    body = {"move": {"kind": "MOVE_KIND_RESIGN"}, "requestId": "rest-resign-1"}
+    first = rest.post(f"/v1/games/{gid}/moves", body)
+    assert first.status == 200, first.text
+    reply = first.json()
+    assert (reply["move"]["kind"], reply["move"]["notation"]) == ("MOVE_KIND_RESIGN", "resign")
+    assert reply["game"]["status"] == "GAME_STATUS_LOST" and "seed" not in reply["game"]
+    assert not reply["game"].get("legalMoves") and reply["game"]["state"].endswith(" resigned")
+    assert rest.post(f"/v1/games/{gid}/moves", body).json() == reply, "a retry gets the first answer"
+    again = rest.post(f"/v1/games/{gid}/moves", {"move": {"notation": "resign"}})
+    assert again.status == 400 and status_of(again)["info"]["reason"] == "ILLEGAL_MOVE"
     assert rest.get(f"/v1/games/{gid}").json()["game"]["version"] == "2"
 
 

@@ -51,6 +51,14 @@ def test_every_variant_renders_valid_svg_with_the_stock_as_backs(variant: str) -
     assert not root.findall(f".//{SVG}script") and "href" not in svg, "no script, no external reference"
 
 
+def test_a_resigned_game_says_so_and_keeps_its_stock_hidden() -> None:
+    game = engine.new_game("accordion-stock", seed=11)
+    game.play("resign")
+    svg = pictures.game_svg(wire.encode_game(game, "G" * 22, 2))
+    assert "lost (resigned)" in "".join(ET.fromstring(svg).itertext())
+    assert not [name for card in game.state.stock for name in hidden_names(card) if name in svg]
+
+
 def test_the_hidden_check_can_fail() -> None:
     """The same check finds a stock card when a layout shows it face up."""
     game = engine.new_game("accordion-stock", seed=11)

@@ -28,6 +28,7 @@ import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-no
 import type * as http2 from "node:http2";
 import {
   AccordionService,
+  MoveKind,
   MoveSchema,
   NewGameRequestSchema,
   type ApplyMoveResponse,
@@ -177,6 +178,14 @@ export class AccordionClient {
         this.options(gameId),
       ),
     );
+  }
+
+  /**
+   * Gives the game up: it ends LOST and its penalty stands (`undo` takes it back). Allowed while
+   * the game is in progress; once it is over the server refuses it (FAILED_PRECONDITION, ILLEGAL_MOVE).
+   */
+  async resign(gameId: string, options: MutationOptions = {}): Promise<ApplyMoveResponse> {
+    return this.move(gameId, { kind: MoveKind.RESIGN }, options);
   }
 
   /** A suggested move (`move` is absent when the game is over). */

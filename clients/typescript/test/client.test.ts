@@ -110,6 +110,25 @@ describe("accordion client", () => {
     assert.equal((await client.getGame(game!.id)).version, 2n);
   });
 
+  it("resigns a game: LOST, the penalty stands, a second resign is refused, undo takes it back", async () => {
+    const { game } = await client.newGame({ variant: "accordion", start: { case: "seed", value: 7n } });
+    const id = game!.id;
+    assert.ok(game!.legalMoves.every((m) => m.kind !== MoveKind.RESIGN), "RESIGN is never listed");
+    const resigned = await client.resign(id, { expectedVersion: 1n });
+    assert.equal(resigned.move?.kind, MoveKind.RESIGN);
+    assert.equal(resigned.move?.notation, "resign");
+    assert.equal(resigned.game!.status, GameStatus.LOST);
+    assert.equal(resigned.game!.penalty, game!.penalty);
+    assert.equal(resigned.game!.legalMoves.length, 0);
+    assert.ok(resigned.game!.state.endsWith(" resigned"));
+    await rejects(client.resign(id), Code.FailedPrecondition, "ILLEGAL_MOVE");
+    const undone = await client.undo(id);
+    assert.equal(undone.move?.kind, MoveKind.RESIGN);
+    assert.equal(undone.game!.status, GameStatus.IN_PROGRESS);
+    const variants = await client.listVariants();
+    assert.ok(variants.every((v) => v.moveKinds.includes(MoveKind.RESIGN)), "every variant lists RESIGN");
+  });
+
   it("maps the server's errors to AccordionError with code, reason and details", async () => {
     const { game } = await client.newGame({ variant: "accordion", start: { case: "seed", value: 7n } });
     const id = game!.id;

@@ -139,6 +139,11 @@ function authHeaders(): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
+/** Whether the game ended by RESIGN: a resigned game's state string ends with "resigned". */
+function resigned(of: Game): boolean {
+  return of.status === GameStatus.LOST && of.state.endsWith(" resigned");
+}
+
 function setGame(next: Game): void {
   if (game && game.id === next.id && next.version < game.version) return; // an older answer
   game = next;
@@ -148,7 +153,7 @@ function setGame(next: Game): void {
   const words = [
     next.variant,
     `version ${next.version}`,
-    STATUS_WORD[next.status] ?? "",
+    resigned(next) ? "lost (resigned)" : (STATUS_WORD[next.status] ?? ""),
     `penalty ${next.penalty}`,
     `${next.piles.length} piles`,
     `stock ${next.stockSize}`,
@@ -157,6 +162,7 @@ function setGame(next: Game): void {
   status.dataset["status"] = STATUS_WORD[next.status] ?? "";
   status.dataset["version"] = String(next.version);
   el<HTMLButtonElement>("undo").disabled = !next.canUndo;
+  el<HTMLButtonElement>("resign").disabled = next.status !== GameStatus.IN_PROGRESS;
   // Solve searches face-up positions only: the server refuses a game with cards in the stock.
   const solve = el<HTMLButtonElement>("solve");
   solve.disabled = next.stockSize > 0 || next.status !== GameStatus.IN_PROGRESS;
@@ -280,6 +286,14 @@ el("undo").addEventListener("click", () =>
   void attempt(async () => {
     if (!game) return;
     const reply = await client.undo(game.id, { expectedVersion: game.version });
+    if (reply.game) setGame(reply.game);
+  }),
+);
+el("resign").addEventListener("click", () =>
+  void attempt(async () => {
+    if (!game || game.status !== GameStatus.IN_PROGRESS) return;
+    if (!window.confirm("Resign this game? It ends lost with its penalty (Undo takes it back).")) return;
+    const reply = await client.resign(game.id, { expectedVersion: game.version });
     if (reply.game) setGame(reply.game);
   }),
 );

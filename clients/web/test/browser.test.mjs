@@ -177,6 +177,46 @@ test("a game with a stock: backs with its size, a click on the stock deals", asy
   await page.close();
 });
 
+test("Resign, after a confirm, ends the game lost; the spectator sees it; undo takes it back", async () => {
+  const player = await context.newPage();
+  await newGame(player, { variant: "accordion-stock", seed: "4" });
+  const watcher = await context.newPage();
+  await watcher.goto(await player.getAttribute("#spectator-link", "href"));
+  await waitVersion(watcher, "1");
+  await new Promise((r) => setTimeout(r, 300)); // let the WatchGame stream open
+
+  // Dismissing the confirm changes nothing.
+  player.once("dialog", (dialog) => dialog.dismiss());
+  await player.click("#resign");
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await version(player), "1");
+
+  const confirmed = new Promise((resolve) =>
+    player.once("dialog", async (dialog) => {
+      resolve(dialog.message());
+      await dialog.accept();
+    }),
+  );
+  await player.click("#resign");
+  assert.match(await confirmed, /Resign this game\?/);
+  await waitVersion(player, "2");
+  assert.equal(await player.getAttribute("#status", "data-status"), "lost");
+  assert.match(await player.textContent("#status"), /lost \(resigned\)/);
+  assert.equal(await player.isDisabled("#resign"), true, "a game that is over cannot be resigned again");
+  assert.equal(await player.locator("#moves button").count(), 0);
+  assert.match(await player.textContent("#board svg"), /lost \(resigned\)/);
+  await waitVersion(watcher, "2");
+  assert.match(await watcher.textContent("#status"), /lost \(resigned\)/);
+  await player.screenshot({ path: join(SHOTS, "7-resigned.png") });
+
+  await player.click("#undo");
+  await waitVersion(player, "3");
+  assert.equal(await player.getAttribute("#status", "data-status"), "in progress");
+  assert.equal(await player.isDisabled("#resign"), false);
+  await watcher.close();
+  await player.close();
+});
+
 test("a share link reopens the game", async () => {
   const page = await context.newPage();
   await newGame(page, { seed: "5" });

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from accordion import engine
 from accordion.engine import Game
-from accordion.engine.moves import DEAL, REDEAL, Claim, Move, Remove, Stack
+from accordion.engine.moves import DEAL, REDEAL, RESIGN, Claim, Move, Remove, Stack
 from accordion.v1 import accordion_pb2 as pb
 
 from . import errors
@@ -28,6 +28,7 @@ _FIELDS = {
     "MOVE_KIND_REDEAL": set(),
     "MOVE_KIND_REMOVE": {"positions"},
     "MOVE_KIND_CLAIM": {"from_pile", "to_pile", "window_first", "window_last", "combo"},
+    "MOVE_KIND_RESIGN": set(),
 }
 _ALL_FIELDS = ("from_pile", "to_pile", "positions", "window_first", "window_last", "combo")
 _KIND_NAMES = {number: name for name, number in pb.MoveKind.items()}
@@ -126,6 +127,8 @@ def _structured(msg: pb.Move) -> Move:
         return REDEAL
     if kind == pb.MOVE_KIND_REMOVE:
         return Remove(tuple(p - 1 for p in msg.positions))
+    if kind == pb.MOVE_KIND_RESIGN:
+        return RESIGN
     return Claim(
         msg.window_first - 1,
         msg.window_last - 1,

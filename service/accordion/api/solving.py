@@ -109,6 +109,8 @@ class Solving:
     async def hint(self, game: engine.Game) -> tuple[engine.Move | None, bool]:
         """(move, from the solver?). Hidden cards or no win found: the visible-only heuristic.
         Searches on the Hint workers, within ``hint_seconds``."""
+        if not game.legal_moves():  # over (a resigned position may still have moves: not to hint)
+            return None, False
         try:
             answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds, None)
         except solver.SolverError:

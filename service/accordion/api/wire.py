@@ -16,7 +16,7 @@ from accordion import engine, sessions, solver
 from accordion.engine import Game, Status
 from accordion.engine.cards import card_text
 from accordion.engine.fields import varint  # the protobuf wire varint, as the stored record writes it
-from accordion.engine.moves import Claim, Move, Remove, Stack
+from accordion.engine.moves import Claim, Move, MoveKind, Remove, Stack
 from accordion.v1 import accordion_pb2 as pb
 
 Serialized = NewType("Serialized", bytes)  # a reply message already serialized: sent as it is
@@ -67,8 +67,11 @@ def encode_legal(game: Game) -> list[pb.Move]:
 
 
 def seed_is_public(game: Game) -> bool:
-    """Whether showing the seed reveals nothing hidden: no stock, no chance to come, or game over."""
-    if game.status is not Status.IN_PROGRESS:
+    """Whether showing the seed reveals nothing hidden: no stock, no chance to come, or game over.
+
+    A resigned game counts as in progress here: undo takes a resignation back, so a seed shown
+    after RESIGN would tell the stock's order of a game that can go on."""
+    if game.status is not Status.IN_PROGRESS and not game.resigned:
         return True
     return not game.state.stock and not game.rules.draws_after_deal
 
@@ -102,7 +105,8 @@ def encode_variant(variant: engine.Variant) -> pb.Variant:
             for o in variant.options
         ],
         family=variant.rules.family,
-        move_kinds=[pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in variant.rules.move_kinds],
+        # RESIGN is every game's (the engine's Game allows it), so every variant lists it last.
+        move_kinds=[pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in (*variant.rules.move_kinds, MoveKind.RESIGN)],
         win_threshold=threshold,
     )
 
@@ -221,7 +225,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     parts.append(_field(b"\x6a", game.render().encode()))
     parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
     parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
-    if status is not Status.IN_PROGRESS or (not state.stock and not rules.draws_after_deal):
+    if (status is not Status.IN_PROGRESS and not game.resigned) or (not state.stock and not rules.draws_after_deal):
         parts.append(b"\x80\x01" + varint(game.seed))  # seed_is_public; optional: sent even if 0
     if moves:
         parts.append(b"\x88\x01\x01")  # can_undo

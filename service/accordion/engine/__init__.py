@@ -24,7 +24,7 @@ from .errors import (
 )
 from .fields import CARD, CARDS, COUNT, COUNTS, HEX64, PILES, SIGNED, Field, FieldCodec
 from .game import Game, GameView, Replay, new_game, replay
-from .moves import DEAL, REDEAL, Claim, Deal, Move, MoveKind, Redeal, Remove, Stack
+from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Move, MoveKind, Redeal, Remove, Resign, Stack
 from .record import decode_state, encode_state
 from .rng import SplitMix64
 from .search import GenericSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
@@ -33,9 +33,9 @@ __all__ = [
     "CARD", "CARDS", "COUNT", "COUNTS", "HEX64", "PILES", "SIGNED", "Field", "FieldCodec",
     "GenericSearch", "NoSearch", "Removal", "RemoveSearch", "Search", "StackSearch",
     "decode_state", "encode_state",
-    "DEAL", "REDEAL", "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
+    "DEAL", "REDEAL", "RESIGN", "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
     "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
-    "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay",
+    "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay", "Resign",
     "Rules", "SplitMix64", "Stack", "State", "Status", "UnknownVariantError", "Variant",
     "all_variants", "card_text", "find_variant", "new_game", "parse_card", "parse_cards", "replay",
 ]

@@ -2,6 +2,13 @@
 
 ``Game`` is the only mutable object in the engine. Positions are immutable
 ``State`` values, so undo is popping the previous one: exact by construction.
+
+RESIGN (every game) is handled here once, not by the games: it does not change the
+position, so a game is resigned while its last move in play is RESIGN. A resigned game is
+LOST with the position's penalty and lists no legal move; undo takes the resignation back
+like any move. RESIGN is allowed exactly while the game is in progress and is never listed
+among the legal moves (the status rule ignores it, and a client picking listed moves at
+random must not end its game by it).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from .errors import (
     NothingToRedoError,
     NothingToUndoError,
 )
-from .moves import Move
+from .moves import RESIGN, Move, MoveKind
 from .notation import move_text, parse_move, render
 from .rng import MASK64, SplitMix64
 
@@ -104,13 +111,31 @@ class Game:
         return dict(self.rules.values)
 
     def legal_moves(self) -> tuple[Move, ...]:
+        """The moves the rules allow now (none once the game is over, resigned included).
+        RESIGN is never listed."""
         if self._legal is None:
-            self._legal = self.rules.legal_moves(self._state)
+            self._legal = () if self.resigned else self.rules.legal_moves(self._state)
         return self._legal
 
     @property
     def status(self) -> Status:
+        if self.resigned:
+            return Status.LOST
         return self.rules.status(self._state, self.legal_moves())
+
+    @property
+    def resigned(self) -> bool:
+        """Whether the player resigned: the last move in play is RESIGN."""
+        if self._history:
+            return self._history[-1][0].kind is MoveKind.RESIGN
+        if self._unreplayed:
+            last = self._unreplayed[-1]
+            return _is_resign_text(last) if isinstance(last, str) else last.kind is MoveKind.RESIGN
+        return False
+
+    def can_resign(self) -> bool:
+        """RESIGN is allowed while the game is in progress (compulsions do not forbid it)."""
+        return self.status is Status.IN_PROGRESS
 
     @property
     def penalty(self) -> int:
@@ -156,7 +181,7 @@ class Game:
         an identity scan (C-level: ``id`` and int compares) finds them without a dataclass
         ``__eq__`` per move listed before it; an equal copy is found by the second scan."""
         legal = self.legal_moves()
-        return id(move) in map(id, legal) or move in legal
+        return id(move) in map(id, legal) or move in legal or (move.kind is MoveKind.RESIGN and self.can_resign())
 
     def can_undo(self) -> bool:
         return bool(self._history)
@@ -167,7 +192,10 @@ class Game:
     # --- playing -------------------------------------------------------------
     def parse_move(self, text: str) -> Move:
         """The legal move ``text`` names (see ``notation``); raises if none."""
-        return parse_move(self.rules, self._state, self.legal_moves(), text)
+        move = parse_move(self.rules, self._state, self.legal_moves(), text)
+        if move.kind is MoveKind.RESIGN and not self.can_resign():
+            raise IllegalMoveError(f"{text.strip()!r} is not legal now: the game is over", ())
+        return move
 
     def play(self, move: Move | str) -> Move:
         """Play a legal move, given as a ``Move`` or as text. Nothing changes on error.
@@ -186,7 +214,8 @@ class Game:
 
     def _advance(self, move: Move) -> None:
         self._history.append((move, self._state))
-        self._state = self.rules.apply(self._state, move)
+        if move.kind is not MoveKind.RESIGN:  # (RESIGN leaves the position as it is)
+            self._state = self.rules.apply(self._state, move)
         self._legal = self._texts = None
 
     def undo(self) -> Move:
@@ -217,14 +246,22 @@ class Game:
         """The compact position (variant, options, row, stock, extras). See ``from_state_string``.
 
         With ``hide_stock`` the stock shows only its size (``#30``) and the string
-        no longer round-trips: it is what a player may see.
+        no longer round-trips: it is what a player may see. A resigned game's string ends
+        with the word ``resigned``.
         """
-        return format_state(self.variant, self.rules, self._state, hide_stock)
+        text = format_state(self.variant, self.rules, self._state, hide_stock)
+        return text + " " + RESIGNED if self.resigned else text
 
     @classmethod
     def from_state_string(cls, text: str) -> Game:
+        """The game at the position ``text`` gives. A resigned one (``… resigned``) is that
+        position with RESIGN as its one move, so undo takes the resignation back."""
+        text, resigned = _split_resigned(text)
         variant, rules, state = parse_state(text)
-        return cls(variant, rules, 0, None, state)
+        game = cls(variant, rules, 0, None, state)
+        if resigned:
+            game._history.append((RESIGN, state))
+        return game
 
     def snapshot(self) -> dict[str, Any]:
         """The replay record plus the current state string: enough to resume without replaying."""
@@ -234,7 +271,8 @@ class Game:
     def from_snapshot(cls, data: Mapping[str, Any]) -> Game:
         """Resume a game saved by ``snapshot``; undo rebuilds earlier positions by replay on demand."""
         rec = Replay.from_dict(data)
-        variant, rules, state = parse_state(str(data["state"]))
+        # (A resigned game's moves end with ``resign``: they, not the state string, say so.)
+        variant, rules, state = parse_state(_split_resigned(str(data["state"]))[0])
         if variant.id != find_variant(rec.variant).id:
             raise InvalidStateError("snapshot state and record name different variants")
         game = cls(variant, variant.make_rules(rec.options), rec.seed, rec.deal, state)
@@ -337,6 +375,18 @@ def replay(record: Replay | Mapping[str, Any]) -> Game:
 
 
 # --- state strings --------------------------------------------------------------
+
+RESIGNED = "resigned"  # the last word of a resigned game's state string
+
+
+def _split_resigned(text: str) -> tuple[str, bool]:
+    """(the state string without its ``resigned`` word, whether it had it)."""
+    head, _, last = text.rstrip().rpartition(" ")
+    return (head, True) if last == RESIGNED and head else (text, False)
+
+
+def _is_resign_text(text: str) -> bool:
+    return text.strip().lower() == "resign"
 
 _CODES = tuple(card_code(c) for c in range(52))  # the two-character form of every card, by value
 

@@ -18,6 +18,7 @@ class MoveKind(str, Enum):
     REMOVE = "REMOVE"
     REDEAL = "REDEAL"
     CLAIM = "CLAIM"
+    RESIGN = "RESIGN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +64,22 @@ class Claim:
     kind = MoveKind.CLAIM
 
 
-Move = Stack | Deal | Remove | Redeal | Claim
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """Every game: the player gives up; the game ends LOST and its penalty stands.
+
+    It never changes the position and is never among a position's legal moves: ``Game``
+    allows it while the game is in progress and answers LOST while it is the last move in play.
+    """
+
+    kind = MoveKind.RESIGN
+
+
+Move = Stack | Deal | Remove | Redeal | Claim | Resign
 
 DEAL = Deal()
 REDEAL = Redeal()
+RESIGN = Resign()
 
 
 @lru_cache(maxsize=None)

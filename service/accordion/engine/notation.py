@@ -7,6 +7,7 @@ Canonical forms (docs/notation.md has the full grammar):
     x7  x7-8  x6,8   REMOVE the cards at those 1-based positions
     redeal           REDEAL (French)
     claim 3-5 run 5>3  CLAIM: window of piles 3..5, combination, pile 5 onto pile 3
+    resign           RESIGN (every game)
 
 The parser also accepts positions for piles (``5>4``), ``on``/``to``/``->`` for
 ``>``, any card spelling ``parse_card`` reads, a card after ``x`` (``x8D``),
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from .cards import card_text, parse_card
 from .core import Rules, State
 from .errors import EngineError, IllegalMoveError, InvalidMoveError
-from .moves import DEAL, REDEAL, Claim, Deal, Move, Redeal, Remove, Stack
+from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Move, Redeal, Remove, Resign, Stack
 
 COMBOS = ("pair", "three", "flush", "run", "straight-flush", "fifteen")
 _COMBO_ALIASES = {
@@ -54,6 +55,8 @@ def move_text(state: State, move: Move) -> str:
         return "redeal"
     if isinstance(move, Claim):
         return f"claim {move.first + 1}-{move.last + 1} {move.combo} {move.src + 1}>{move.dst + 1}"
+    if isinstance(move, Resign):
+        return "resign"
     raise TypeError(f"not a move: {move!r}")
 
 
@@ -87,6 +90,8 @@ def _parse(state: State, legal: Sequence[Move], text: str) -> Move:
         return DEAL
     if t == "redeal":
         return REDEAL
+    if t == "resign":
+        return RESIGN
     m = _CLAIM_RE.match(t)
     if m:
         combo = _COMBO_ALIASES.get(m.group(3))
@@ -125,7 +130,8 @@ def _positions(state: State, spec: str, original: str) -> tuple[int, ...]:
 
 
 def parse_move(rules: Rules, state: State, legal: Sequence[Move], text: str) -> Move:
-    """The legal move ``text`` names.
+    """The legal move ``text`` names. ``resign`` is RESIGN, which no position lists: whether
+    it is allowed now is the game's to say (``Game.parse_move``).
 
     Raises:
         InvalidMoveError: the text is not a move in this notation.
@@ -138,7 +144,7 @@ def parse_move(rules: Rules, state: State, legal: Sequence[Move], text: str) -> 
         raise IllegalMoveError(f"{exc}; legal now: {_listing(legal_texts)}", legal_texts) from None
     except EngineError as exc:
         raise InvalidMoveError(f"{exc}; legal now: {_listing(legal_texts)}", legal_texts) from None
-    if move not in legal:
+    if move not in legal and move is not RESIGN:
         raise IllegalMoveError(
             f"{text.strip()!r} is not legal now; legal now: {_listing(legal_texts)}", legal_texts
         )

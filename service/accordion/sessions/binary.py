@@ -3,18 +3,20 @@
 An event is a move or an undo (``UNDO``, i.e. None: the undone move is the last one in play).
 A move is 1 byte (deal 0xF0, redeal 0xF1), 2 (stack: from, to: both < 0xF0), or a few more
 (remove: 0xF3, count, positions; claim: 0xF4, first, last, from, to, combo length, combo); an
-undo is the byte 0xF2.
+undo is the byte 0xF2, a resignation (every game) 0xF5.
 """
 
 from __future__ import annotations
 
 from accordion.engine import Game, fields
 from accordion.engine.fields import varint
-from accordion.engine.moves import DEAL, REDEAL, Claim, Deal, Move, Redeal, Remove, Stack, remove, stack
+from accordion.engine.moves import (
+    DEAL, REDEAL, RESIGN, Claim, Deal, Move, Redeal, Remove, Resign, Stack, remove, stack,
+)
 
 UNDO = None  # an undo in an event list (the undone move is the last one in play)
 Event = Move | None
-_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4
+_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5
 _MAX_ROW = 104  # the longest row of any game (Push Pin's two decks)
 _STACKS = [[stack(a, b) for b in range(_MAX_ROW)] for a in range(_MAX_ROW)]  # interned, by (from, to)
 class Reader(fields.Reader):
@@ -39,6 +41,8 @@ def encode_event(move: Event) -> bytes:
         return b"\xf1"
     if isinstance(move, Remove):
         return bytes((_REMOVE, len(move.positions), *move.positions))
+    if isinstance(move, Resign):
+        return b"\xf5"
     assert isinstance(move, Claim)
     combo = move.combo.encode()
     return bytes((_CLAIM, move.first, move.last, move.src, move.dst, len(combo))) + combo
@@ -71,6 +75,9 @@ def read_events(r: Reader, count: int) -> list[Event]:
             first, last, src, dst, n = buf[pos + 1 : pos + 6]
             out.append(Claim(first, last, buf[pos + 6 : pos + 6 + n].decode(), src, dst))
             pos += 6 + n
+        elif b == _RESIGN:
+            out.append(RESIGN)
+            pos += 1
         else:
             raise ValueError(f"unknown event byte {b:#x}")
     if pos > len(buf):

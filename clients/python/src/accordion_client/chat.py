@@ -11,7 +11,7 @@ and numbered piles. Commands (a leading ``/`` is ignored, so ``/hint`` works too
 
     new [variant] [seed N] [option=value ...]   deal a game (default: the session's variant)
     <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3
-    hint · undo · show · score · moves · variants · rules [variant] · help [command]
+    hint · undo · resign · show · score · moves · variants · rules [variant] · help [command]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .v1 import accordion_pb2 as pb
 
 HELP = (
     "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal) · "
-    "hint · undo · show · score · moves · variants · rules [variant] · help [command]"
+    "hint · undo · resign · show · score · moves · variants · rules [variant] · help [command]"
 )
 # ``help <command>``: one line each (aliases point at the same line).
 COMMAND_HELP = {
@@ -35,6 +35,7 @@ COMMAND_HELP = {
     "deal, redeal, claim 3-5 run 5>3; moves lists the legal ones.",
     "hint": "hint: a move worth playing, from what you can see.",
     "undo": "undo: takes back the last move.",
+    "resign": "resign: give the game up; it ends lost and its penalty stands (undo takes it back).",
     "show": "show: the row again, as the service has it now.",
     "score": "score: the penalty (cards left to win, fewer is better), the piles left, the stock.",
     "moves": "moves: every legal move now.",
@@ -143,6 +144,19 @@ class ChatSession:
             )
         return "\n".join([f"Took back {move.notation}.", *self._board()])
 
+    def _resign(self, args: list[str]) -> str:
+        game = self._require()
+        if game.over:
+            return f"The game is over already ({game.status}). Type new to play again."
+        try:
+            game.resign()
+        except errors.VersionMismatch:
+            game.refresh()
+            return "\n".join(
+                ["The game changed elsewhere; here it is now (resign again if you meant it).", *self._board()]
+            )
+        return "\n".join(["You resigned.", *self._board()])
+
     def _show(self, args: list[str]) -> str:
         game = self._require()
         game.refresh()
@@ -225,7 +239,10 @@ class ChatSession:
         game = self.game.game
         lines = row_lines(game, width=self.width)
         if self.game.over:
-            verdict = "You won!" if self.game.status == "won" else "No moves left: game over."
+            if self.game.status == "won":
+                verdict = "You won!"
+            else:
+                verdict = "Resigned: game over." if self.game.resigned else "No moves left: game over."
             lines.append(f"{verdict} {status_line(game)}. Type new to play again.")
         else:
             lines.append(status_line(game))
@@ -241,6 +258,7 @@ COMMANDS: dict[str, Command] = {
     "start": ChatSession._new,
     "hint": ChatSession._hint,
     "undo": ChatSession._undo,
+    "resign": ChatSession._resign,
     "show": ChatSession._show,
     "board": ChatSession._show,
     "score": ChatSession._score,

@@ -9,7 +9,7 @@
 A failure (no service at the target, a bad flag) is one line on stderr and a non-zero exit.
 
 At the prompt type a move (``8d>9d``, ``5>4``, ``x7``, ``deal``) or a command: ``h`` hint,
-``u`` undo, ``l`` legal moves, ``s`` score, ``n`` new game, ``?`` help, ``q`` quit.
+``u`` undo, ``l`` legal moves, ``s`` score, ``R`` resign, ``n`` new game, ``?`` help, ``q`` quit.
 Colour (red ♥♦) is on when the output is a terminal; ``--color always|never`` decides
 otherwise, and the ``NO_COLOR`` environment variable turns it off.
 """
@@ -45,6 +45,7 @@ HELP = """\
   h, hint     suggest a move          u, undo     take back the last move
   l, legal    list the legal moves    s, score    penalty, piles, stock
   n, new      deal a new game         r, show     show the row again
+  R, resign   give the game up (lost; u takes it back)
   ?, help     this help               q, quit     leave (Ctrl-D too)"""
 START_A_SERVER = "is the service running? `make serve` starts one on 127.0.0.1:50051 (or give --target)"
 
@@ -144,7 +145,11 @@ class TerminalPlayer:
         try:
             if word in ("q", "quit", "exit"):
                 return False
-            if word in ("", "r", "show"):
+            if line == "R" or word == "resign":  # (capital R: lower-case r is show)
+                self.game.resign()
+                self.say("you resigned", YELLOW)
+                self.show()
+            elif word in ("", "r", "show"):
                 self.game.refresh()
                 self.show()
             elif word in ("?", "help"):
@@ -196,8 +201,9 @@ class TerminalPlayer:
             if g.status == pb.GAME_STATUS_WON:
                 self.say("You won! n for a new game, q to quit.", GREEN)
             else:
+                why = "Resigned" if self.game.resigned else "No moves left"
                 self.say(
-                    f"No moves left: {len(g.piles)} piles remain. n for a new game, u to undo, q to quit.",
+                    f"{why}: {len(g.piles)} piles remain. n for a new game, u to undo, q to quit.",
                     YELLOW,
                 )
         else:

@@ -327,6 +327,11 @@ class _HandleBase:
         return self.game.status in (pb.GAME_STATUS_WON, pb.GAME_STATUS_LOST)
 
     @property
+    def resigned(self) -> bool:
+        """Whether the game ended by RESIGN (lost; a resigned game's state ends ``resigned``)."""
+        return self.game.status == pb.GAME_STATUS_LOST and self.game.state.endswith(" resigned")
+
+    @property
     def legal(self) -> list[str]:
         """The legal moves' notations as of the last reply (no call)."""
         return [m.notation for m in self.game.legal_moves]
@@ -394,6 +399,11 @@ class GameHandle(_HandleBase):
         Raises IllegalMove / InvalidMove (``.legal_moves``), VersionMismatch, GameNotFound, ...
         """
         return self._moved(self._call("ApplyMove", self._apply_request(move, request_id), deadline))
+
+    def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        """Give the game up: it ends lost and its penalty stands (undo takes it back). Returns
+        the RESIGN move. Raises IllegalMove once the game is over, VersionMismatch, ..."""
+        return self.play(pb.Move(kind=pb.MOVE_KIND_RESIGN), request_id=request_id, deadline=deadline)
 
     def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         """Take back the last move; returns it. Raises NothingToUndo, VersionMismatch, ..."""
@@ -546,6 +556,9 @@ class AsyncGameHandle(_HandleBase):
         self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
     ) -> pb.Move:
         return self._moved(await self._call("ApplyMove", self._apply_request(move, request_id), deadline))
+
+    async def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        return await self.play(pb.Move(kind=pb.MOVE_KIND_RESIGN), request_id=request_id, deadline=deadline)
 
     async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         return self._moved(await self._call("Undo", self._undo_request(request_id), deadline))

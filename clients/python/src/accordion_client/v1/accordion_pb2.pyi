@@ -73,6 +73,10 @@ class _MoveKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveKind.Val
     """French: gather, shuffle and deal the row again."""
     MOVE_KIND_CLAIM: _MoveKind.ValueType  # 5
     """Cribbage: score `combo` in piles window_first..window_last, then from_pile goes on to_pile."""
+    MOVE_KIND_RESIGN: _MoveKind.ValueType  # 6
+    """Every game: the player gives up; the game ends LOST and its penalty stands. Allowed while
+    the game is in progress, never listed among legal_moves; no other field. Undo takes it back.
+    """
 
 class MoveKind(_MoveKind, metaclass=_MoveKindEnumTypeWrapper):
     """What a move does."""
@@ -88,6 +92,10 @@ MOVE_KIND_REDEAL: MoveKind.ValueType  # 4
 """French: gather, shuffle and deal the row again."""
 MOVE_KIND_CLAIM: MoveKind.ValueType  # 5
 """Cribbage: score `combo` in piles window_first..window_last, then from_pile goes on to_pile."""
+MOVE_KIND_RESIGN: MoveKind.ValueType  # 6
+"""Every game: the player gives up; the game ends LOST and its penalty stands. Allowed while
+the game is in progress, never listed among legal_moves; no other field. Undo takes it back.
+"""
 Global___MoveKind: _TypeAlias = MoveKind  # noqa: Y015
 
 class _GameStatus:
