@@ -82,8 +82,14 @@ class EnvoyProcess:
 
 
 def start_envoy(upstream_port: int, workdir: Path, timeout: float = 30) -> EnvoyProcess:
+    """Envoy with the committed config (deploy/envoy/envoy.yaml) in front of ``upstream_port``."""
+    return start_envoy_with(render_envoy(upstream_port), workdir, timeout)
+
+
+def start_envoy_with(config_text: str, workdir: Path, timeout: float = 30) -> EnvoyProcess:
+    """Envoy with ``config_text`` on a free port (listener and admin 0, read back from the admin API)."""
     config = workdir / "envoy.yaml"
-    config.write_text(render_envoy(upstream_port))
+    config.write_text(config_text)
     admin_path, log_path = workdir / "admin.txt", workdir / "envoy.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(

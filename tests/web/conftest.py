@@ -5,12 +5,7 @@ page's static server (tools/serve_web.py's, in this process) and Envoy with the 
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from tests.api.helpers import ROOT, ServerProcess
-from tests.rest.conftest import EnvoyProcess, envoy_command, start_server
+from tests.rest.conftest import EnvoyProcess, start_envoy_with, start_server
 
 WEB = ROOT / "clients" / "web"
 
@@ -30,38 +25,6 @@ def serve_web() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def start_web_envoy(config_text: str, workdir: Path, timeout: float = 30) -> EnvoyProcess:
-    """Envoy on a free port (listener and admin 0, read back from the admin API)."""
-    config, admin_path, log_path = workdir / "envoy.yaml", workdir / "admin.txt", workdir / "envoy.log"
-    config.write_text(config_text)
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [*envoy_command(), "-c", str(config), "--admin-address-path", str(admin_path), "--disable-hot-restart",
-         "--concurrency", "1", "--log-level", "warning"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
-    )
-    envoy = EnvoyProcess(proc, log_path, _files=[log])
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"envoy exited with {proc.returncode}:\n{envoy.log()}")
-        if admin_path.exists() and admin_path.read_text().strip():
-            envoy.admin = admin_path.read_text().strip()
-            try:
-                with urllib.request.urlopen(f"http://{envoy.admin}/ready", timeout=2) as r:
-                    ready = r.status == 200
-                with urllib.request.urlopen(f"http://{envoy.admin}/listeners?format=json", timeout=2) as r:
-                    listeners = json.load(r)
-            except (urllib.error.URLError, OSError):
-                ready = False
-            if ready:
-                envoy.port = int(listeners["listener_statuses"][0]["local_address"]["socket_address"]["port_value"])
-                return envoy
-        time.sleep(0.05)
-    envoy.close()
-    raise RuntimeError(f"envoy did not get ready:\n{envoy.log()}")
 
 
 @dataclass
@@ -88,7 +51,7 @@ def web_stack(cors_origins: tuple[str, ...] = ()) -> Iterator[WebStack]:
                 grpc_port=int(server.addr.rsplit(":", 1)[1]), port=0,
                 static_port=static.server_address[1], cors_origins=cors_origins, admin_port=0,
             )
-            envoy = start_web_envoy(config, workdir)
+            envoy = start_envoy_with(config, workdir)
         except BaseException:
             server.close()
             static.shutdown()
