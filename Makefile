@@ -106,6 +106,13 @@ test proto proto-check: $(NPM_STAMP)
 serve-rest: $(STAMP)
 	$(BIN)/python tools/serve_rest.py
 
+# Redis (AOF in .venv/redis-data) and the server with $(WORKERS) workers on it, until Ctrl-C; no Docker.
+# More flags: SERVE_REDIS_ARGS='--listen 127.0.0.1:50052 --data-dir DIR -- --metrics-port 9100'.
+.PHONY: serve-redis
+WORKERS ?= 2
+serve-redis: $(STAMP)
+	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS)
+
 lint-proto: $(STAMP)
 	$(BIN)/buf lint && echo "lint-proto: buf lint passed"
 
