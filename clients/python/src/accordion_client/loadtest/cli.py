@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import grpc
 import grpc.aio
 
+from ..flags import add_connection_flags, read_file, uses_tls
 from ..v1 import accordion_pb2_grpc as pb_grpc
 from . import scenario as scenarios
 from . import thresholds as thresholds_mod
@@ -48,29 +49,19 @@ def tool_version() -> str:
         return "unknown"
 
 
-# --- connection (TLS and target) --------------------------------------------------------------
-
-
-def _read(path: str | None) -> bytes | None:
-    if not path:
-        return None
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def uses_tls(args: argparse.Namespace) -> bool:
-    return bool(args.tls or args.ca_file or args.client_cert)
+# --- connection ---------------------------------------------------------------------------------
 
 
 def make_channel(args: argparse.Namespace) -> grpc.aio.Channel:
+    """One channel as the shared connection flags (accordion_client.flags) say."""
     options: list[tuple[str, Any]] = [("grpc.use_local_subchannel_pool", 1)]  # one connection per channel
     if args.server_name:
         options.append(("grpc.ssl_target_name_override", args.server_name))
     if uses_tls(args):
         creds = grpc.ssl_channel_credentials(
-            root_certificates=_read(args.ca_file),
-            private_key=_read(args.client_key),
-            certificate_chain=_read(args.client_cert),
+            root_certificates=read_file(args.ca_file),
+            private_key=read_file(args.client_key),
+            certificate_chain=read_file(args.client_cert),
         )
         return grpc.aio.secure_channel(args.target, creds, options=options)
     return grpc.aio.insecure_channel(args.target, options=options)
@@ -213,18 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         "scenario file format and the JSON report.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {tool_version()}")
-    conn = parser.add_argument_group("connection")
-    conn.add_argument(
-        "--target",
-        default=os.environ.get("ACCORDION_TARGET", "127.0.0.1:50051"),
-        help="host:port [ACCORDION_TARGET; default: %(default)s]",
-    )
-    conn.add_argument("--tls", action="store_true", help="connect with TLS (system roots unless --ca-file)")
-    conn.add_argument("--ca-file", help="PEM root certificates (implies --tls)")
-    conn.add_argument("--server-name", help="TLS name to verify, when it differs from the target's host")
-    conn.add_argument("--client-cert", help="PEM client certificate for mutual TLS (with --client-key)")
-    conn.add_argument("--client-key", help="PEM private key of --client-cert")
-    conn.add_argument("--deadline", type=float, default=5.0, help="seconds per call (default: %(default)s)")
+    add_connection_flags(parser)  # --target, --tls, --ca-file, --server-name, --client-cert/-key, --deadline
+    conn = parser.add_argument_group("more connection flags")
     conn.add_argument(
         "--api-key",
         default=os.environ.get("ACCORDION_API_KEY") or None,
@@ -345,6 +326,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--connections must be positive")
     if bool(args.client_cert) != bool(args.client_key):
         parser.error("--client-cert and --client-key go together")
+    if "://" in args.target and not args.target.lower().startswith(("dns:", "unix:", "ipv4:", "ipv6:")):
+        # The channels here take gRPC targets; URLs are resolved by the client's own helpers.
+        parser.error(f"--target {args.target!r}: give host:port (or a gRPC target such as dns:///host:port)")
     for item in args.metadata:
         if "=" not in item:
             parser.error(f"--metadata wants KEY=VALUE, not {item!r}")
