@@ -248,6 +248,7 @@ def test_tls_and_an_api_key(secure_server: Any, tmp_path: Path) -> None:
         (["--duration", "0"], "must be positive"),
         (["--target", "http://127.0.0.1:1"], "give host:port"),
         (["--client-cert", "c.pem"], "--client-cert and --client-key go together"),
+        (["-H", "x-note=caf\u00e9"], "values printable ASCII"),
         (["--fail-if", "p99<<20ms"], "cannot read threshold 'p99<<20ms'"),
         (["--fail-if", "p98<20ms"], "unknown metric 'p98'"),
         (["--scenario", "missing.toml"], "missing.toml"),

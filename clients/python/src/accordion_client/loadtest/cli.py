@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -330,8 +331,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         # The channels here take gRPC targets; URLs are resolved by the client's own helpers.
         parser.error(f"--target {args.target!r}: give host:port (or a gRPC target such as dns:///host:port)")
     for item in args.metadata:
-        if "=" not in item:
+        key, sep, value = item.partition("=")
+        if not sep:
             parser.error(f"--metadata wants KEY=VALUE, not {item!r}")
+        # gRPC refuses other headers only when sending, with a C-core trace per call.
+        if not re.fullmatch(r"[0-9a-z_.-]+", key.strip().lower()) or not (
+            value.isascii() and value.isprintable()
+        ):
+            parser.error(
+                f"--metadata {item!r}: keys are letters, digits, '-', '_', '.'; values printable ASCII"
+            )
     if args.html:
         try:
             from . import html_report  # noqa: F401  (fail now, not after the run)

@@ -41,6 +41,8 @@ IN_PROGRESS = pb.GAME_STATUS_IN_PROGRESS
 ABORT_AFTER_ERRORS = 50
 ABORT_AFTER_SECONDS = 1.0
 FAIL_PAUSE = 0.05  # a closed-loop player's pause after a failure: do not spin on a failing server
+# The code of a call that failed in this process (bad metadata, a bug), not with a gRPC status.
+CLIENT_ERROR = "CLIENT_ERROR"
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,11 @@ class Player:
         except grpc.aio.AioRpcError as exc:
             run.stats.record(
                 method, run.now(), time.perf_counter() - begin, exc.code().name, exc.details() or ""
+            )
+            return None
+        except Exception as exc:  # noqa: BLE001  (a call that never reached the wire still counts)
+            run.stats.record(
+                method, run.now(), time.perf_counter() - begin, CLIENT_ERROR, f"{type(exc).__name__}: {exc}"
             )
             return None
         run.stats.record(method, run.now(), time.perf_counter() - begin, None)
