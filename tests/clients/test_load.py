@@ -221,6 +221,23 @@ rate = 120
     check_sane(report)
 
 
+def test_closed_loop_stages_change_the_number_of_players(server: ServerProcess, tmp_path: Path) -> None:
+    scenario = tmp_path / "players.toml"
+    scenario.write_text("[[stages]]\nduration = 1.5\nplayers = 2\n[[stages]]\nduration = 1.5\nplayers = 6\n")
+    done, report = run_load(
+        "--target", server.addr, "--scenario", str(scenario), "--quiet", tmp_path=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        report["mode"] == "concurrency" and report["concurrency"] == 6 and report["rate"]["offered"] is None
+    )
+    players = [row["players"] for row in report["series"]]
+    assert players[0] == 2 and players[2] == 6, players  # second 1 holds the step from 2 to 6
+    assert report["scenario"]["description"] == "2 players for 1.5 s, 6 players for 1.5 s"
+    assert "closed loop" in done.stdout
+    check_sane(report)
+
+
 def test_the_example_scenario_file_is_valid(tmp_path: Path) -> None:
     from accordion_client.loadtest import scenario
 
