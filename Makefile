@@ -26,6 +26,13 @@ engine-test: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/accordion-server --listen 127.0.0.1:50051
 
+# Redis (AOF in .venv/redis-data) and the server with $(WORKERS) workers on it, until Ctrl-C; no Docker.
+# More flags: SERVE_REDIS_ARGS='--listen 127.0.0.1:50052 --data-dir DIR -- --metrics-port 9100'.
+.PHONY: serve-redis
+WORKERS ?= 2
+serve-redis: $(STAMP)
+	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS)
+
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict service/accordion
 	$(BIN)/mypy --config-file clients/python/pyproject.toml clients/python/src/accordion_client \
