@@ -87,6 +87,14 @@ def test_a_closed_loop_run_plays_real_games_without_errors(server: ServerProcess
     assert len(progress) >= 2 and progress[0].startswith("[  1.0s/3s]") and " errors 0 " in progress[0]
 
 
+def test_a_url_target_is_resolved_as_the_clients_resolve_it(server: ServerProcess, tmp_path: Path) -> None:
+    done, report = run_load(
+        "--target", f"http://{server.addr}", "--concurrency", "2", "--duration", "1", "--quiet", tmp_path=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report["errors"] == 0 and report["requests"] > 10 and report["target"] == f"http://{server.addr}"
+
+
 def test_an_open_loop_run_keeps_a_modest_rate(server: ServerProcess, tmp_path: Path) -> None:
     done, report = run_load(
         "--target", server.addr, "--rate", "40", "--duration", "2", "--quiet", "--strict-rate",
@@ -263,7 +271,8 @@ def test_tls_and_an_api_key(secure_server: Any, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--duration", "0"], "must be positive"),
-        (["--target", "http://127.0.0.1:1"], "give host:port"),
+        (["--target", "ftp://127.0.0.1:1"], "use http:// or https://"),
+        (["--target", "http://127.0.0.1:1", "--tls"], "http:// is plaintext"),
         (["--client-cert", "c.pem"], "--client-cert and --client-key go together"),
         (["-H", "x-note=caf\u00e9"], "values printable ASCII"),
         (["--fail-if", "p99<<20ms"], "cannot read threshold 'p99<<20ms'"),

@@ -34,6 +34,7 @@ import grpc
 import grpc.aio
 
 from ..flags import add_connection_flags, read_file, uses_tls
+from ..targets import resolve_target
 from ..v1 import accordion_pb2_grpc as pb_grpc
 from . import scenario as scenarios
 from . import thresholds as thresholds_mod
@@ -64,8 +65,8 @@ def make_channel(args: argparse.Namespace) -> grpc.aio.Channel:
             private_key=read_file(args.client_key),
             certificate_chain=read_file(args.client_cert),
         )
-        return grpc.aio.secure_channel(args.target, creds, options=options)
-    return grpc.aio.insecure_channel(args.target, options=options)
+        return grpc.aio.secure_channel(args.address, creds, options=options)
+    return grpc.aio.insecure_channel(args.address, options=options)
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -327,9 +328,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--connections must be positive")
     if bool(args.client_cert) != bool(args.client_key):
         parser.error("--client-cert and --client-key go together")
-    if "://" in args.target and not args.target.lower().startswith(("dns:", "unix:", "ipv4:", "ipv6:")):
-        # The channels here take gRPC targets; URLs are resolved by the client's own helpers.
-        parser.error(f"--target {args.target!r}: give host:port (or a gRPC target such as dns:///host:port)")
+    try:  # host:port, an http(s):// URL or a gRPC target, as every client of the package takes
+        args.address = resolve_target(args.target).address
+    except ValueError as exc:
+        parser.error(f"--target: {exc}")
+    if args.target.lower().startswith("http://") and uses_tls(args):
+        parser.error(f"--target {args.target!r}: http:// is plaintext, but TLS flags were given")
     for item in args.metadata:
         key, sep, value = item.partition("=")
         if not sep:
