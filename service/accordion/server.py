@@ -40,7 +40,8 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
-from accordion.api.interceptors import Gate, Host, configure_access_log, flush_access_log
+from accordion.api.access_log import configure_access_log, flush_access_log
+from accordion.api.interceptors import Gate, Host
 from accordion.api.limits import Admission, Limits
 from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets

@@ -54,7 +54,7 @@ from typing import Any
 
 import structlog
 
-from accordion.api.interceptors import flush_access_log
+from accordion.api.access_log import flush_access_log
 from accordion.config import Config, banner
 from accordion.server import AccordionServer, ListenError, configure_logging, freeze_startup_objects, run_loop
 

@@ -19,7 +19,7 @@ import pytest
 import structlog
 from prometheus_client import REGISTRY
 
-from accordion.api import interceptors
+from accordion.api import access_log
 from accordion.server import configure_logging
 from accordion.v1 import accordion_pb2 as pb
 
@@ -33,12 +33,12 @@ def log_stream() -> Iterator[io.StringIO]:
     try:
         yield stream
     finally:
-        interceptors.configure_access_log(None)
+        access_log.configure_access_log(None)
         structlog.reset_defaults()
 
 
 def lines(stream: io.StringIO) -> list[dict[str, Any]]:
-    interceptors.flush_access_log()
+    access_log.flush_access_log()
     return [json.loads(line) for line in stream.getvalue().splitlines()]
 
 
@@ -59,18 +59,18 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
         assert list(r) == ["method", "game_id", "code", "latency_ms", "event", "worker", "level", "timestamp"]
         assert r["level"] == "info" and r["worker"] == 3 and r["timestamp"].endswith("Z")
     assert rpcs[0]["game_id"] == rpcs[1]["game_id"] == new.game.id
-    assert rpcs[2]["game_id"] == "x" * interceptors.MAX_LOGGED_ID + "…"
+    assert rpcs[2]["game_id"] == "x" * access_log.MAX_LOGGED_ID + "…"
     assert rpcs[3]["game_id"] == 'a"\\\n'  # escaped, and read back as it was
     assert new.token not in log_stream.getvalue()
     # The same line as structlog's own renderer writes for the same event (keys, order, format).
     structlog_line = io.StringIO()
     configure_logging("info", stream=structlog_line, fields={"worker": 3})
-    interceptors.configure_access_log(None)  # through structlog this time
-    interceptors._record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
+    access_log.configure_access_log(None)  # through structlog this time
+    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
     ours = io.StringIO()
-    interceptors.configure_access_log(ours, 20, {"worker": 3})
-    interceptors._record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
-    interceptors.flush_access_log()
+    access_log.configure_access_log(ours, 20, {"worker": 3})
+    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
+    access_log.flush_access_log()
     theirs, mine = json.loads(structlog_line.getvalue()), json.loads(ours.getvalue())
     assert list(theirs) == list(mine)
     assert {k: v for k, v in theirs.items() if k not in ("timestamp", "latency_ms")} == {
@@ -84,10 +84,10 @@ async def test_warnings_only_writes_server_faults(start_server: Callable[..., An
     try:
         client = connect((await start_server()).addr)
         await client.new_game("accordion", seed=7)
-        interceptors._record("m/x", "", grpc.StatusCode.UNAVAILABLE, 0.0)
+        access_log.record("m/x", "", grpc.StatusCode.UNAVAILABLE, 0.0)
         found = lines(stream)
     finally:
-        interceptors.configure_access_log(None)
+        access_log.configure_access_log(None)
         structlog.reset_defaults()
     assert [(r["method"], r["code"], r["level"], r["game_id"]) for r in found] == [
         ("m/x", "UNAVAILABLE", "warning", None)
@@ -103,7 +103,7 @@ T0 = 1_800_000_000  # 2027-01-15T08:00:00Z: far from the time the batch is writt
 def structlog_json(method: str, game_id: str, code: grpc.StatusCode, latency: float, wall: float, **extra: Any) -> str:
     """The line structlog's chain prints (configure_logging's JSONRenderer is json.dumps of the
     event dict in this order; TimeStamper(fmt="iso", utc=True) is datetime's isoformat)."""
-    level = "warning" if code in interceptors._SERVER_FAULTS else "info"
+    level = "warning" if code in access_log._SERVER_FAULTS else "info"
     stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
     event = {"method": method, "game_id": game_id or None, "code": code.name, "latency_ms": round(latency * 1000, 3)}
     event |= {"event": "rpc", **extra, "level": level, "timestamp": stamp}
@@ -119,7 +119,7 @@ def log_file(tmp_path: Path) -> Iterator[Path]:
         try:
             yield path
         finally:
-            interceptors.configure_access_log(None)
+            access_log.configure_access_log(None)
             structlog.reset_defaults()
 
 
@@ -127,7 +127,7 @@ def clock(monkeypatch: pytest.MonkeyPatch, walls: list[float] | None = None, now
     """The interceptor's clock: perf_counter() is ``now``, time.time() each of ``walls`` in turn
     (None: the real time)."""
     wall = time.time if walls is None else iter(walls).__next__
-    monkeypatch.setattr(interceptors, "time", SimpleNamespace(perf_counter=lambda: now, time=wall))
+    monkeypatch.setattr(access_log, "time", SimpleNamespace(perf_counter=lambda: now, time=wall))
 
 
 def value(name: str, **labels: str) -> float:
@@ -140,8 +140,8 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
     request = SimpleNamespace
     calls = [  # (method, game id as _game_id gives it, code, latency, time.time() of the call)
         ("accordion.v1.AccordionService/GetGame", GOOD_ID, grpc.StatusCode.OK, 0.0012345, T0 + 0.123456),
-        ("m/x", interceptors._game_id(request(game_id="y" * 900)), grpc.StatusCode.NOT_FOUND, 0.25, T0 + 1.0),
-        ("m/x", interceptors._game_id(request(game_id='a"\\\n\u2028é')), grpc.StatusCode.INVALID_ARGUMENT, 2e-6, T0 + 2e-6),
+        ("m/x", access_log.game_id_of(request(game_id="y" * 900)), grpc.StatusCode.NOT_FOUND, 0.25, T0 + 1.0),
+        ("m/x", access_log.game_id_of(request(game_id='a"\\\n\u2028é')), grpc.StatusCode.INVALID_ARGUMENT, 2e-6, T0 + 2e-6),
         ("m/y", "", grpc.StatusCode.UNAVAILABLE, 1.5, T0 + 1.9999996),  # rounds up to the next second
         ("m/y", GOOD_ID, grpc.StatusCode.INTERNAL, 0.0, T0 + 2.0000005),
         ("m/z", GOOD_ID, grpc.StatusCode.OK, 10.0, T0 + 86_399.999_999),
@@ -149,7 +149,7 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
     ]
     clock(monkeypatch, [wall for *_, wall in calls])
     for method, game_id, code, latency, _wall in calls:
-        interceptors._record(method, game_id, code, 100.0 - latency)
+        access_log.record(method, game_id, code, 100.0 - latency)
     assert log_file.read_text() == "", "nothing written at the call"
     await asyncio.sleep(0.1)  # the batch's timer (FLUSH_AFTER) has fired
     written = log_file.read_text().split("\n")  # (not splitlines: it also splits at the raw U+2028)
@@ -172,8 +172,8 @@ async def test_metrics_count_every_call_of_a_batch_by_method_and_code(
     latencies = [0.0005, 0.003, 0.02, 0.3, 7.0] * 2
     clock(monkeypatch)
     for code, latency in zip(codes, latencies, strict=True):
-        interceptors._record(method, GOOD_ID, code, 100.0 - latency)
-    interceptors._record(other, GOOD_ID, grpc.StatusCode.NOT_FOUND, 100.0)
+        access_log.record(method, GOOD_ID, code, 100.0 - latency)
+    access_log.record(other, GOOD_ID, grpc.StatusCode.NOT_FOUND, 100.0)
     assert value("accordion_rpc_total", method=method, code="OK") == 0, "not counted at the call"
     await asyncio.sleep(0.1)
     for m, code, n in ((method, "OK", 5), (method, "NOT_FOUND", 3), (method, "UNAVAILABLE", 2), (other, "NOT_FOUND", 1)):
@@ -191,11 +191,11 @@ async def test_metrics_are_counted_with_the_access_log_off(tmp_path: Path, level
         configure_logging(level, stream=stream)
         try:
             method = f"t/{uuid.uuid4().hex}"
-            interceptors._record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-            interceptors._record(method, GOOD_ID, grpc.StatusCode.INTERNAL, time.perf_counter())
+            access_log.record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+            access_log.record(method, GOOD_ID, grpc.StatusCode.INTERNAL, time.perf_counter())
             await asyncio.sleep(0.1)
         finally:
-            interceptors.configure_access_log(None)
+            access_log.configure_access_log(None)
             structlog.reset_defaults()
     logged = [(e["code"], e["level"]) for e in map(json.loads, (tmp_path / "log").read_text().splitlines())]
     assert logged == ([("INTERNAL", "warning")] if level == "warning" else [])
@@ -206,12 +206,12 @@ async def test_metrics_are_counted_with_the_access_log_off(tmp_path: Path, level
 async def test_flush_access_log_records_everything_pending(log_file: Path) -> None:
     method = f"t/{uuid.uuid4().hex}"
     for _ in range(50):
-        interceptors._record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-    interceptors.flush_access_log()  # what the server does when it stops: before the timer fires
-    assert interceptors._timer is None
+        access_log.record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    access_log.flush_access_log()  # what the server does when it stops: before the timer fires
+    assert access_log._timer is None
     assert len(log_file.read_text().splitlines()) == 50
     assert value("accordion_rpc_total", method=method, code="OK") == 50
-    interceptors.flush_access_log()
+    access_log.flush_access_log()
     await asyncio.sleep(0.05)  # and the timer, cancelled, writes nothing twice
     assert len(log_file.read_text().splitlines()) == 50
     assert value("accordion_rpc_total", method=method, code="OK") == 50
@@ -219,7 +219,7 @@ async def test_flush_access_log_records_everything_pending(log_file: Path) -> No
 
 def test_without_a_loop_each_call_is_recorded_at_once(log_file: Path) -> None:
     method = f"t/{uuid.uuid4().hex}"
-    interceptors._record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    access_log.record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     assert [json.loads(line)["method"] for line in log_file.read_text().splitlines()] == [method]
     assert value("accordion_rpc_total", method=method, code="OK") == 1
 
@@ -227,7 +227,7 @@ def test_without_a_loop_each_call_is_recorded_at_once(log_file: Path) -> None:
 async def test_a_server_writes_every_line_before_it_stops(
     log_file: Path, start_server: Callable[..., Any], connect: Callable[[str], Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(interceptors.AccessLog, "FLUSH_AFTER", 60.0)  # only the server's stop writes them
+    monkeypatch.setattr(access_log.AccessLog, "FLUSH_AFTER", 60.0)  # only the server's stop writes them
     running = await start_server()
     client = connect(running.addr)
     ids = [(await client.new_game("accordion", seed=seed)).game.id for seed in range(5)]
@@ -250,11 +250,11 @@ async def test_a_large_batch_is_written_in_chunks_of_whole_lines(
     def batch() -> list[str]:
         methods = [f"m/{i}-{uuid.uuid4().hex}" for i in range(60)]
         for i, method in enumerate(methods):  # lines of ~200–330 bytes: ~16 KB
-            interceptors._record(method, "é" * (i % 65), grpc.StatusCode.OK, time.perf_counter())
+            access_log.record(method, "é" * (i % 65), grpc.StatusCode.OK, time.perf_counter())
         written.clear()
         with monkeypatch.context() as patch:
-            patch.setattr(interceptors, "os", SimpleNamespace(write=write))
-            interceptors.flush_access_log()
+            patch.setattr(access_log, "os", SimpleNamespace(write=write))
+            access_log.flush_access_log()
         return methods
 
     methods = batch()
@@ -262,9 +262,9 @@ async def test_a_large_batch_is_written_in_chunks_of_whole_lines(
     assert len(written) >= 4
     assert [json.loads(line)["method"] for line in b"".join(written).decode().split("\n")[:-1]] == methods
     for chunk, after in zip(written, [*written[1:], None], strict=True):
-        assert len(chunk) <= interceptors.AccessLog.CHUNK and chunk.endswith(b"\n")
+        assert len(chunk) <= access_log.AccessLog.CHUNK and chunk.endswith(b"\n")
         if after is not None:
-            assert len(chunk) + after.index(b"\n") + 1 > interceptors.AccessLog.CHUNK
+            assert len(chunk) + after.index(b"\n") + 1 > access_log.AccessLog.CHUNK
     # A write that takes part of a chunk (a full pipe, a signal): the rest follows, nothing twice.
     most[0] = 1000
     methods = batch()
@@ -277,31 +277,31 @@ async def test_a_failing_flush_loses_nothing_else_and_the_next_batch_is_written(
     log_file: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     bad, good = f"t/{uuid.uuid4().hex}", f"t/{uuid.uuid4().hex}"
-    real = interceptors._metric_children
+    real = access_log._metric_children
 
     def children(method: str, code: grpc.StatusCode) -> Any:
         if method == bad:
             raise OSError("no space left for the metrics file")
         return real(method, code)
 
-    monkeypatch.setattr(interceptors, "_metric_children", children)
-    interceptors._record(bad, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-    interceptors._record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    monkeypatch.setattr(access_log, "_metric_children", children)
+    access_log.record(bad, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     await asyncio.sleep(0.1)  # the timer's flush: it must not raise into the loop
     assert "recording RPC metrics failed" in caplog.text
     assert value("accordion_rpc_total", method=good, code="OK") == 1, "the other method is counted"
     assert [json.loads(line)["method"] for line in log_file.read_text().splitlines()] == [bad, good]
 
-    def broken(self: interceptors.AccessLog, calls: Any) -> None:
+    def broken(self: access_log.AccessLog, calls: Any) -> None:
         raise RuntimeError("a bug in the line")
 
-    monkeypatch.setattr(interceptors.AccessLog, "write", broken)
-    interceptors._record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    monkeypatch.setattr(access_log.AccessLog, "write", broken)
+    access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     await asyncio.sleep(0.1)
     assert "writing access lines failed" in caplog.text
     assert value("accordion_rpc_total", method=good, code="OK") == 2, "the metrics are counted all the same"
     monkeypatch.undo()
-    interceptors._record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
+    access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     await asyncio.sleep(0.1)  # a new timer was armed: the next batch goes out
     assert value("accordion_rpc_total", method=good, code="OK") == 3
     assert len(log_file.read_text().splitlines()) == 3

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grpc
 
-from accordion.api.interceptors import AccessLog
+from accordion.api.access_log import AccessLog
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 

@@ -37,7 +37,14 @@ def test_a_played_game_in_the_metrics_of_one_process(tmp_path: Path) -> None:
     with running_server(tmp_path) as server:
         played = play_to_end(server.addr)
         _errors(server.addr)
-        samples = scrape(server.metrics_port)
+        # The RPC counts are recorded in batches (within ~5 ms of each call): scrape until they are in.
+        deadline = time.monotonic() + 5
+        while True:
+            samples = scrape(server.metrics_port)
+            recorded = value(samples, "accordion_rpc_total", method=APPLY, code="OK") == played.moves
+            if (recorded and value(samples, "accordion_rpc_error_reasons_total") >= 2) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     assert played.moves > 10 and len(played.endings) == 2
     assert value(samples, "accordion_games_created_total", variant="accordion") == 1
     assert value(samples, "accordion_moves_total", variant="accordion") == played.moves

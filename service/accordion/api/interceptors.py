@@ -1,313 +1,28 @@
 """What every RPC of every service shares: ``wrap``, the one per-method wrapper (API keys,
-limits, the request timeout, error mapping; registered through ``Host``), and its record of
-each call: a JSON access line and the Prometheus metrics.
-
-The log line has the method, the game id (from the request or NewGame's reply), the final
-status code and the latency. It never has metadata (the token travels there), request
-bodies or error details. A game id that is not one (too long, odd characters: anything a
-client sends) is cut to ``MAX_LOGGED_ID`` characters.
-
-What it costs per call, since it runs on every one: the wrapped handler is built once per
-method, and the call itself only appends a tuple (method, game id, code, latency, time) to a
-list. Everything else is done for the whole list at once, ``AccessLog.FLUSH_AFTER`` seconds
-after its first call (and by ``flush_access_log`` when the server stops): the metrics (one
-``inc(n)`` per method and code, one ``observe`` per call, on children built once) and the
-access lines (``AccessLog``: the JSON structlog would print, each with its own call's time,
-written with one ``os.write`` per few KiB). Done per call, all that cost a server ~34 µs of
-CPU a call (docs/performance.md). Without a loop, on a stream that is not a file or pipe (a
-test's StringIO), or when ``server.configure_logging`` did not set the access log up
-(structlog writes the line then), each call is recorded at once.
+limits, the request timeout, error mapping), registered through ``Host``; each call is recorded
+(access line, metrics) by ``access_log.record``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import inspect
-import json
-import logging
-import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TextIO, TypeAlias, cast
+from typing import Any, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
-import structlog
 
-from . import auth, errors, metrics
+from . import errors, metrics
+from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
 from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of
 from .service import Malformed
 
-log = structlog.get_logger("accordion.rpc")
-Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
-# Codes that mean the server (or its store) failed rather than the caller: logged as warnings.
-_SERVER_FAULTS = {
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.UNKNOWN,
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.DATA_LOSS,
-}
-_CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the enum's .name
-_STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
-# One call not recorded yet: (method, game id, status code, latency in seconds, time.time()).
-Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float]"
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
-
-
-def _status(context: Context, failure: BaseException | None) -> grpc.StatusCode:
-    code = context.code()
-    if failure is None:  # most calls: no exception to look at
-        return code if isinstance(code, _STATUS_CODE) else _OK
-    # GeneratorExit: grpc dropped a stream whose client went away while a message was in flight.
-    if isinstance(failure, (asyncio.CancelledError, GeneratorExit)):
-        return grpc.StatusCode.CANCELLED
-    if isinstance(code, grpc.StatusCode):
-        return code
-    if not isinstance(failure, grpc.aio.AbortError):
-        return grpc.StatusCode.UNKNOWN
-    return grpc.StatusCode.OK
-
-
-MAX_LOGGED_ID = 64  # characters of a game id that is not a valid one
-
-
-def _game_id(request: Any, response: Any = None) -> str:
-    game_id = getattr(request, "game_id", "")
-    if not game_id and response is not None and hasattr(response, "game"):
-        game_id = response.game.id
-    game_id = str(game_id)
-    if len(game_id) > MAX_LOGGED_ID:
-        return game_id[:MAX_LOGGED_ID] + "…"
-    return game_id
-
-
-class AccessLog:
-    """The per-call JSON lines, written directly: what structlog's chain in ``configure_logging``
-    prints (same keys, same order, same JSON, the same ISO time), without a bound logger and a
-    processor chain per call.
-
-    ``extra`` fields follow ``event``, then ``level`` and ``timestamp``, as there.
-
-    ``write`` gets the calls of a batch: on a real file or pipe their lines go out with one
-    ``os.write`` per at most ``CHUNK`` bytes of whole lines (so lines of worker processes
-    sharing the stream never interleave); on any other stream (a test's StringIO) with
-    ``write``. A crash loses the calls of the batch not written yet: at most ``FLUSH_AFTER``
-    seconds of lines and metrics."""
-
-    FLUSH_AFTER = 0.005
-    CHUNK = 4096  # PIPE_BUF on Linux: a write this size or smaller to a pipe is atomic
-
-    def __init__(
-        self, stream: TextIO, min_level: int, extra: Mapping[str, object], sample_every: int = 1
-    ) -> None:
-        self.stream, self.min_level = stream, min_level
-        # ops: 1 in ``sample_every`` info lines is written (a count, not a coin: exact and cheap).
-        self.sample_every, self._info_seen = max(1, sample_every), 0
-        self.tail = "".join(f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items())
-        try:
-            self.fd: int | None = stream.fileno()
-        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
-            self.fd = None
-        self._methods: dict[str, str] = {}  # method → its JSON string
-        self._second, self._prefix = -1, ""  # the last whole second stamped, as "YYYY-MM-DDTHH:MM:SS"
-
-    def _stamp(self, wall: float) -> str:
-        """``wall`` (time.time()) as structlog's ``TimeStamper(fmt="iso", utc=True)`` prints it:
-        ``datetime.fromtimestamp(wall, utc).isoformat()`` with "Z", which rounds to the
-        nearest microsecond (half to even) and leaves out a fraction of 0. The date and time
-        of day are formatted once per second."""
-        second = int(wall)
-        micros = round((wall - second) * 1e6)  # exact: as datetime rounds the fraction
-        if micros >= 1_000_000:
-            second, micros = second + 1, micros - 1_000_000
-        if second != self._second:
-            text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).isoformat()
-            self._second, self._prefix = second, text[:19]
-        return f"{self._prefix}.{micros:06d}Z" if micros else f"{self._prefix}Z"
-
-    def write(self, calls: list[Call]) -> None:
-        """Write the lines of ``calls`` the level lets through (server faults are warnings,
-        always written; info lines 1 in ``sample_every``)."""
-        if self.min_level > _WARNING:  # not even the faults (the metrics are counted apart)
-            return
-        info = self.min_level <= _INFO
-        every, seen = self.sample_every, self._info_seen
-        lines = []
-        methods, tail, stamp, valid_id = self._methods, self.tail, self._stamp, auth.GAME_ID_RE.fullmatch
-        for method, game_id, code, elapsed, wall in calls:
-            if code in _SERVER_FAULTS:
-                level = "warning"
-            elif info:
-                if every > 1:
-                    seen += 1
-                    if seen % every:
-                        continue
-                level = "info"
-            else:
-                continue
-            quoted = methods.get(method)
-            if quoted is None:
-                if len(methods) >= 256:  # method names are the service's; bound it all the same
-                    methods.clear()
-                quoted = methods[method] = json.dumps(method)
-            if game_id:
-                gid = f'"{game_id}"' if valid_id(game_id) else json.dumps(game_id, ensure_ascii=False)
-            else:
-                gid = "null"
-            lines.append(
-                f'{{"method": {quoted}, "game_id": {gid}, "code": "{_CODE_NAMES[code]}", '
-                f'"latency_ms": {round(elapsed * 1000, 3)!r}, "event": "rpc"{tail}, "level": "{level}", '
-                f'"timestamp": "{stamp(wall)}"}}\n'
-            )
-        self._info_seen = seen
-        if not lines:
-            return
-        try:
-            if self.fd is None:
-                self.stream.write("".join(lines))
-                self.stream.flush()
-                return
-            self.stream.flush()  # whatever structlog wrote goes first
-            data = "".join(lines).encode()
-            view, start, size = memoryview(data), 0, len(data)
-            while start < size:
-                # Up to the last newline that fits in CHUNK bytes (the lines' JSON has no other
-                # newline); a longer line, which a cut game id never makes, on its own.
-                end = size
-                if end - start > self.CHUNK:
-                    end = data.rfind(b"\n", start, start + self.CHUNK) + 1
-                    end = end or data.find(b"\n", start) + 1 or size
-                chunk, start = view[start:end], end
-                while chunk:
-                    chunk = chunk[os.write(self.fd, chunk) :]
-        except (OSError, ValueError):  # the stream is gone (closed at exit): nothing to do
-            pass
-
-
-_access_log: AccessLog | None = None
-_INFO, _WARNING = 20, 30
-# The calls not recorded yet, while the access log is on a file or pipe (None: record each call
-# at once), and the timer that records them. ``_record`` appends; ``flush_access_log`` empties.
-_pending: list[Call] | None = None
-_timer: asyncio.TimerHandle | None = None
-MAX_PENDING = 1024  # recorded at once beyond this: bounds memory even if a timer never fires
-_failures = logging.getLogger(__name__)  # a failed flush is told here (stderr)
-
-
-def configure_access_log(
-    stream: TextIO | None,
-    min_level: int = _INFO,
-    extra: Mapping[str, object] = (),  # type: ignore[assignment]
-    sample_every: int = 1,
-) -> None:
-    """Write access lines directly to ``stream`` (None: through structlog). ``server.configure_logging``
-    calls it with structlog's own stream and level, and ``--access-log-sample``."""
-    global _access_log, _pending
-    flush_access_log()
-    _access_log = None if stream is None else AccessLog(stream, min_level, dict(extra), sample_every)
-    # Batches only where they pay (a write per line on a file or pipe is a system call); the
-    # level does not matter: the metrics are in the batch too.
-    _pending = [] if _access_log is not None and _access_log.fd is not None else None
-
-
-def flush_access_log() -> None:
-    """Record the calls not recorded yet: their metrics and access lines. The timer calls it
-    ``FLUSH_AFTER`` seconds after the first of them; the server when it stops."""
-    global _timer
-    if _timer is not None:
-        _timer.cancel()
-        _timer = None
-    if not _pending:
-        return
-    # Taken out first: whatever fails below, these calls are not recorded twice, and the next
-    # call arms a new timer.
-    calls = _pending.copy()
-    _pending.clear()
-    _record_calls(calls)
-
-
-def _arm() -> None:
-    global _timer
-    try:
-        _timer = asyncio.get_running_loop().call_later(AccessLog.FLUSH_AFTER, flush_access_log)
-    except RuntimeError:  # no loop running here: record now
-        flush_access_log()
-
-
-def _record_calls(calls: list[Call]) -> None:
-    """Metrics, then lines (once a line is out, its call is counted). A failure is logged, not
-    raised: this runs in a loop callback and at stop, and must not lose the other part or
-    stop the server's shutdown."""
-    _count(calls)
-    try:
-        access = _access_log
-        if access is not None and structlog.is_configured():  # (a test may have reset structlog)
-            access.write(calls)
-            return
-        for method, game_id, code, elapsed, _wall in calls:
-            emit = log.warning if code in _SERVER_FAULTS else log.info
-            latency_ms = round(elapsed * 1000, 3)
-            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms)
-    except Exception:
-        _failures.exception("writing access lines failed")
-
-
-_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any]] = {}
-
-
-def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any]:
-    found = _children.get((method, code))
-    if found is None:
-        name = code.name
-        found = _children[(method, code)] = (
-            metrics.RPCS.labels(method, name),
-            metrics.LATENCY.labels(method),
-            metrics.ERRORS.labels(method, name) if code is not grpc.StatusCode.OK else None,
-        )
-    return found
-
-
-def _count(calls: list[Call]) -> None:
-    """One ``inc(n)`` per (method, code) and one ``observe`` per call, on the real metric objects
-    (worker processes write them to the files the supervisor's /metrics reads)."""
-    latencies: dict[tuple[str, grpc.StatusCode], list[float]] = {}
-    for method, _game_id, code, elapsed, _wall in calls:
-        found = latencies.get((method, code))
-        if found is None:
-            found = latencies[(method, code)] = []
-        found.append(elapsed)
-    for (method, code), seconds in latencies.items():
-        try:  # one key failing (say, no room to grow a metrics file) does not lose the others
-            rpcs, latency, errors = _metric_children(method, code)
-            rpcs.inc(len(seconds))
-            if errors is not None:
-                errors.inc(len(seconds))
-            for elapsed in seconds:
-                latency.observe(elapsed)
-        except Exception:
-            _failures.exception("recording RPC metrics failed")
-
-
-def _record(method: str, game_id: str, code: grpc.StatusCode, started: float) -> None:
-    """The per-call part: a tuple on the list (and the timer armed by its first call)."""
-    call = (method, game_id, code, time.perf_counter() - started, time.time())
-    pending = _pending
-    if pending is None:
-        _record_calls([call])
-        return
-    pending.append(call)
-    n = len(pending)
-    if n == 1:
-        _arm()
-    elif n >= MAX_PENDING:
-        flush_access_log()
-
-
-# --- the one per-method wrapper --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -396,7 +111,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     """``handler`` with what every call of every service shares, in this order: the API key
     (when keys are on; health is exempt), the limits (``accordion.api.limits``), the request
     message read within ``--request-timeout``, the handler, the mapping of its exceptions to a
-    ``google.rpc.Status``, and the access line and metrics (``_record``).
+    ``google.rpc.Status``, and the access line and metrics (``access_log.record``).
 
     A handler that takes one request (unary-unary, unary-stream) is registered as taking a
     request *stream*: grpc then calls the wrapper as soon as the call's headers arrive, not
@@ -453,7 +168,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         finally:
             if client is not None:
                 admission.leave_call(health, client)
-            _record(method, _game_id(request, response), _status(context, failure), started)
+            record(method, game_id_of(request, response), status_of(context, failure), started)
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         started, request, watching = time.perf_counter(), None, ""
@@ -483,7 +198,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
                 admission.leave_watch(connection, watching)
             if client is not None:
                 admission.leave_call(health, client)
-            _record(method, _game_id(request), _status(context, failure), started)
+            record(method, game_id_of(request), status_of(context, failure), started)
 
     async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
         """Handlers that take a request stream (reflection) get it as it is."""
@@ -511,7 +226,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         finally:
             if client is not None:
                 admission.leave_call(health, client)
-            _record(method, "", _status(context, failure), started)
+            record(method, "", status_of(context, failure), started)
 
     wrapper = {"unary": unary, "stream": stream, "requests": streamed_requests}[shape]
     return make(
