@@ -10,7 +10,7 @@ extra once, as one ``Field`` in its own module::
         fields = (GOAL,)
 
 Everything else follows from the declarations: the game's state type (a ``State`` with
-those fields after ``row`` and ``stock``), the state string (``game.format_state``), the
+those fields after ``row`` and ``stock``), the state string (``state_string.format_state``), the
 binary state record (``record.encode_state``), the view (``Rules.summary``) and what a
 player may not see (``hidden``). Rules code reads and writes extras through the field
 (``GOAL.get(state)``, ``GOAL.set(state, card)``); code outside the engine asks the
