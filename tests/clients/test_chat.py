@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from accordion import engine
+from accordion.engine.cards import card_text
 from accordion_client import AccordionClient, GameHandle, pb
 from accordion_client.chat import HELP, ChatSession
 from tests.api.helpers import ROOT, ServerProcess
@@ -131,6 +134,30 @@ def test_the_example_bot_on_stdin_and_stdout(server: ServerProcess) -> None:
     assert replies[3].startswith("@alice Played x7.\n       1:Q♥ 2:J♥ 3:4♥")  # alice's game, not bob's
     assert replies[4] == "@bob Hint: AC>AD"
     assert replies[5].startswith("@bob I can't read 'qq' as a move or a command. Legal now: 10D>4D")
+
+
+def test_the_example_bot_posts_a_picture_beside_each_reply(server: ServerProcess, tmp_path: Path) -> None:
+    """Issue 15: the chat example posts the layout's picture beside the text; a stock game's
+    picture names no card of the stock."""
+    lines = "alice: new accordion-stock seed 7\nalice: deal\nalice: help\n"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "clients" / "python" / "examples" / "chat_bot.py"),
+         "--target", server.addr, "--pictures", str(tmp_path)],
+        input=lines, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    posted = [line for line in done.stdout.splitlines() if line.startswith("@alice [picture: ")]
+    files = sorted(tmp_path.glob("alice-*.svg"))
+    assert len(posted) == 3 and len(files) == 2  # the help reply re-posts the latest version's picture
+    for path in files:
+        svg = path.read_text()
+        assert ET.fromstring(svg).tag.endswith("svg") and "image/svg+xml" in posted[0]
+    game = engine.new_game("accordion-stock", seed=7)
+    hidden = [card_text(c, symbols=True) for c in game.state.stock[1:]]  # still in the stock after one deal
+    after_deal = next(path.read_text() for path in files if path.name.endswith("-v2.svg"))
+    assert [c for c in hidden if c in after_deal] == [], "a stock card is named in the picture"
+    shown = card_text(game.state.stock[0], symbols=True)  # the card the DEAL turned up
+    assert shown in after_deal
 
 
 def test_the_readme_chat_example_prints_what_the_readme_shows(server: ServerProcess) -> None:

@@ -1,6 +1,11 @@
 """An example chat bot: each line on stdin is a message, each reply goes to stdout.
 
-    python clients/python/examples/chat_bot.py --target 127.0.0.1:50051
+    python clients/python/examples/chat_bot.py --target 127.0.0.1:50051 [--pictures DIR]
+
+With ``--pictures DIR`` each reply about a game is posted with a picture of its layout beside the
+text (``GetGamePicture``: an SVG the server draws from what the player sees, face-down cards and
+the stock as backs): here the SVG is written to DIR and its path posted, where a chat platform
+would upload the bytes.
 
 A real chat platform plugs in the same way: keep one ``ChatSession`` per conversation (here
 keyed by the user before ``:`` on a line such as ``alice: new royal-marriage``, or one
@@ -13,10 +18,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
 
 from accordion_client import AccordionClient, __version__
 from accordion_client.chat import ChatSession
 from accordion_client.flags import add_connection_flags, client_kwargs
+from accordion_client.v1 import accordion_pb2 as pb
 
 SPEAKER = re.compile(r"^([A-Za-z0-9_.-]{1,32}):\s+(.*)$")
 
@@ -26,6 +33,7 @@ def main() -> int:
     parser.add_argument("--version", action="version", version=f"%(prog)s (accordion-client {__version__})")
     add_connection_flags(parser)
     parser.add_argument("--variant", default="accordion", help="what a bare 'new' deals")
+    parser.add_argument("--pictures", metavar="DIR", help="post a picture of the layout beside each reply (SVGs here)")
     args = parser.parse_args()
     try:
         client = AccordionClient(**client_kwargs(args))
@@ -43,6 +51,13 @@ def main() -> int:
             reply = session.handle(text)
             prefix = f"@{user} " if user else ""
             print(prefix + reply.replace("\n", "\n" + " " * len(prefix)), flush=True)
+            if args.pictures and session.game is not None:
+                game = session.game
+                request = pb.GetGamePictureRequest(game_id=game.id)
+                picture = client.call("GetGamePicture", request, token=game.token)  # a google.api.HttpBody
+                path = Path(args.pictures) / f"{user or 'chat'}-{game.id}-v{game.version}.svg"
+                path.write_bytes(picture.data)
+                print(f"{prefix}[picture: {path} ({picture.content_type})]", flush=True)
             print(flush=True)  # a blank line between replies
     return 0
 
