@@ -171,7 +171,10 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
             record(method, game_id_of(request, response), status_of(context, failure), started)
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        started, request, watching = time.perf_counter(), None, ""
+        # The game whose watch slot this call holds (None: none; "" is a game id too, until
+        # validation refuses it, and its slot must be given back like any other).
+        started, request = time.perf_counter(), None
+        watching: str | None = None
         failure: BaseException | None = None
         client: str | None = None
         connection = context.peer()
@@ -194,7 +197,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
             failure = exc
             raise
         finally:
-            if watching:
+            if watching is not None:
                 admission.leave_watch(connection, watching)
             if client is not None:
                 admission.leave_call(health, client)

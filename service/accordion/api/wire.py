@@ -67,12 +67,11 @@ def encode_legal(game: Game) -> list[pb.Move]:
 
 
 def seed_is_public(game: Game) -> bool:
-    """Whether showing the seed reveals nothing hidden: no stock, no chance to come, or game over.
+    """Whether showing the seed reveals nothing hidden: no stock and no chance to come.
 
-    A resigned game counts as in progress here: undo takes a resignation back, so a seed shown
-    after RESIGN would tell the stock's order of a game that can go on."""
-    if game.status is not Status.IN_PROGRESS and not game.resigned:
-        return True
+    Not "or game over": undo takes back any last move (a resignation, or the move that ended
+    the game), so a seed shown for a finished game would tell the stock's order, or French's
+    shuffles to come, of a game that can go on."""
     return not game.state.stock and not game.rules.draws_after_deal
 
 
@@ -225,7 +224,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     parts.append(_field(b"\x6a", game.render().encode()))
     parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
     parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
-    if (status is not Status.IN_PROGRESS and not game.resigned) or (not state.stock and not rules.draws_after_deal):
+    if not state.stock and not rules.draws_after_deal:
         parts.append(b"\x80\x01" + varint(game.seed))  # seed_is_public; optional: sent even if 0
     if moves:
         parts.append(b"\x88\x01\x01")  # can_undo
