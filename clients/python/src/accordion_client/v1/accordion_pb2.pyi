@@ -331,9 +331,9 @@ class Game(_message.Message):
     state: _builtins.str
     """The state string with the stock hidden ("#30"): a compact, shareable position."""
     seed: _builtins.int
-    """The deal's seed, shown only when it can reveal nothing hidden: for games with no stock
-    and no chance after the deal, and for finished games. Otherwise it stays in the
-    server's replay record (the seed would reveal the stock's order).
+    """The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty
+    and no chance is left to come (a finished game is no exception: undo reopens it).
+    Otherwise it stays in the server's replay record (the seed would reveal the stock's order).
     """
     can_undo: _builtins.bool
     @_builtins.property

@@ -250,9 +250,9 @@ export type Game = Message<"accordion.v1.Game"> & {
   extras: string[];
 
   /**
-   * The deal's seed, shown only when it can reveal nothing hidden: for games with no stock
-   * and no chance after the deal, and for finished games. Otherwise it stays in the
-   * server's replay record (the seed would reveal the stock's order).
+   * The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty
+   * and no chance is left to come (a finished game is no exception: undo reopens it).
+   * Otherwise it stays in the server's replay record (the seed would reveal the stock's order).
    *
    * @generated from field: optional uint64 seed = 16;
    */
