@@ -4,33 +4,59 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
+.PHONY: test-pure proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c
+$(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c service/accordion/solver/_cklondike.c service/accordion/solver/_ccommon.h
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]'  # pure here (below): $(COMPILED) compiles, with every stub installed
 	$(BIN)/pip install --quiet -e './clients/python[dev]'  # accordion-client: its own package
 	touch $(STAMP)
+$(STAMP): export ACCORDION_PURE := 1
 
-install: $(STAMP)
+# The hot path compiled by mypyc (setup.py; the list is accordion/build_info.py), beside its
+# sources: rebuilt whenever one of them changes, since a stale .so would shadow the edited .py.
+# Without a C compiler the same source runs (tests/ops/test_compiled.py fails then, by module).
+COMPILED := $(VENV)/.compiled
+COMPILED_SOURCES := $(shell find service/accordion/engine service/accordion/sessions -name '*.py') \
+	service/accordion/api/wire.py service/accordion/api/codec.py service/accordion/api/validation.py \
+	service/accordion/build_info.py
+$(COMPILED): $(STAMP) $(COMPILED_SOURCES)
+	find service -name '*.so' ! -path '*/solver/*' -delete  # a module no longer compiled must not linger
+	$(BIN)/python setup.py --quiet build_ext --inplace  # ~1 minute (mypyc, then one C file per module)
+	touch $(COMPILED)
 
-test: $(STAMP) proto-check lint-proto proto-breaking typecheck
+install: $(STAMP) $(COMPILED)
+
+# The engine, store and API suites against the pure-Python build: a copy of the package without
+# the mypyc extensions (the solver's C cores kept), first on PYTHONPATH, also for the servers the
+# tests start; ACCORDION_PURE=1 tells tests/ops/test_compiled.py which build to expect.
+PURE := $(VENV)/pure
+test-pure: $(STAMP)
+	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r service/accordion $(PURE)/
+	find $(PURE) -name '*.so' ! -path '*/solver/*' -delete
+	ACCORDION_PURE=1 PYTHONPATH=$(abspath $(PURE)) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/engine tests/store tests/api tests/ops/test_compiled.py
+
+# The whole suite against the compiled build, then the engine, store and API suites against the
+# pure one (docs/performance.md: how long each takes).
+test: $(STAMP) $(COMPILED) proto-check lint-proto proto-breaking typecheck
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q
+	$(MAKE) test-pure
 	cd $(TS) && npm test  # the TypeScript client against a server it starts (node:test)
 
-engine-test: $(STAMP)
+engine-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/engine
 
-serve: $(STAMP)
+serve: $(STAMP) $(COMPILED)
 	$(BIN)/accordion-server --listen 127.0.0.1:50051
 
 # Redis (AOF in .venv/redis-data) and the server with $(WORKERS) workers on it, until Ctrl-C; no Docker.
 # More flags: SERVE_REDIS_ARGS='--listen 127.0.0.1:50052 --data-dir DIR -- --metrics-port 9100'.
 .PHONY: serve-redis
 WORKERS ?= 2
-serve-redis: $(STAMP)
+serve-redis: $(STAMP) $(COMPILED)
 	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS)
 
 typecheck: $(STAMP)
@@ -38,18 +64,18 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --config-file clients/python/pyproject.toml clients/python/src/accordion_client \
 		clients/python/locustfile.py clients/python/examples/chat_bot.py
 
-api-test: $(STAMP)
+api-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/api
 
-clients-test: $(STAMP)
+clients-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/clients
 
 # deploy/ validated offline (Kubernetes and compose schemas, the Dockerfile, `envoy --mode validate`),
 # and the multi-process server, TLS/mTLS, API keys and limits against real processes.
-deploy-test: $(STAMP)
+deploy-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/deploy tests/security tests/workers
 
-faults-test: $(STAMP)  # Redis Cluster and Sentinel failovers, SIGKILL with AOF, WAIT, fuzzing (real processes)
+faults-test: $(STAMP) $(COMPILED)  # Redis Cluster and Sentinel failovers, SIGKILL with AOF, WAIT, fuzzing (real processes)
 	$(BIN)/python -m pytest -q -s tests/faults
 
 # The container Envoy configs (compose, Kubernetes ConfigMap) from deploy/envoy/; `make proto` runs it too.
@@ -114,10 +140,10 @@ test proto proto-check: $(NPM_STAMP)
 # The client packages as users get them: `pip wheel` and `npm pack`, each installed into a fresh
 # environment (a venv; an npm project) and played against a server the test starts. `make test`
 # runs the same test with the rest of tests/.
-packages-test: $(STAMP) $(NPM_STAMP)
+packages-test: $(STAMP) $(COMPILED) $(NPM_STAMP)
 	$(BIN)/python -m pytest -q tests/clients/test_packages.py
 
-serve-rest: $(STAMP)
+serve-rest: $(STAMP) $(COMPILED)
 	$(BIN)/python tools/serve_rest.py
 
 # --- the web page (clients/web: Vite, the TypeScript client over gRPC-Web) and the API docs.
@@ -132,13 +158,13 @@ $(WEB_STAMP): $(WEB)/package-lock.json
 	touch $(WEB_STAMP)
 
 # Page, REST and docs on one origin: http://127.0.0.1:8080/ (tools/serve_web.py; --cors-origin URL for others).
-serve-web: $(STAMP) $(NPM_STAMP) $(WEB_STAMP)
+serve-web: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP)
 	cd $(WEB) && npm run build
 	$(BIN)/python tools/serve_web.py
 
 # The page in a real headless Chromium: Debian's package, installed when missing (CI runs as root;
 # no browser is downloaded), driven by playwright-core; also `npm run build`, the pictures and CORS.
-web-test: $(STAMP) $(NPM_STAMP) $(WEB_STAMP)
+web-test: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP)
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q tests/web
 
@@ -151,12 +177,13 @@ proto-breaking: $(STAMP)
 	$(BIN)/buf breaking --against proto/baseline/accordion_v1.binpb --exclude-imports && \
 		echo "proto-breaking: no breaking change against proto/baseline/accordion_v1.binpb"
 
-bench: $(STAMP)
+bench: $(STAMP) $(COMPILED)
 	$(BIN)/python bench/engine.py
 
 # The service beside a bare grpc.aio echo server, pinned to cores (docs/performance.md); ~2 minutes.
-bench-service: $(STAMP)
+bench-service: $(STAMP) $(COMPILED)
 	$(BIN)/python bench/service.py
 
 clean:
 	rm -rf $(VENV)
+	find service -name "*.so" -delete  # the compiled modules (and the solver core) beside their sources

@@ -1,18 +1,64 @@
-"""Builds the solver's compiled core; everything else is in pyproject.toml.
+"""Builds the compiled parts; everything else is in pyproject.toml.
 
-The extension is optional: where it cannot be compiled, ``accordion.solver`` runs its
-pure-Python path with the same verdicts, only slower.
+* The solver's core in C (``accordion.solver._csolver``).
+* The hot path compiled with mypyc from the same typed Python (issue 17): the engine with
+  every game (a glob, so a new game module is compiled too), the session layer, the wire
+  codec, validation and the servicer. ``accordion.build_info.COMPILED_MODULES`` lists them;
+  ``tests/ops/test_compiled.py`` fails when one of them is not compiled in a compiled build.
+
+Both are optional: without a C compiler, or without mypy (which ships mypyc), the same
+Python source runs instead, with the same results, only slower. ``ACCORDION_PURE=1`` forces
+the pure-Python build. A mypyc type error is never silent: the build stops with mypy's
+message (a module that mypyc rejects must be fixed, not skipped).
 """
 
+import os
+import sys
+
 from setuptools import Extension, setup
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "service"))
+from accordion.build_info import compiled_sources  # noqa: E402  (plain data, no imports of ours)
+
+
+def _mypyc_extensions() -> list[Extension]:
+    if os.environ.get("ACCORDION_PURE", "") not in ("", "0"):
+        print("accordion: ACCORDION_PURE is set: the pure-Python build", file=sys.stderr)
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("accordion: WARNING: mypy (mypyc) is not installed: the pure-Python build", file=sys.stderr)
+        return []
+    here = os.path.dirname(os.path.abspath(__file__))
+    sources = [os.path.relpath(s, here) for s in compiled_sources()]
+    # --ignore-missing-imports: an isolated build (`pip install .`, the image) has mypy but not the
+    # dependencies' stubs; their types are then Any to mypyc, which compiles the same code.
+    # `make typecheck` is where missing stubs are an error.
+    extensions = mypycify(
+        ["--config-file", "pyproject.toml", "--ignore-missing-imports", *sources], opt_level="3", debug_level="0"
+    )
+    for ext in extensions:
+        ext.optional = True  # no C compiler: the Python source runs (the test of the build says which)
+    return extensions
+
 
 setup(
     ext_modules=[
         Extension(
             "accordion.solver._csolver",
             sources=["service/accordion/solver/_csolver.c"],
+            depends=["service/accordion/solver/_ccommon.h"],
             extra_compile_args=["-O2", "-std=c99"],
             optional=True,
-        )
+        ),
+        Extension(
+            "accordion.solver._cklondike",
+            sources=["service/accordion/solver/_cklondike.c"],
+            depends=["service/accordion/solver/_ccommon.h"],
+            extra_compile_args=["-O2", "-std=c99"],
+            optional=True,
+        ),
+        *_mypyc_extensions(),
     ]
 )

@@ -1,4 +1,5 @@
-"""Engine throughput: legal-moves, apply and play+undo, per call, on full 52- and 104-card rows.
+"""Engine throughput: legal-moves, apply and play+undo, per call, on full 52- and 104-card rows
+and on tableau games in mid-play.
 
     .venv/bin/python bench/engine.py [--deals 200] [--json out.json] [--variants all] [--tree DIR]
 
@@ -7,6 +8,10 @@ dealt from the stock is dealt until one card is left in it, so the game is still
 Each operation is timed over a batch of repeats on that position; the figure per
 deal is the batch mean, and the table gives the median and p90 over the deals.
 Target (issue 2): median legal-moves call on a full 52-card row under 20 µs.
+
+A tableau game (Klondike, Streets and Alleys, Wish …) is measured after 30 seeded random moves
+(fewer if it would end), a position in mid-play; its "row" column gives its tableau piles.
+Target (issue 12): median legal-moves call on a Klondike deal at most 30 µs.
 
 ``--variants all`` measures every registered variant; ``--tree DIR`` imports the engine from
 another checkout's ``service/`` (for an A/B of two trees: alternate the runs).
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import statistics
 import sys
 import time
@@ -36,7 +42,9 @@ sys.path.insert(0, str(_tree() / "service"))
 from accordion.engine import Game, all_variants, new_game  # noqa: E402
 
 CASES = [("accordion", 52), ("relaxed-accordion", 52), ("royal-marriage", 52), ("concertina", 52),
-         ("push-pin", 104)]
+         ("push-pin", 104), ("klondike", 52), ("klondike-draw-one", 52), ("streets-and-alleys", 52),
+         ("wish", 32), ("spider", 104), ("emperor", 104)]
+MID_PLAY_MOVES = 30
 
 
 def per_call_us(fn: Callable[[], object], repeats: int) -> float:
@@ -49,6 +57,15 @@ def per_call_us(fn: Callable[[], object], repeats: int) -> float:
 def dealt(variant: str, seed: int) -> Game:
     """The seeded deal with its stock dealt out but for one card (DEAL is the last legal move)."""
     game = new_game(variant, seed=seed)
+    if game.rules.family == "tableau":  # mid-play: seeded random moves, stopping before the end
+        choose = random.Random(seed)
+        for _ in range(MID_PLAY_MOVES):
+            legal = game.legal_moves()
+            move = choose.choice(legal) if legal else None
+            if move is None or not game.rules.legal_moves(game.rules.apply(game.state, move)):
+                break
+            game.play(move)
+        return game
     while len(game.state.stock) > 1 and "deal" in game.legal_texts():
         game.play("deal")
     return game
@@ -80,13 +97,19 @@ def measure(variant: str, deals: int, repeats: int) -> dict[str, object]:
 
     return {
         "variant": variant,
-        "row": len(dealt(variant, 0).state.row),
+        "row": _piles(dealt(variant, 0)),
         "deals": deals,
         "mean_legal_moves": round(statistics.mean(moves_per_row), 1),
         "legal_moves": summary(legal_us),
         "apply": summary(apply_us),
         "play_and_undo": summary(undo_us),
     }
+
+
+def _piles(game: Game) -> int:
+    """The row's piles, or a tableau game's tableau piles."""
+    zones = game.zones()
+    return len(zones[0].piles) if zones else len(game.state.row)
 
 
 def main() -> None:

@@ -545,15 +545,31 @@ _servicer.AccordionServicer.ApplyMove = _apply_move
 """
 
 
-def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False) -> list[str]:
+def pure_copy(workdir: Path) -> Path:
+    """``--pure-ab``: the package the servers run (``--source`` or this tree's), copied without the
+    modules mypyc compiled (the solver's C core kept): the same source, interpreted."""
+    src = Path(SOURCE.get("dir") or ROOT / "service") / "accordion"
+    dst = workdir / "pure"
+    shutil.copytree(src, dst / "accordion", ignore=shutil.ignore_patterns("__pycache__"))
+    for so in (dst / "accordion").rglob("*.so"):
+        if not so.name.startswith("_csolver"):
+            so.unlink()
+    return dst
+
+
+def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False,
+                source: Path | None = None) -> list[str]:
     exe = Path(sys.executable).parent / "accordion-server"
     argv = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "accordion"])]
-    if SOURCE.get("dir") or SOURCE.get("hide_hiredis") or canned:
+    source_dir = source or SOURCE.get("dir")
+    if source_dir or SOURCE.get("hide_hiredis") or canned or SOURCE.get("gc_threshold"):
         boot = "import sys\n"
+        if SOURCE.get("gc_threshold"):  # kept through the server's gc.freeze() at start-up
+            boot += f"import gc\ngc.set_threshold(*{tuple(SOURCE['gc_threshold'])!r})\n"
         if SOURCE.get("hide_hiredis"):
             boot += "sys.modules['hiredis'] = None\n"  # redis-py then parses replies in Python
-        if SOURCE.get("dir"):
-            boot += f"sys.path.insert(0, {str(SOURCE['dir'])!r})\n"
+        if source_dir:
+            boot += f"sys.path.insert(0, {str(source_dir)!r})\n"
         if canned:
             boot += CANNED_APPLY_MOVE
         boot += "sys.argv[0] = 'accordion-server'\n"
@@ -654,10 +670,16 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         targets = [("echo", echo_argv, "echo listening on", ["echo"])]
         rpcs = [r for r in ("ApplyMove", "LegalMoves", "NewGame") if r in args.rpcs]
         targets += [("floor", server_argv(None, canned=True), "accordion-server listening on", ["ApplyMove"]),
-                    ("memory", server_argv(None), "accordion-server listening on", rpcs),
-                    ("redis", server_argv(redis_port), "accordion-server listening on", rpcs)]
+                    ("memory", server_argv(None), "accordion-server listening on", rpcs)]
+        pure = pure_copy(workdir) if args.pure_ab else None
+        if pure:  # each store's compiled server, then the same with the interpreted source
+            targets += [("mem-pure", server_argv(None, source=pure), "accordion-server listening on", rpcs)]
+        targets += [("redis", server_argv(redis_port), "accordion-server listening on", rpcs)]
+        if pure:
+            targets += [("redis-pure", server_argv(redis_port, source=pure), "accordion-server listening on", rpcs)]
         procs: dict[str, Proc] = {}
-        targets = [t for t in targets if t[0] == "echo" or t[0] in args.targets]
+        pure_of = {"mem-pure": "memory", "redis-pure": "redis"}
+        targets = [t for t in targets if t[0] == "echo" or pure_of.get(t[0], t[0]) in args.targets]
         for label, argv, banner, target_rpcs in targets:
             print(f"{label}: starting on core {server_core}", file=sys.stderr, flush=True)
             proc = start_listening(label, argv, banner, server_core, workdir / f"{label}.log", env)
@@ -792,6 +814,10 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures as JSON here")
     parser.add_argument("--source", help="run accordion-server from this service/ directory (e.g. an export "
                         "of an earlier commit: `git archive <rev> service | tar -x -C DIR`)")
+    parser.add_argument("--pure-ab", action="store_true", help="after the memory and redis servers, the same "
+                        "servers from the pure-Python source (mypyc's modules left out): compiled vs interpreted")
+    parser.add_argument("--gc-threshold", type=int, nargs=3, help="the servers' gc.set_threshold (an A/B of "
+                        "the collector's thresholds; the default is CPython's 700 10 10)")
     parser.add_argument("--hide-hiredis", action="store_true", help="the servers run without hiredis")
     parser.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--uvloop", action="store_true", help=argparse.SUPPRESS)
@@ -799,7 +825,7 @@ def main() -> None:
     if args.serve_echo:
         _run_loop(_serve_echo(), args.uvloop)
         return
-    SOURCE.update(dir=args.source, hide_hiredis=args.hide_hiredis)
+    SOURCE.update(dir=args.source, hide_hiredis=args.hide_hiredis, gc_threshold=args.gc_threshold)
     with tempfile.TemporaryDirectory(prefix="acc-bench-") as tmp:
         data = asyncio.run(main_async(args, Path(tmp)))
     print_table(data)

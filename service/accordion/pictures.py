@@ -5,11 +5,14 @@ message the service already sends the player, so a hidden card (the stock's orde
 card) cannot reach the picture: it is not in the input. Face-down cards and the stock are drawn
 as card backs with their counts, never named.
 
-The picture is built for zones from the start (``Layout``: named zones of piles, each pile with
-a count of face-down cards under its face-up ones, plus the stock and the waste), so the tableau
-games (foundations, tableau piles with face-down cards, stock and waste) need only a new
-``layout_of`` mapping once the contract shows zones. Today every game is one zone, the row, plus
-a stock; a row pile is drawn as its top card with the pile's size.
+The picture is built of zones (``Layout``: named zones of piles, each pile with a count of
+face-down cards under its face-up ones, plus the stock). A row game is one zone, the row, plus a
+stock; a row pile is drawn as its top card with the pile's size. A tableau game draws the
+message's ``zones``: the foundations (top card and size), the tableau (fanned down: a back for
+each face-down card, then the face-up cards), the waste (top card and size) and the stock (backs
+and its count). In a game dealt ``open`` the message names the face-down cards; they are drawn
+as faces of a paler kind (``card face open-down``) where the backs would be, and the stock's
+next card shows on it.
 
 The SVG carries hooks for the web page, which shows it inline and makes it clickable:
 ``<g class="pile" data-zone="row" data-pile="3">`` per pile (1-based, as in the notation),
@@ -19,6 +22,7 @@ file is safe to post anywhere as an image.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
@@ -58,6 +62,7 @@ STYLE = """
 .black{fill:#111}
 .count{font:700 12px sans-serif;fill:#fff}
 .count-bg{fill:#000;fill-opacity:.55}
+.open-down{fill:#dfe6f3}
 """
 
 
@@ -83,6 +88,7 @@ class PileView:
 
     cards: tuple[CardFace, ...]
     face_down: int = 0
+    shown_down: tuple[CardFace, ...] = ()  # the face-down cards themselves: only in a game dealt open
 
     @property
     def size(self) -> int:
@@ -105,14 +111,46 @@ class Layout:
     zones: tuple[Zone, ...]
     stock: int | None  # cards left in the stock; None when the game has none
     words: tuple[str, ...] = ()  # status, penalty, extras
+    stock_next: CardFace | None = None  # the stock's next card: only in a game dealt open
+
+
+def _faces(cards: Iterable[pb.Card]) -> tuple[CardFace, ...]:
+    return tuple(CardFace(c.rank, c.suit) for c in cards)
+
+
+# How each zone of a tableau game is drawn, in the picture's order (the stock comes last, apart).
+_ZONE_DRAWING = (
+    (pb.ZONE_KIND_FOUNDATION, "foundation", False),
+    (pb.ZONE_KIND_TABLEAU, "tableau", True),
+    (pb.ZONE_KIND_WASTE, "waste", False),
+)
+
+
+def _zones_of(game: pb.Game) -> tuple[tuple[Zone, ...], int | None, CardFace | None]:
+    """The drawn zones of a tableau game's message, its stock's size and (open games) next card."""
+    by_kind = {z.kind: z for z in game.zones}
+    zones = tuple(
+        Zone(name, tuple(PileView(_faces(p.cards), p.face_down, _faces(p.face_down_cards)) for p in by_kind[kind].piles),
+             fanned)
+        for kind, name, fanned in _ZONE_DRAWING
+        if kind in by_kind
+    )
+    stock = by_kind.get(pb.ZONE_KIND_STOCK)
+    if stock is None or not stock.piles:
+        return zones, None, None
+    pile = stock.piles[0]
+    upcoming = _faces(pile.face_down_cards)
+    return zones, pile.face_down + len(pile.cards), upcoming[0] if upcoming else None
 
 
 def layout_of(game: pb.Game) -> Layout:
-    """The visible layout of a game message. Row games: one ``row`` zone and the stock."""
-    row = Zone(
-        "row",
-        tuple(PileView(tuple(CardFace(c.rank, c.suit) for c in p.cards)) for p in game.piles),
-    )
+    """The visible layout of a game message. Row games: one ``row`` zone and the stock;
+    tableau games: their zones."""
+    if game.zones:
+        zones, stock, stock_next = _zones_of(game)
+    else:
+        zones = (Zone("row", tuple(PileView(_faces(p.cards)) for p in game.piles)),)
+        stock, stock_next = game.stock_size, None
     resigned = game.status == pb.GAME_STATUS_LOST and game.state.endswith(" resigned")  # (its state's last word)
     words = ["lost (resigned)" if resigned else STATUS_TEXT.get(game.status, "")]
     if game.status != pb.GAME_STATUS_IN_PROGRESS or game.penalty:
@@ -120,9 +158,10 @@ def layout_of(game: pb.Game) -> Layout:
     words += list(game.extras)
     return Layout(
         title=f"{game.variant} · move {game.moves_played}",
-        zones=(row,),
-        stock=game.stock_size,
+        zones=zones,
+        stock=stock,
         words=tuple(w for w in words if w),
+        stock_next=stock_next,
     )
 
 
@@ -132,13 +171,13 @@ def game_svg(game: pb.Game) -> str:
 
 
 # --- drawing --------------------------------------------------------------------------------
-def _card_face(x: int, y: int, card: CardFace) -> str:
+def _card_face(x: int, y: int, card: CardFace, kind: str = "face") -> str:
     colour = "red" if card.red else "black"
     label = escape(card.label)
     symbol = escape(SUIT_SYMBOL.get(card.suit, "?"))
     return (
         f'<g class="card-face" data-card={quoteattr(card.label)}>'
-        f'<rect class="card face" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
+        f'<rect class="card {kind}" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
         f'<text class="rank {colour}" x="{x + 6}" y="{y + 20}">{label}</text>'
         f'<text class="pip {colour}" x="{x + CARD_W // 2}" y="{y + CARD_H - 18}" text-anchor="middle">{symbol}</text>'
         "</g>"
@@ -176,8 +215,9 @@ def _pile(zone: Zone, index: int, pile: PileView, x: int, y: int) -> tuple[str, 
     height = CARD_H
     if zone.fanned:
         cy = y
-        for _ in range(pile.face_down):
-            parts.append(_card_back(x, cy))
+        for k in range(pile.face_down):
+            shown = k < len(pile.shown_down)
+            parts.append(_card_face(x, cy, pile.shown_down[k], "face open-down") if shown else _card_back(x, cy))
             cy += FAN_DOWN
         for card in pile.cards:
             parts.append(_card_face(x, cy, card))
@@ -206,7 +246,10 @@ def render_svg(layout: Layout) -> str:
     width = MARGIN * 2 + ROW_COLUMNS * (CARD_W + GAP) - GAP
     y = MARGIN + HEADER_H
     for zone in layout.zones:
-        body.append(f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {len(zone.piles)} piles</text>')
+        n = len(zone.piles)
+        body.append(
+            f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} pile{"s" if n != 1 else ""}</text>'
+        )
         y += ZONE_LABEL_H
         columns = max(1, min(ROW_COLUMNS, len(zone.piles))) if not zone.fanned else max(1, len(zone.piles))
         width = max(width, MARGIN * 2 + columns * (CARD_W + GAP) - GAP)
@@ -228,6 +271,8 @@ def render_svg(layout: Layout) -> str:
         if layout.stock:
             for k in range(min(layout.stock, 3) - 1, -1, -1):  # a small stack of backs
                 body.append(_card_back(MARGIN + 2 * k, y + 2 * k))
+            if layout.stock_next is not None:  # an open game: the next card shows
+                body.append(_card_face(MARGIN, y, layout.stock_next, "face open-down"))
             body.append(_count(MARGIN, y, layout.stock))
         else:
             body.append(_slot(MARGIN, y))

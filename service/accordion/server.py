@@ -45,6 +45,7 @@ from accordion.api.interceptors import Gate, Host
 from accordion.api.limits import Admission, Limits
 from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
+from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
 from accordion.config import Config as Config  # re-exported: older code imports them from here
 from accordion.config import parse_args as parse_args
@@ -337,6 +338,7 @@ async def serve(config: Config) -> None:
         store="memory" if config.memory_store else "redis",
         game_ttl=config.game_ttl,
         metrics_port=config.metrics_port or None,
+        build=build_kind(),  # compiled (mypyc) or pure: which hot path this process runs
     )
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

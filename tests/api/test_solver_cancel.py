@@ -104,14 +104,19 @@ async def test_a_solve_past_its_deadline_stops_searching(
     server = spawn_server(env=SOLVE_ENV)
     games = await hard_games(connect, server.addr, 4)
     calls = [client.call("Solve", pb.SolveRequest(game_id=game_id), timeout=1.0) for client, game_id in games]
+    started = time.monotonic()
     results = await asyncio.gather(*calls, return_exceptions=True)
-    # The first two answer UNKNOWN just inside their deadline (their searches are bounded by
-    # it); the two queued behind them start then and are cancelled at the deadline, 50 ms on.
+    elapsed = time.monotonic() - started
+    # Every call answers UNKNOWN inside its deadline: the first two searched until just before it
+    # (bounded by it); the two queued behind them searched at most what the queue left of their
+    # budget (time spent queued counts against it). The calls leave the client a few milliseconds
+    # apart, so a queued call may still get the sliver by which its deadline is later: nothing here
+    # asks it to be zero.
     for r in results:
-        assert isinstance(r, pb.SolveResponse) and r.outcome == pb.SOLVE_OUTCOME_UNKNOWN or (
-            isinstance(r, grpc.aio.AioRpcError) and r.code() is grpc.StatusCode.DEADLINE_EXCEEDED
-        ), r
-    assert sum(isinstance(r, grpc.aio.AioRpcError) for r in results) >= 1
+        assert isinstance(r, pb.SolveResponse) and r.outcome == pb.SOLVE_OUTCOME_UNKNOWN, r
+    searched = sorted(r.millis for r in results if isinstance(r, pb.SolveResponse))
+    assert searched[2] >= 500 and searched[1] <= 250, f"milliseconds each Solve searched: {searched}"
+    assert elapsed < 1.0
     await asyncio.sleep(0.2)
     idle, busiest = await asyncio.to_thread(cpu_seconds_over, server.proc.pid, 1.0)
     print(f"server CPU after the deadlines: {idle:.2f} s/s (busiest thread {busiest:.2f})")

@@ -27,7 +27,9 @@ from accordion.engine import (
     new_game,
     replay,
 )
-from accordion.engine.moves import REDEAL, RESIGN
+from accordion.engine.moves import DRAW, REDEAL, RESIGN, Transfer, Zone
+from accordion.engine.rng import SplitMix64
+from accordion.engine.tableau import TABLEAU
 
 VARIANTS = sorted(v.id for v in all_variants())
 SEEDS = st.integers(min_value=0, max_value=2**64 - 1)
@@ -35,19 +37,31 @@ PLAY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 
 
 def cards_in_play(game: Game) -> Counter[int]:
-    return Counter([c for pile in game.state.row for c in pile] + list(game.state.stock))
+    """Every card of the position, in every zone."""
+    return Counter(game.rules.cards_in(game.state))
+
+
+def deal_order(variant: str, seed: int) -> list[int]:
+    """The cards of a seeded deal in dealing order (what an explicit deal lists)."""
+    order = new_game(variant, seed=0).rules.order_deal(SplitMix64(seed))
+    assert list(new_game(variant, seed=seed).deal_order()) == order
+    assert new_game(variant, deal=order).deal_order() == tuple(order)
+    return order
 
 
 def random_candidates(game: Game, data: st.DataObject) -> list[object]:
     """Moves of every kind, most of them illegal, to probe that only listed moves apply."""
-    n = max(len(game.state.row), 1)
+    n = max(len(game.state.row), len(TABLEAU.get(game.state)), 1)
     pos = st.integers(min_value=0, max_value=n - 1)
-    out: list[object] = [DEAL, REDEAL]
+    zones = st.sampled_from(list(Zone))
+    out: list[object] = [DEAL, REDEAL, DRAW]
     for _ in range(4):
         out.append(Stack(data.draw(pos), data.draw(pos)))
         out.append(Remove(tuple(sorted({data.draw(pos), data.draw(pos)}))))
         a = data.draw(pos)
         out.append(Claim(a, min(a + 2, n - 1), "pair", a, min(a + 1, n - 1)))
+        count = data.draw(st.integers(min_value=1, max_value=13))
+        out.append(Transfer(data.draw(zones), data.draw(pos), data.draw(zones), data.draw(pos), count))
     return out
 
 
@@ -136,9 +150,9 @@ def test_random_play_keeps_every_invariant(variant: str, seed: int, data: st.Dat
 def test_seeded_deals_are_stable_and_explicit_deals_reproduce_them(variant: str, seed: int) -> None:
     first, second = new_game(variant, seed=seed), new_game(variant, seed=seed)
     assert first.state == second.state
-    order = [c for pile in first.state.row for c in pile] + list(first.state.stock)
-    explicit = new_game(variant, seed=seed, deal=order)
+    explicit = new_game(variant, seed=seed, deal=deal_order(variant, seed))
     assert explicit.state.row == first.state.row and explicit.state.stock == first.state.stock
+    assert TABLEAU.get(explicit.state) == TABLEAU.get(first.state) and explicit.zones() == first.zones()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -172,8 +186,7 @@ def test_variant_declares_itself(variant: str) -> None:
 def test_bad_deals_are_rejected_and_say_why(variant: str) -> None:
     from accordion.engine import InvalidDealError
 
-    game = new_game(variant, seed=9)
-    order = [c for pile in game.state.row for c in pile] + list(game.state.stock)
+    order = deal_order(variant, 9)
     with pytest.raises(InvalidDealError, match="cards"):
         new_game(variant, deal=order[:-1])
     duplicated = order[:-1] + [order[0]]

@@ -132,13 +132,16 @@ def random_positions(variant: Variant, games: int, seed: int) -> list[Game]:
 
 
 VARIANTS = sorted(all_variants(), key=lambda v: v.id)
+# The games that had records before the declarations (tableau games came after: their records
+# round-trip in test_tableau_hidden.py).
+OLD_VARIANTS = [v for v in VARIANTS if v.rules.family != "tableau"]
 
 
 def test_every_variant_is_covered() -> None:
     assert len(VARIANTS) >= 15
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.id)
+@pytest.mark.parametrize("variant", OLD_VARIANTS, ids=lambda v: v.id)
 def test_record_is_byte_identical_to_the_frozen_codec(variant: Variant) -> None:
     extras_seen: set[str] = set()
     for game in random_positions(variant, games=6, seed=hash(variant.id) & 0xFFFF):

@@ -85,6 +85,10 @@ def test_a_seeded_game_over_rest(rest: Rest) -> None:
         "windowLast": 0,
         "combo": "",
         "notation": "9H>6H",
+        # (a tableau MOVE's fields, at their defaults: Envoy prints every field)
+        "fromZone": "ZONE_KIND_UNSPECIFIED",
+        "toZone": "ZONE_KIND_UNSPECIFIED",
+        "count": 0,
     }
     assert structured["game"]["version"] == "3"
 

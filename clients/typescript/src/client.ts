@@ -155,7 +155,7 @@ export class AccordionClient {
     return this.move(gameId, { notation }, options);
   }
 
-  /** Plays a structured move (e.g. one of `game.legalMoves`). */
+  /** Plays a structured move (e.g. one of `game.legalMoves`, or `tableauMove(...)` of zones.ts). */
   async move(gameId: string, move: MoveInit, options: MutationOptions = {}): Promise<ApplyMoveResponse> {
     return this.call(() =>
       this.raw.applyMove(
@@ -168,6 +168,11 @@ export class AccordionClient {
         this.options(gameId),
       ),
     );
+  }
+
+  /** DRAW (tableau games with a stock and a waste): turns cards from the stock onto the waste. */
+  async draw(gameId: string, options: MutationOptions = {}): Promise<ApplyMoveResponse> {
+    return this.move(gameId, { kind: MoveKind.DRAW }, options);
   }
 
   /** Takes back the last move. */

@@ -2,6 +2,8 @@
 export { AccordionClient, bearerTokenInterceptor, createAccordionClient, newRequestId, toBaseUrl } from "./client.js";
 export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
 export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
+export { BACK, EMPTY, drawMove, isTableau, layoutLines, pairMove, pileCards, pileText, shownText, tableauMove, zoneOf } from "./zones.js";
+export type { ShownCard } from "./zones.js";
 export type { ErrorReason, FieldViolation } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 // The generated messages, enums and the service descriptor.

@@ -2,6 +2,11 @@
 // over gRPC-Web (Envoy's grpc_web filter, same origin). The layout is the server's own picture
 // (GetGamePicture: one SVG renderer for the page and for chat bots), shown inline and made
 // clickable through its data-pile / data-zone hooks; the legal moves come from the Game reply.
+// A tableau game (Klondike, Spider, …) is drawn by zones (foundations, tableau, waste, stock;
+// face-down cards as backs): a pile is picked up and put down by zone and number, a click on a
+// face-up card of a tableau pile picks up the cards from it to the top, a double click sends a
+// card to the foundations, and a click on the stock draws (Spider: deals; Klondike's empty
+// stock: redeals).
 //
 // Links: "#game=<id>&token=<token>" reopens a game to play it; "#watch=<id>&token=<token>"
 // spectates it live (WatchGame) with no controls. Both live in the URL fragment, which browsers
@@ -15,7 +20,10 @@ import {
   HintSource,
   MoveKind,
   SolveOutcome,
+  ZoneKind,
   createBrowserClient,
+  isTableau,
+  tableauMove,
   type Game,
   type Move,
   type MoveInit,
@@ -37,8 +45,14 @@ const variantSelect = el<HTMLSelectElement>("variant");
 let variants: Variant[] = [];
 let game: Game | undefined;
 let token = "";
-let selected: number | null = null; // the pile picked up (1-based), waiting for its target
-let dragFrom: number | null = null;
+/** A pile of the picture: its zone ("row" in row games) and its number (1-based, as in the notation). */
+interface Spot {
+  zone: string;
+  pile: number;
+  count?: number; // a tableau pile picked up at one of its face-up cards: the cards from it up
+}
+let selected: Spot | null = null; // the pile picked up, waiting for its target
+let dragFrom: Spot | null = null;
 let hinted: Move | undefined;
 let readonly = false;
 let pictureSeq = 0; // only the newest picture request draws
@@ -150,12 +164,13 @@ function setGame(next: Game): void {
   selected = null;
   hinted = undefined;
   const status = el("status");
+  const faceDown = next.zones.find((z) => z.kind === ZoneKind.TABLEAU)?.piles.reduce((n, p) => n + p.faceDown, 0) ?? 0;
   const words = [
     next.variant,
     `version ${next.version}`,
     resigned(next) ? "lost (resigned)" : (STATUS_WORD[next.status] ?? ""),
     `penalty ${next.penalty}`,
-    `${next.piles.length} piles`,
+    isTableau(next) ? `${faceDown} face down` : `${next.piles.length} piles`,
     `stock ${next.stockSize}`,
   ];
   status.textContent = words.join(" · ");
@@ -186,26 +201,83 @@ async function drawPicture(of: Game): Promise<void> {
   }
 }
 
-function pileMoves(): Move[] {
-  return (game?.legalMoves ?? []).filter((m) => m.kind === MoveKind.STACK || m.kind === MoveKind.CLAIM);
+const ZONE_NAME: Record<number, string> = {
+  [ZoneKind.TABLEAU]: "tableau",
+  [ZoneKind.FOUNDATION]: "foundation",
+  [ZoneKind.STOCK]: "stock",
+  [ZoneKind.WASTE]: "waste",
+};
+const ZONE_OF: Record<string, ZoneKind> = {
+  tableau: ZoneKind.TABLEAU,
+  foundation: ZoneKind.FOUNDATION,
+  stock: ZoneKind.STOCK,
+  waste: ZoneKind.WASTE,
+};
+const key = (spot: Spot): string => `${spot.zone}:${spot.pile}`;
+
+/** The piles a move takes cards from and puts them on (a Wish pair: its two piles), if any. */
+function ends(m: Move): [Spot, Spot] | null {
+  if (m.kind === MoveKind.STACK || m.kind === MoveKind.CLAIM) {
+    return [{ zone: "row", pile: m.fromPile }, { zone: "row", pile: m.toPile }];
+  }
+  if (m.kind === MoveKind.MOVE) {
+    return [{ zone: ZONE_NAME[m.fromZone] ?? "", pile: m.fromPile }, { zone: ZONE_NAME[m.toZone] ?? "", pile: m.toPile }];
+  }
+  if (m.kind === MoveKind.REMOVE && game && isTableau(game) && m.positions.length === 2) {
+    return [{ zone: "tableau", pile: m.positions[0] ?? 0 }, { zone: "tableau", pile: m.positions[1] ?? 0 }];
+  }
+  return null;
+}
+
+/** The legal moves between two piles, either way for a Wish pair (which has no direction). */
+function movesBetween(from: Spot, to: Spot): Move[] {
+  const found: Move[] = [];
+  for (const m of game?.legalMoves ?? []) {
+    const e = ends(m);
+    if (!e) continue;
+    const [a, b] = e;
+    const sameTarget = key(b) === key(to) || (b.zone === "foundation" && to.zone === "foundation");
+    if ((key(a) === key(from) && sameTarget) || (m.kind === MoveKind.REMOVE && key(b) === key(from) && key(a) === key(to))) {
+      found.push(m);
+    }
+  }
+  return found;
 }
 
 /** Marks the legal moves on the picture: piles that can move, the one picked up, its targets. */
 function decorate(): void {
-  const moves = pileMoves();
-  const movable = new Set(moves.map((m) => m.fromPile));
-  for (const m of game?.legalMoves ?? []) if (m.kind === MoveKind.REMOVE) m.positions.forEach((p) => movable.add(p));
-  const targets = new Set(moves.filter((m) => m.fromPile === selected).map((m) => m.toPile));
-  for (const g of board.querySelectorAll<SVGGElement>("g.pile")) {
-    const index = Number(g.dataset["pile"]);
-    g.classList.toggle("movable", !readonly && movable.has(index));
-    g.classList.toggle("selected", index === selected);
-    g.classList.toggle("target", targets.has(index));
-    g.classList.toggle("hinted", hinted !== undefined && (hinted.fromPile === index || hinted.toPile === index));
+  const movable = new Set<string>();
+  const targets = new Set<string>();
+  for (const m of game?.legalMoves ?? []) {
+    if (m.kind === MoveKind.REMOVE && !(game && isTableau(game))) m.positions.forEach((p) => movable.add(`row:${p}`));
+    const e = ends(m);
+    if (!e) continue;
+    movable.add(key(e[0]));
+    if (m.kind === MoveKind.REMOVE) movable.add(key(e[1]));
+    if (selected && key(e[0]) === key(selected)) targets.add(key(e[1]));
+    if (selected && m.kind === MoveKind.REMOVE && key(e[1]) === key(selected)) targets.add(key(e[0]));
   }
-  const canDeal = (game?.legalMoves ?? []).some((m) => m.kind === MoveKind.DEAL);
-  board.querySelector("g.stock")?.classList.toggle("movable", !readonly && canDeal);
+  const hintedEnds = hinted ? ends(hinted) : null;
+  const hintedKeys = new Set(hintedEnds ? hintedEnds.map(key) : []);
+  for (const g of board.querySelectorAll<SVGGElement>("g.pile")) {
+    const here = key(spotOf(g));
+    g.classList.toggle("movable", !readonly && movable.has(here));
+    g.classList.toggle("selected", selected !== null && here === key(selected));
+    g.classList.toggle("target", targets.has(here));
+    g.classList.toggle("hinted", hintedKeys.has(here));
+  }
+  board.querySelector("g.stock")?.classList.toggle("movable", !readonly && stockMove() !== undefined);
   board.classList.toggle("readonly", readonly);
+}
+
+/** What a click on the stock plays, when legal: DRAW, DEAL (row games, Spider) or REDEAL (Klondike). */
+function stockMove(): Move | undefined {
+  const moves = game?.legalMoves ?? [];
+  for (const kind of [MoveKind.DRAW, MoveKind.DEAL, MoveKind.REDEAL]) {
+    const found = moves.find((m) => m.kind === kind);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function renderMoves(): void {
@@ -219,6 +291,11 @@ function renderMoves(): void {
     button.dataset["notation"] = move.notation;
     button.dataset["from"] = String(move.fromPile);
     button.dataset["to"] = String(move.toPile);
+    if (move.kind === MoveKind.MOVE) {
+      button.dataset["fromZone"] = ZONE_NAME[move.fromZone] ?? "";
+      button.dataset["toZone"] = ZONE_NAME[move.toZone] ?? "";
+      button.dataset["count"] = String(move.count);
+    }
     if (hinted && hinted.notation === move.notation) button.classList.add("hinted");
     button.addEventListener("click", () => void play(move));
     box.append(button);
@@ -235,18 +312,45 @@ async function play(move: MoveInit): Promise<void> {
 }
 
 /** A pile released on another (a click on each, or a drag): the legal move between them, or
- * the move as asked, which the server refuses in words when it is illegal. */
-function moveBetween(from: number, to: number): void {
-  const legal = pileMoves().filter((m) => m.fromPile === from && m.toPile === to);
-  const stack = legal.find((m) => m.kind === MoveKind.STACK) ?? legal[0];
+ * the move as asked, which the server refuses in words when it is illegal. Of several legal
+ * counts (a run in part), the one picked up at, else the longest (as the notation's `3>7`). */
+function moveBetween(from: Spot, to: Spot): void {
+  const legal = movesBetween(from, to);
+  const chosen =
+    legal.find((m) => m.kind === MoveKind.STACK) ??
+    legal.find((m) => from.count !== undefined && m.count === from.count) ??
+    legal.reduce<Move | undefined>((best, m) => (best && best.count >= m.count ? best : m), undefined);
   selected = null;
   decorate();
-  void play(stack ?? { kind: MoveKind.STACK, fromPile: from, toPile: to });
+  if (chosen) return void play(chosen);
+  if (from.zone === "row") return void play({ kind: MoveKind.STACK, fromPile: from.pile, toPile: to.pile });
+  const [fromZone, toZone] = [ZONE_OF[from.zone], ZONE_OF[to.zone]];
+  if (fromZone === undefined || toZone === undefined) return;
+  try {
+    void play(tableauMove(fromZone, from.pile, toZone, to.pile, from.count ?? 1));
+  } catch (err) {
+    showError(err);
+  }
 }
 
-function pileAt(target: EventTarget | null): number | null {
-  const g = (target as Element | null)?.closest?.("g.pile");
-  return g ? Number((g as SVGGElement).dataset["pile"]) : null;
+function spotOf(g: Element): Spot {
+  const el = g as SVGGElement;
+  return { zone: el.dataset["zone"] ?? "row", pile: Number(el.dataset["pile"]) };
+}
+
+/** The pile under a pointer; on a tableau pile's face-up card, with the count from it to the top. */
+function pileAt(target: EventTarget | null): Spot | null {
+  const hit = target as Element | null;
+  const g = hit?.closest?.("g.pile");
+  if (!g) return null;
+  const spot = spotOf(g);
+  const face = hit?.closest?.("g.card-face");
+  if (spot.zone === "tableau" && face) {
+    const faceUp = [...g.querySelectorAll("g.card-face")].filter((f) => !f.querySelector("rect.open-down"));
+    const at = faceUp.indexOf(face);
+    if (at >= 0) spot.count = faceUp.length - at;
+  }
+  return spot;
 }
 
 board.addEventListener("pointerdown", (event) => {
@@ -260,10 +364,10 @@ board.addEventListener("pointerup", (event) => {
   const from = dragFrom;
   dragFrom = null;
   if (to === null) return;
-  if (from !== null && from !== to) return moveBetween(from, to); // dragged onto a pile
+  if (from !== null && key(from) !== key(to)) return moveBetween(from, to); // dragged onto a pile
   if (selected === null) {
     selected = to;
-  } else if (selected === to) {
+  } else if (key(selected) === key(to)) {
     selected = null;
   } else {
     return moveBetween(selected, to);
@@ -275,9 +379,19 @@ board.addEventListener("pointerup", (event) => {
 board.addEventListener("click", (event) => {
   if (readonly || !game) return;
   if ((event.target as Element).closest("g.stock")) {
-    const deal = game.legalMoves.find((m) => m.kind === MoveKind.DEAL);
-    void play(deal ?? { kind: MoveKind.DEAL });
+    // Not legal now: ask anyway (the row games' DEAL, a tableau game's DRAW), refused in words.
+    void play(stockMove() ?? { kind: isTableau(game) ? MoveKind.DRAW : MoveKind.DEAL });
   }
+});
+
+// A double click on a tableau or waste pile sends its top card to the foundations, when legal.
+board.addEventListener("dblclick", (event) => {
+  if (readonly || !game || !isTableau(game)) return;
+  const from = pileAt(event.target);
+  if (!from) return;
+  const home = movesBetween({ zone: from.zone, pile: from.pile }, { zone: "foundation", pile: 0 }).find((m) => m.count === 1);
+  selected = null;
+  if (home) void play(home);
 });
 
 // --- buttons ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // The page in a real headless Chromium (Debian's package, driven by playwright-core; nothing is
 // downloaded): a seeded game played by clicking and dragging, undo, an illegal move refused in
-// words, a spectator page that sees a move within a second, a short known deal won, and /docs
-// calling the live service. Needs BASE_URL (the one origin: page, gRPC-Web, REST, docs), e.g.
+// words, a spectator page that sees a move within a second, a short known deal won, Klondike
+// (face-down cards as backs, moves by clicking and typing; open play), and /docs calling the
+// live service. Needs BASE_URL (the one origin: page, gRPC-Web, REST, docs), e.g.
 // from tests/web/test_browser.py, which starts the server, Envoy and the static server.
 // Screenshots go to SCREENSHOTS (default: test-results/).
 import assert from "node:assert/strict";
@@ -228,6 +229,115 @@ test("a share link reopens the game", async () => {
   await waitVersion(again, "2");
   assert.equal(await again.isVisible("#play"), true);
   await again.close();
+  await page.close();
+});
+
+/** The page's legal MOVE buttons: [notation, fromZone, from, toZone, to]. */
+async function zoneMoves(page) {
+  return page.$$eval("#moves button[data-from-zone]", (bs) =>
+    bs.map((b) => [b.dataset.notation, b.dataset.fromZone, Number(b.dataset.from), b.dataset.toZone, Number(b.dataset.to)]));
+}
+
+const zonePile = (page, zone, n) => page.locator(`#board g.pile[data-zone="${zone}"][data-pile="${n}"]`);
+const faceDown = async (page) => Number((await page.textContent("#status")).match(/(\d+) face down/)[1]);
+
+test("Klondike: face-down cards are backs, moves by clicking and typing, the stock draws", async () => {
+  const page = await context.newPage();
+  await newGame(page, { variant: "klondike", seed: "11" });
+  assert.match(await page.textContent("#status"), /klondike · version 1 · in progress · penalty 52 · 21 face down · stock 24/);
+  // Pile i: i - 1 backs under one face-up card; no face-down card (nor the stock's) is named.
+  for (let i = 1; i <= 7; i++) {
+    assert.equal(await zonePile(page, "tableau", i).locator(".card-back").count(), i - 1, `pile ${i}`);
+    assert.equal(await zonePile(page, "tableau", i).locator("[data-card]").count(), 1, `pile ${i}`);
+  }
+  assert.equal(await page.locator("#board [data-card]").count(), 7, "only the seven face-up cards are named");
+  assert.equal(await page.locator("#board g.stock [data-card]").count(), 0);
+  assert.equal(await page.locator('#board g.pile[data-zone="foundation"]').count(), 4);
+  await page.screenshot({ path: join(SHOTS, "8-klondike.png") });
+
+  // Up to a dozen turns: a legal MOVE by clicking its pile and then its target, else a click on
+  // the stock (DRAW). Every face-down card stays a back; the count in the status follows.
+  let at = 1;
+  let clicked = 0;
+  for (let turn = 0; turn < 12 && clicked < 3; turn++) {
+    const [move] = await zoneMoves(page);
+    if (move) {
+      const [notation, fromZone, from, toZone, to] = move;
+      await zonePile(page, fromZone, from).click();
+      assert.ok(await zonePile(page, toZone, to).evaluate((g) => g.classList.contains("target")), notation);
+      await zonePile(page, toZone, to).click();
+      clicked++;
+    } else {
+      await page.locator("#board g.stock").click();
+    }
+    await waitVersion(page, String(++at));
+    const backs = await page.locator('#board g.pile[data-zone="tableau"] .card-back').count();
+    assert.equal(backs, await faceDown(page), "one back per face-down card");
+  }
+  assert.ok(clicked >= 1, "no MOVE was legal in a dozen turns");
+  // Typed notation: draw.
+  await page.fill("#notation", "draw");
+  await page.click("#play-notation");
+  await waitVersion(page, String(++at));
+  // An illegal MOVE typed is refused in words and changes nothing.
+  await page.fill("#notation", "1>1");
+  await page.click("#play-notation");
+  await page.waitForSelector("#error:not([hidden])");
+  assert.match(await page.getAttribute("#error", "data-reason"), /ILLEGAL_MOVE|INVALID_MOVE/);
+  assert.equal(await version(page), String(at));
+  await page.screenshot({ path: join(SHOTS, "9-klondike-played.png") });
+  await page.close();
+});
+
+test("a double click sends a card home; Wish pairs two piles by clicking", async () => {
+  const page = await context.newPage();
+  await newGame(page, { variant: "klondike", seed: "11" });
+  await zonePile(page, "tableau", 7).click();
+  await zonePile(page, "tableau", 2).click(); // 7>2 turns up the A♥ under the 6♥
+  await waitVersion(page, "2");
+  await zonePile(page, "tableau", 7).dblclick();
+  await waitVersion(page, "3");
+  assert.equal(await page.locator('#board g.pile[data-zone="foundation"] [data-card]').count(), 1, "the ace went home");
+  assert.match(await page.textContent("#status"), /penalty 51 · 19 face down/);
+
+  await newGame(page, { variant: "wish", seed: "2" });
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"] .card-back').count(), 24);
+  const [pair] = await page.$$eval("#moves button", (bs) => bs.map((b) => b.dataset.notation));
+  const [a, b] = pair.slice(1).split(",").map(Number);
+  await zonePile(page, "tableau", b).click();
+  assert.ok(await zonePile(page, "tableau", a).evaluate((g) => g.classList.contains("target")));
+  await zonePile(page, "tableau", a).click();
+  await waitVersion(page, "2");
+  assert.match(await page.textContent("#status"), /penalty 30 · 22 face down/);
+  await page.close();
+});
+
+test("Spider: backs under every pile, a click on the stock deals one card onto each", async () => {
+  const page = await context.newPage();
+  await newGame(page, { variant: "spider", seed: "5" });
+  assert.match(await page.textContent("#status"), /spider · version 1 · in progress · penalty 104 · 40 face down · stock 54/);
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"]').count(), 10);
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"] .card-back').count(), 40);
+  assert.equal(await page.locator("#board [data-card]").count(), 10, "only the ten face-up cards are named");
+  await page.locator("#board g.stock").click();
+  await waitVersion(page, "2");
+  assert.match(await page.textContent("#status"), /40 face down · stock 44/);
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"] [data-card]').count(), 20);
+  await page.screenshot({ path: join(SHOTS, "10-spider.png") });
+  await page.close();
+});
+
+test("an open Klondike shows its face-down cards, marked, and no backs on the tableau", async () => {
+  const page = await context.newPage();
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector("#variant option[value='klondike']", { state: "attached" });
+  await page.selectOption("#variant", "klondike");
+  await page.selectOption("#option-open", "true");
+  await page.fill("#seed", "11");
+  await page.click("#new-game");
+  await waitVersion(page, "1");
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"] .card-back').count(), 0);
+  assert.equal(await page.locator('#board g.pile[data-zone="tableau"] rect.open-down').count(), 21);
   await page.close();
 });
 

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 
 from accordion import engine
 from accordion.engine import Game
-from accordion.engine.moves import DEAL, REDEAL, RESIGN, Claim, Move, Remove, Stack
+from accordion.engine.moves import DEAL, DRAW, REDEAL, RESIGN, Claim, Move, Remove, Stack, Transfer, Zone
 from accordion.v1 import accordion_pb2 as pb
 
 from . import errors
 
 MAX_NOTATION = 200  # longer text is no move of any game; refuse before the parser sees it
 MAX_POSITIONS = 104  # a REMOVE names at most every pile of the longest row (Push Pin's two decks)
+MAX_COUNT = 104  # a MOVE carries at most every card of two decks (also the highest pile number)
 MAX_COMBO = 32  # the longest combination name of any game is far shorter
 MAX_ECHO = 120  # characters of a request's move repeated in an error message
 
@@ -29,13 +30,24 @@ _FIELDS = {
     "MOVE_KIND_REMOVE": {"positions"},
     "MOVE_KIND_CLAIM": {"from_pile", "to_pile", "window_first", "window_last", "combo"},
     "MOVE_KIND_RESIGN": set(),
+    "MOVE_KIND_MOVE": {"from_zone", "to_zone", "from_pile", "to_pile", "count"},
+    "MOVE_KIND_DRAW": set(),
 }
-_ALL_FIELDS = ("from_pile", "to_pile", "positions", "window_first", "window_last", "combo")
+_ALL_FIELDS = (
+    "from_pile", "to_pile", "positions", "window_first", "window_last", "combo", "from_zone", "to_zone", "count",
+)
 _KIND_NAMES = {number: name for name, number in pb.MoveKind.items()}
 _UNUSED = {kind: tuple(f for f in _ALL_FIELDS if f not in used) for kind, used in _FIELDS.items()}
+# 1-based pile numbers every move of the kind needs (a MOVE's to_pile may be 0: see _move_problems).
 _PILE_NUMBERS = {
     kind: tuple(f for f in ("from_pile", "to_pile", "window_first", "window_last") if f in used)
-    for kind, used in _FIELDS.items()
+    for kind, used in _FIELDS.items() if kind != "MOVE_KIND_MOVE"
+} | {"MOVE_KIND_MOVE": ("from_pile",)}
+ZONES = {  # the contract's zone kinds → the engine's zones
+    pb.ZONE_KIND_TABLEAU: Zone.TABLEAU,
+    pb.ZONE_KIND_FOUNDATION: Zone.FOUNDATION,
+    pb.ZONE_KIND_STOCK: Zone.STOCK,
+    pb.ZONE_KIND_WASTE: Zone.WASTE,
 }
 
 
@@ -44,7 +56,8 @@ def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
     if msg.kind == pb.MOVE_KIND_UNSPECIFIED:
         if not msg.notation.strip():
             return [("move", "give a move: its kind and fields, or its notation")]
-        if any((msg.from_pile, msg.to_pile, msg.positions, msg.window_first, msg.window_last, msg.combo)):
+        if any((msg.from_pile, msg.to_pile, msg.positions, msg.window_first, msg.window_last, msg.combo,
+                msg.from_zone, msg.to_zone, msg.count)):
             return [("move.kind", "structured fields are set but the kind is unspecified")]
         return _notation_problems(msg.notation)
     kind = _KIND_NAMES.get(msg.kind)
@@ -69,8 +82,27 @@ def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
             out.append(("move.combo", f"at most {MAX_COMBO} characters"))
     if kind == "MOVE_KIND_CLAIM" and msg.window_last < msg.window_first:
         out.append(("move.window_last", "the window runs left to right"))
+    if kind == "MOVE_KIND_MOVE":
+        out += _move_problems(msg)
     if msg.notation:
         out += _notation_problems(msg.notation)
+    return out
+
+
+def _move_problems(msg: pb.Move) -> list[tuple[str, str]]:
+    """A MOVE's zones, pile numbers (to_pile 0: whichever foundation takes it) and count."""
+    out = []
+    for f in ("from_zone", "to_zone"):
+        if getattr(msg, f) not in ZONES:
+            out.append((f"move.{f}", "a zone is required: ZONE_KIND_TABLEAU, _FOUNDATION, _STOCK or _WASTE"))
+    if msg.from_pile > MAX_COUNT:
+        out.append(("move.from_pile", f"at most {MAX_COUNT}"))
+    if msg.to_pile > MAX_COUNT:
+        out.append(("move.to_pile", f"at most {MAX_COUNT}"))
+    elif msg.to_pile < 1 and not (msg.to_pile == 0 and msg.to_zone == pb.ZONE_KIND_FOUNDATION):
+        out.append(("move.to_pile", "a 1-based pile number is required (0 only to the foundations)"))
+    if not 0 <= msg.count <= MAX_COUNT:
+        out.append(("move.count", f"the number of cards that move, 1..{MAX_COUNT} (0 means 1)"))
     return out
 
 
@@ -94,7 +126,7 @@ def decode_move(msg: pb.Move, game: Game) -> Move:
     """
     if msg.kind == pb.MOVE_KIND_UNSPECIFIED:
         return game.parse_move(msg.notation)
-    move = _structured(msg)
+    move = _transfer(msg, game) if msg.kind == pb.MOVE_KIND_MOVE else _structured(msg)
     if not game.is_legal(move):
         legal = game.legal_texts()
         listing = ", ".join(legal) or "nothing (the game is over)"
@@ -109,12 +141,31 @@ def describe(msg: pb.Move) -> str:
     """A structured move in words, for messages (its notation may not exist: piles may be
     missing), cut to ``MAX_ECHO`` characters."""
     kind = pb.MoveKind.Name(msg.kind).removeprefix("MOVE_KIND_")
-    fields = ", ".join(
-        f"{f}={getattr(msg, f) if f != 'positions' else list(msg.positions)}"
-        for f in sorted(_FIELDS[pb.MoveKind.Name(msg.kind)])
-    )
+    fields = ", ".join(f"{f}={_field_text(msg, f)}" for f in sorted(_FIELDS[pb.MoveKind.Name(msg.kind)]))
     text = f"{kind}({fields})"
     return text if len(text) <= MAX_ECHO else text[: MAX_ECHO - 1] + "…"
+
+
+def _field_text(msg: pb.Move, name: str) -> str:
+    if name == "positions":
+        return str(list(msg.positions))
+    if name in ("from_zone", "to_zone"):
+        zone = ZONES.get(getattr(msg, name))
+        return zone.value if zone is not None else str(getattr(msg, name))
+    return str(getattr(msg, name))
+
+
+def _transfer(msg: pb.Move, game: Game) -> Transfer:
+    """The transfer a well-shaped MOVE names (not interned: a request's numbers are anyone's).
+    To the foundations with to_pile 0: the legal move that takes the cards to one, if any."""
+    src_zone, dst_zone = ZONES[msg.from_zone], ZONES[msg.to_zone]
+    src, count = msg.from_pile - 1, msg.count or 1
+    if dst_zone is Zone.FOUNDATION and msg.to_pile == 0:
+        for m in game.legal_moves():
+            if (type(m) is Transfer and m.dst_zone is Zone.FOUNDATION and m.src_zone is src_zone
+                    and m.src == src and m.count == count):
+                return m
+    return Transfer(src_zone, src, dst_zone, msg.to_pile - 1, count)
 
 
 def _structured(msg: pb.Move) -> Move:
@@ -129,6 +180,8 @@ def _structured(msg: pb.Move) -> Move:
         return Remove(tuple(p - 1 for p in msg.positions))
     if kind == pb.MOVE_KIND_RESIGN:
         return RESIGN
+    if kind == pb.MOVE_KIND_DRAW:
+        return DRAW
     return Claim(
         msg.window_first - 1,
         msg.window_last - 1,

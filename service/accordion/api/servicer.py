@@ -101,7 +101,9 @@ class AccordionServicer:
         seconds = min(limit, request.max_millis / 1000) if request.max_millis else limit
         remaining = context.time_remaining()
         if remaining is not None:  # answer (UNKNOWN at worst) before the caller gives up
-            seconds = min(seconds, remaining - 0.05)
+            # The margin covers stopping the search, encoding and a busy event loop: a tenth of
+            # the time left, at least 50 ms (50 ms alone was too little on a loaded machine).
+            seconds = min(seconds, remaining - max(0.05, remaining / 10))
             if seconds <= 0:
                 raise errors.deadline_exceeded("solve")
         answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None)

@@ -10,6 +10,11 @@ deadline passes: grpc.aio cancels the handler's task) is stopped through its
 searching for a caller that has gone. A search still queued is dropped before it starts.
 Definite answers (WON, LOST) depend only on the position, so they are cached by its state
 string, per process (a position's answer never changes, so replicas need not share).
+
+No search ever looks at a card the player cannot see: a position that hides anything (the
+engine's ``Rules.hides_anything``: a stock, a face-down card, unless the game was dealt open)
+is refused here, before the solver, whatever the solver's own checks say. The heuristic hint
+(``engine.hint.suggest``) judges a tableau game from the player's view only.
 """
 
 from __future__ import annotations
@@ -58,6 +63,19 @@ class NoWinnableDeal(engine.EngineError):
     reason = "WINNABLE_NOT_FOUND"
 
 
+_UNKNOWN_QUEUED = solver.SolveResult(solver.Outcome.UNKNOWN, (), 0, 0.0, "queued", "none")
+
+
+def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, max_nodes: int | None,
+                 stop: solver.StopFlag) -> solver.SolveResult:
+    """``solver.solve`` with the time left when a worker takes the search up: time spent queued
+    behind other searches counts against the caller's budget (monotonic ``answer_by``)."""
+    left = answer_by - time.monotonic()
+    if left <= 0:
+        return _UNKNOWN_QUEUED
+    return solver.solve(state, rules, max_seconds=left, max_nodes=max_nodes, stop=stop)
+
+
 class Solving:
     def __init__(self, budgets: Budgets) -> None:
         self.budgets = budgets
@@ -92,12 +110,20 @@ class Solving:
     async def _answer(self, pool: ThreadPoolExecutor, game: engine.Game, max_seconds: float,
                       max_nodes: int | None) -> Answer:
         solver.check_solvable(game.rules, game.state)
+        if game.rules.hides_anything(game.state):
+            raise solver.HiddenInformationError(
+                f"{game.variant.id}: cards are face down; the solver works only on positions with every "
+                "card face up (a game dealt with option open=true, or once nothing is hidden)"
+            )
         key = game.state_string()
         if (hit := self._cached(key)) is not None:
             return Answer(hit, cached=True)
-        result = await self._run(
-            pool, solver.solve, game.state, game.rules, max_seconds=max_seconds, max_nodes=max_nodes
-        )
+        answer_by = time.monotonic() + max_seconds
+        search = self._run(pool, _solve_until, game.state, game.rules, answer_by=answer_by, max_nodes=max_nodes)
+        try:  # queued behind busy workers past the budget: UNKNOWN in time, and the search never starts
+            result = await asyncio.wait_for(search, timeout=max_seconds * 1.05 + 0.01)
+        except TimeoutError:
+            result = _UNKNOWN_QUEUED
         self._remember(key, result)
         return Answer(result, cached=False)
 

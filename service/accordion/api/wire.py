@@ -15,8 +15,10 @@ from typing import NewType, TypeVar
 from accordion import engine, sessions, solver
 from accordion.engine import Game, Status
 from accordion.engine.cards import card_text
+from accordion.engine.core import option_text
 from accordion.engine.fields import varint  # the protobuf wire varint, as the stored record writes it
-from accordion.engine.moves import Claim, Move, MoveKind, Remove, Stack
+from accordion.engine.moves import Claim, Move, MoveKind, Remove, Stack, Transfer, Zone
+from accordion.engine.zones import PileView, ZoneView
 from accordion.v1 import accordion_pb2 as pb
 
 Serialized = NewType("Serialized", bytes)  # a reply message already serialized: sent as it is
@@ -26,6 +28,12 @@ SOLVE_OUTCOMES = {
     solver.Outcome.WON: pb.SOLVE_OUTCOME_WON,
     solver.Outcome.LOST: pb.SOLVE_OUTCOME_LOST,
     solver.Outcome.UNKNOWN: pb.SOLVE_OUTCOME_UNKNOWN,
+}
+ZONE_KINDS = {
+    Zone.TABLEAU: pb.ZONE_KIND_TABLEAU,
+    Zone.FOUNDATION: pb.ZONE_KIND_FOUNDATION,
+    Zone.STOCK: pb.ZONE_KIND_STOCK,
+    Zone.WASTE: pb.ZONE_KIND_WASTE,
 }
 STATUS = {
     Status.IN_PROGRESS: pb.GAME_STATUS_IN_PROGRESS,
@@ -59,6 +67,9 @@ def encode_move(move: Move, notation: str) -> pb.Move:
     elif isinstance(move, Claim):
         msg.window_first, msg.window_last, msg.combo = move.first + 1, move.last + 1, move.combo
         msg.from_pile, msg.to_pile = move.src + 1, move.dst + 1
+    elif isinstance(move, Transfer):
+        msg.from_zone, msg.to_zone = ZONE_KINDS[move.src_zone], ZONE_KINDS[move.dst_zone]
+        msg.from_pile, msg.to_pile, msg.count = move.src + 1, move.dst + 1, move.count
     return msg
 
 
@@ -67,20 +78,51 @@ def encode_legal(game: Game) -> list[pb.Move]:
 
 
 def seed_is_public(game: Game) -> bool:
-    """Whether showing the seed reveals nothing hidden: no stock and no chance to come.
+    """Whether showing the seed reveals nothing hidden: nothing hidden now (the engine's
+    ``hides_anything``: a stock, a face-down card, unless the game was dealt open) and no
+    chance to come.
 
     Not "or game over": undo takes back any last move (a resignation, or the move that ended
-    the game), so a seed shown for a finished game would tell the stock's order, or French's
-    shuffles to come, of a game that can go on."""
-    return not game.state.stock and not game.rules.draws_after_deal
+    the game), so a seed shown for a finished game would tell the stock's order, a face-down
+    card, or French's shuffles to come, of a game that can go on."""
+    return not game.rules.draws_after_deal and not game.rules.hides_anything(game.state)
+
+
+def encode_zone(view: ZoneView) -> pb.Zone:
+    """A zone of a tableau game's layout, built the plain way (``zone_fields`` writes the same bytes)."""
+    return pb.Zone(
+        kind=ZONE_KINDS[view.zone],
+        piles=[
+            pb.ZonePile(
+                face_down=p.face_down,
+                cards=[encode_card(c) for c in p.cards],
+                face_down_cards=[encode_card(c) for c in p.face_down_cards],
+            )
+            for p in view.piles
+        ],
+    )
+
+
+def tableau_piles(zones: Sequence[ZoneView]) -> tuple[tuple[int, ...], ...]:
+    """``Game.piles`` of a tableau game: each tableau pile's face-up cards (the row of a row game)."""
+    for view in zones:
+        if view.zone is Zone.TABLEAU:
+            return tuple(p.cards for p in view.piles)
+    return ()
+
+
+def _tableau_piles_left(zones: Sequence[ZoneView]) -> int:
+    """A tableau game's piles that hold cards (face up or down)."""
+    return sum(1 for v in zones if v.zone is Zone.TABLEAU for p in v.piles if p.cards or p.face_down)
 
 
 def encode_score(game: Game, version: int) -> pb.ScoreResponse:
+    zones = game.zones()
     return pb.ScoreResponse(
         version=version,
         status=STATUS[game.status],
         penalty=game.penalty,
-        piles_left=len(game.state.row),
+        piles_left=_tableau_piles_left(zones) if zones else len(game.state.row),
         stock_size=len(game.state.stock),
         cribbage_points=game.score,
         threshold_met=game.threshold_met,
@@ -99,7 +141,7 @@ def encode_variant(variant: engine.Variant) -> pb.Variant:
         aliases=list(variant.aliases),
         options=[
             pb.VariantOption(
-                name=o.name, default_value=str(o.default), allowed_values=o.allowed_text, description=o.description
+                name=o.name, default_value=option_text(o.default), allowed_values=o.allowed_text, description=o.description
             )
             for o in variant.options
         ],
@@ -156,6 +198,30 @@ def _make_move_field(key: MoveKey) -> bytes:
 
 _PILE_FIELDS = _PieceCache(_make_pile_field)  # Game.piles (field 5) entries, by pile
 _MOVE_FIELDS: _PieceCache[MoveKey] = _PieceCache(_make_move_field)  # Game.legal_moves (field 8) entries
+# A card as ZonePile.cards (field 2) and ZonePile.face_down_cards (field 3).
+_ZONE_CARD_FIELDS = tuple(b"\x12" + f[1:] for f in _CARD_FIELDS)
+_ZONE_DOWN_CARD_FIELDS = tuple(b"\x1a" + f[1:] for f in _CARD_FIELDS)
+
+
+def _make_zone_pile(pile: PileView) -> bytes:
+    body = b"".join((
+        b"\x08" + varint(pile.face_down) if pile.face_down else b"",
+        b"".join([_ZONE_CARD_FIELDS[c] for c in pile.cards]),
+        b"".join([_ZONE_DOWN_CARD_FIELDS[c] for c in pile.face_down_cards]),
+    ))
+    return b"\x12" + varint(len(body)) + body  # Zone.piles (field 2)
+
+
+_ZONE_PILE_FIELDS = _PieceCache(_make_zone_pile)  # Zone.piles entries, by pile view
+
+
+def zone_fields(zones: Sequence[ZoneView]) -> bytes:
+    """``Game.zones`` (field 18) entries: what ``encode_zone`` builds, written from cached piles."""
+    out = []
+    for view in zones:
+        body = b"\x08" + varint(ZONE_KINDS[view.zone]) + b"".join(map(_ZONE_PILE_FIELDS.__getitem__, view.piles))
+        out.append(b"\x92\x01" + varint(len(body)) + body)
+    return b"".join(out)
 
 
 def _move_key(move: Move, notation: str) -> MoveKey:
@@ -188,7 +254,7 @@ def _head_fields(game: Game) -> bytes:
     found = _HEAD_FIELDS.get(key)
     if found is None:
         entries = [
-            _field(b"\x22", _field(b"\x0a", k.encode()) + _field(b"\x12", str(v).encode()))
+            _field(b"\x22", _field(b"\x0a", k.encode()) + _field(b"\x12", option_text(v).encode()))
             for k, v in values.items()
         ]
         if len(_HEAD_FIELDS) >= 10_000:
@@ -203,11 +269,12 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     status = game.status
     rules = game.rules
     moves = game.move_count
+    zones = game.zones()  # the engine's view: face-down cards counted, never named unless open
     parts = [
         _field(b"\x0a", game_id.encode()),
         b"\x10" + _int(version),
         _head_fields(game),
-        b"".join(map(_PILE_FIELDS.__getitem__, state.row)),
+        b"".join(map(_PILE_FIELDS.__getitem__, tableau_piles(zones) if zones else state.row)),
         b"\x30" + varint(len(state.stock)) if state.stock else b"",
         _STATUS_FIELDS[status],
         b"".join(map(_MOVE_FIELDS.__getitem__, _move_keys(game.legal_moves(), game.legal_texts()))),
@@ -224,10 +291,12 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     parts.append(_field(b"\x6a", game.render().encode()))
     parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
     parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
-    if not state.stock and not rules.draws_after_deal:
+    if not rules.draws_after_deal and not rules.hides_anything(state):
         parts.append(b"\x80\x01" + varint(game.seed))  # seed_is_public; optional: sent even if 0
     if moves:
         parts.append(b"\x88\x01\x01")  # can_undo
+    if zones:
+        parts.append(zone_fields(zones))
     return b"".join(parts)
 
 

@@ -24,15 +24,20 @@ from .errors import (
 )
 from .fields import CARD, CARDS, COUNT, COUNTS, HEX64, PILES, SIGNED, Field, FieldCodec
 from .game import Game, GameView, Replay, new_game, replay
-from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Move, MoveKind, Redeal, Remove, Resign, Stack
+from .moves import (
+    DEAL, DRAW, REDEAL, RESIGN, Claim, Deal, Draw, Move, MoveKind, Redeal, Remove, Resign, Stack, Transfer, Zone,
+    transfer,
+)
 from .record import decode_state, encode_state
 from .rng import SplitMix64
+from .zones import PileView, ZoneView
 from .search import GenericSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
 
 __all__ = [
     "CARD", "CARDS", "COUNT", "COUNTS", "HEX64", "PILES", "SIGNED", "Field", "FieldCodec",
     "GenericSearch", "NoSearch", "Removal", "RemoveSearch", "Search", "StackSearch",
     "decode_state", "encode_state",
+    "DRAW", "Draw", "Transfer", "Zone", "transfer", "PileView", "ZoneView",
     "DEAL", "REDEAL", "RESIGN", "Claim", "Deal", "EngineError", "Game", "GameView", "IllegalMoveError", "InvalidCardError",
     "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
     "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay", "Resign",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from .cards import DECK_SIZE, card_text
 from .errors import InvalidDealError, InvalidOptionError, InvalidStateError, UnknownVariantError
 from .fields import Field, state_type
@@ -20,6 +22,10 @@ from .fields import Pile as Pile, Row as Row, State as State  # re-exported: gam
 from .moves import Move, MoveKind
 from .rng import SplitMix64
 from .search import GenericSearch, Search
+from .zones import ZoneView
+
+
+_NO_TEXTS: Mapping[str, str] = {}
 
 
 class Status(str, Enum):
@@ -56,7 +62,7 @@ class Option:
             return number
         text = str(value).strip().lower()
         for allowed in self.allowed:
-            if text == str(allowed):
+            if text == option_text(allowed):
                 return allowed
         raise InvalidOptionError(
             f"option {self.name}={value!r}: allowed values are {', '.join(map(str, self.allowed))}"
@@ -66,9 +72,17 @@ class Option:
     def allowed_text(self) -> list[str]:
         if isinstance(self.allowed, range):
             return [f"{self.allowed.start}..{self.allowed.stop - 1}"]
-        return [str(v) for v in self.allowed]
+        return [option_text(v) for v in self.allowed]
 
 
+def option_text(value: Any) -> str:
+    """An option value as text: ``true``/``false`` for a switch, else ``str``."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+# A base of games: a game may also be declared in interpreted code (a test, a plug-in); mypyc
+# then checks for overrides on each call of its methods (leaf games are @final, and fast).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Rules:
     """Base of every game's rules. Subclasses set the class data and override hooks.
 
@@ -80,7 +94,7 @@ class Rules:
     state type, the state string, the binary record and the view follow from them.
     """
 
-    family: ClassVar[str] = "stacking"  # stacking | eliminator | cribbage
+    family: ClassVar[str] = "stacking"  # stacking | eliminator | cribbage | tableau
     options: ClassVar[tuple[Option, ...]] = ()
     move_kinds: ClassVar[tuple[MoveKind, ...]] = ()
     deck_copies: ClassVar[int] = 1
@@ -132,16 +146,49 @@ class Rules:
         expected = self.deck()
         if len(cards) != len(expected):
             raise InvalidDealError(f"a {self.__class__.__name__} deal has {len(expected)} cards, not {len(cards)}")
+        self.check_cards(cards)
+
+    def check_cards(self, cards: list[int]) -> None:
+        """Raise ``InvalidDealError`` if ``cards`` holds a card more often than the deck does
+        (a card outside the deck, such as a 2 in Wish's 32, included)."""
+        in_deck: dict[int, int] = {}
+        for c in self.deck():
+            in_deck[c] = in_deck.get(c, 0) + 1
         counts: dict[int, int] = {}
         for c in cards:
             counts[c] = counts.get(c, 0) + 1
         for c, n in counts.items():
-            if n > self.deck_copies:
-                raise InvalidDealError(f"{card_text(c)} appears {n} times; the deck has {self.deck_copies}")
+            have = in_deck.get(c, 0)
+            if not have:
+                raise InvalidDealError(f"{card_text(c)} is not in this game's deck")
+            if n > have:
+                raise InvalidDealError(f"{card_text(c)} appears {n} times; the deck has {have}")
 
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         """The first position from the cards in deal order."""
         return self.state(tuple((c,) for c in cards))
+
+    def cards_in(self, state: State) -> list[int]:
+        """Every card of the position (row, stock and the zones a game declares)."""
+        return [c for pile in state.row for c in pile] + list(state.stock)
+
+    def check_state(self, state: State) -> None:
+        """Raise ``InvalidStateError`` for a position of a shape the rules never make (a loaded
+        state string); its cards are checked apart."""
+
+    # --- what the player sees -------------------------------------------------
+    def zones(self, state: State) -> tuple[ZoneView, ...]:
+        """The layout zone by zone as the player sees it; row games have none (their row and
+        stock size say it all). The one place a tableau game masks face-down cards."""
+        return ()
+
+    def hides_anything(self, state: State) -> bool:
+        """Whether any card is hidden from the player now (row games: the stock's)."""
+        return bool(state.stock)
+
+    def player_texts(self, state: State) -> Mapping[str, str]:
+        """Fields written otherwise in the state string a player sees (face-down cards as ``??``)."""
+        return _NO_TEXTS
 
     # --- play --------------------------------------------------------------
     def legal_moves(self, state: State) -> tuple[Move, ...]:

@@ -7,40 +7,41 @@ the service maps each class to one status code and reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 
 class EngineError(ValueError):
     """Base of every error the engine raises on bad input."""
 
-    reason = "INVALID_ARGUMENT"
+    reason: ClassVar[str] = "INVALID_ARGUMENT"
 
 
 class UnknownVariantError(EngineError):
-    reason = "UNKNOWN_VARIANT"
+    reason: ClassVar[str] = "UNKNOWN_VARIANT"
 
 
 class InvalidOptionError(EngineError):
-    reason = "INVALID_OPTION"
+    reason: ClassVar[str] = "INVALID_OPTION"
 
 
 class InvalidCardError(EngineError):
-    reason = "INVALID_CARD"
+    reason: ClassVar[str] = "INVALID_CARD"
 
 
 class InvalidDealError(EngineError):
-    reason = "INVALID_DEAL"
+    reason: ClassVar[str] = "INVALID_DEAL"
 
 
 class InvalidStateError(EngineError):
     """A state string or replay record that does not describe a game."""
 
-    reason = "INVALID_STATE"
+    reason: ClassVar[str] = "INVALID_STATE"
 
 
 class InvalidMoveError(EngineError):
     """Text that is not a move in this game's notation."""
 
-    reason = "INVALID_MOVE"
+    reason: ClassVar[str] = "INVALID_MOVE"
 
     def __init__(self, message: str, legal: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -50,7 +51,7 @@ class InvalidMoveError(EngineError):
 class IllegalMoveError(EngineError):
     """A well-formed move that the rules do not allow now. ``legal`` lists what is allowed."""
 
-    reason = "ILLEGAL_MOVE"
+    reason: ClassVar[str] = "ILLEGAL_MOVE"
 
     def __init__(self, message: str, legal: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -58,8 +59,8 @@ class IllegalMoveError(EngineError):
 
 
 class NothingToUndoError(EngineError):
-    reason = "NOTHING_TO_UNDO"
+    reason: ClassVar[str] = "NOTHING_TO_UNDO"
 
 
 class NothingToRedoError(EngineError):
-    reason = "NOTHING_TO_REDO"
+    reason: ClassVar[str] = "NOTHING_TO_REDO"

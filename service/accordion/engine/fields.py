@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
+from mypy_extensions import mypyc_attr
+
 from .cards import card_code, parse_card
 from .errors import InvalidStateError
 
@@ -288,6 +290,7 @@ COUNTS = Counts()
 # --- a field -----------------------------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # mypyc: a generic frozen dataclass cannot be a native class
 @dataclass(frozen=True)
 class Field(Generic[T]):
     """One extra of a game's position, declared once by the game.
@@ -320,11 +323,16 @@ class Field(Generic[T]):
 
     def set(self, state: State, value: T) -> State:
         """``state`` with this field set; the state must be of a type that declares it."""
-        if self.name not in state._fields:
+        # (Through Any: the state's type declares row and stock only, and compiled code checks
+        # ``_fields`` against that declaration.)
+        if self.name not in cast(Any, state)._fields:
             raise TypeError(f"{type(state).__name__} has no field {self.name!r}")
         return cast(State, cast(Any, state)._replace(**{self.name: value}))
 
 
+# ``namedtuple`` through a plain callable: called directly, mypy (and so mypyc) takes the call for
+# a class statement, and the compiled function would have no ``base`` to read at run time.
+_namedtuple: Callable[..., type[tuple[Any, ...]]] = namedtuple
 _STATE_TYPES: dict[tuple[tuple[str, Any], ...], type[State]] = {}
 _DECLARED: dict[type[State], tuple[Field[Any], ...]] = {State: ()}
 
@@ -347,7 +355,7 @@ def state_type(owner: str, fields: tuple[Field[Any], ...]) -> type[State]:
     found = _STATE_TYPES.get(key)
     if found is None:
         name = f"{owner.removesuffix('Rules')}State"
-        base = namedtuple(name, ["row", "stock", *names], defaults=((), *(f.default for f in fields)))  # type: ignore[misc]
+        base = _namedtuple(name, ["row", "stock", *names], defaults=((), *(f.default for f in fields)))
         # The namedtuple's members on a subclass of State, so isinstance(s, State) holds and
         # row/stock are the same fast tuple getters.
         namespace = {k: v for k, v in vars(base).items() if k not in ("__dict__", "__weakref__")}

@@ -31,6 +31,7 @@ from .moves import RESIGN, Move, MoveKind
 from .notation import move_text, parse_move, render
 from .state_string import format_state, parse_state
 from .rng import MASK64, SplitMix64
+from .zones import ZoneView
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class GameView:
     moves_played: int
     text: str
     extras: tuple[str, ...] = field(default=())
+    # Tableau games: the layout zone by zone, face-down cards counted and (unless open) unnamed.
+    zones: tuple[ZoneView, ...] = field(default=())
 
 
 class Game:
@@ -95,6 +98,9 @@ class Game:
         self.deal = deal
         self._state = state
         self._legal: tuple[Move, ...] | None = None
+        # What the player sees of the position (``Rules.zones``): a reply needs it for its zones,
+        # its piles and its text, so it is made once per position.
+        self._zones: tuple[ZoneView, ...] | None = None
         self._texts: tuple[str, ...] | None = None  # the notation of each legal move (replies list it)
         self._history: list[tuple[Move, State]] = []  # (move, position before it)
         self._redo: list[Move] = []
@@ -162,19 +168,19 @@ class Game:
         if any(not isinstance(m, str) for m in self._unreplayed):
             self._rebuild_history()  # a move value's text depends on the position it was played in
         texts = [m for m in self._unreplayed if isinstance(m, str)]
-        return texts + [move_text(before, m) for m, before in self._history]
+        return texts + [move_text(before, m, self.rules) for m, before in self._history]
 
     @property
     def move_count(self) -> int:
         return len(self._unreplayed) + len(self._history)
 
     def move_text(self, move: Move) -> str:
-        return move_text(self._state, move)
+        return move_text(self._state, move, self.rules)
 
     def legal_texts(self) -> list[str]:
         if self._texts is None:
             state = self._state
-            self._texts = tuple([move_text(state, m) for m in self.legal_moves()])
+            self._texts = tuple([move_text(state, m, self.rules) for m in self.legal_moves()])
         return list(self._texts)
 
     def is_legal(self, move: Move) -> bool:
@@ -217,7 +223,7 @@ class Game:
         self._history.append((move, self._state))
         if move.kind is not MoveKind.RESIGN:  # (RESIGN leaves the position as it is)
             self._state = self.rules.apply(self._state, move)
-        self._legal = self._texts = None
+        self._legal = self._texts = self._zones = None
 
     def undo(self) -> Move:
         """Take back the last move; the position is restored exactly."""
@@ -227,7 +233,7 @@ class Game:
             raise NothingToUndoError("nothing to undo: no move has been played")
         move, before = self._history.pop()
         self._state = before
-        self._legal = self._texts = None
+        self._legal = self._texts = self._zones = None
         self._redo.append(move)
         return move
 
@@ -310,6 +316,24 @@ class Game:
         self._history = fresh._history + self._history
         self._unreplayed = ()
 
+    def deal_order(self) -> tuple[int, ...]:
+        """The cards of this game's deal in dealing order, what ``new_game(deal=...)`` takes to
+        deal it again: the explicit deal, or the seed's shuffle (for a game loaded from a state
+        string, which knows neither, the seed 0's). Internal: it names hidden cards."""
+        if self.deal is not None:
+            return self.deal
+        return tuple(self.rules.order_deal(SplitMix64(self.seed)))
+
+    def zones(self) -> tuple[ZoneView, ...]:
+        """The layout zone by zone as the player sees it (none for row games)."""
+        if self._zones is None:
+            self._zones = self.rules.zones(self._state)
+        return self._zones
+
+    def hides_anything(self) -> bool:
+        """Whether any card is hidden from the player now (a stock card, a face-down card)."""
+        return self.rules.hides_anything(self._state)
+
     def view(self, symbols: bool = True, width: int | None = None) -> GameView:
         return GameView(
             variant=self.variant.id,
@@ -324,10 +348,11 @@ class Game:
             moves_played=self.move_count,
             text=self.render(symbols, width),
             extras=tuple(self.rules.summary(self._state)),
+            zones=self.zones(),
         )
 
     def render(self, symbols: bool = True, width: int | None = None) -> str:
-        return render(self.rules, self._state, symbols, width)
+        return render(self.rules, self._state, symbols, width, self.zones())
 
     def __repr__(self) -> str:
         return f"<Game {self.state_string(hide_stock=True)}>"

@@ -4,6 +4,10 @@ A chance move (DEAL, REDEAL) is suggested only when nothing else is legal, so
 no hint depends on the stock's order: the look-ahead applies only moves that
 leave the stock untouched. The solver (a later issue) gives better hints for
 games dealt face up.
+
+Tableau games are judged from ``Rules.zones`` alone (what the player sees: face-up cards and
+counts of face-down ones), never from the position, so no hint depends on a hidden card
+(``tableau_hint``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from .core import Rules, State
 from .game import Game
 from .moves import Deal, Move, Redeal
+from .tableau_hint import tableau_move
 
 _CHANCE = (Deal, Redeal)
 
@@ -23,6 +28,9 @@ def suggest(game: Game) -> Move | None:
 
 def visible_move(rules: Rules, state: State, legal: tuple[Move, ...]) -> Move:
     """``suggest`` on a bare position with its (non-empty) legal moves."""
+    zones = rules.zones(state)
+    if zones:  # a tableau game: judged from what the player sees, nothing else
+        return tableau_move(zones, legal)
     visible = [m for m in legal if not isinstance(m, _CHANCE)]
     if not visible:
         return legal[0]

@@ -19,6 +19,17 @@ class MoveKind(str, Enum):
     REDEAL = "REDEAL"
     CLAIM = "CLAIM"
     RESIGN = "RESIGN"
+    MOVE = "MOVE"  # tableau games: cards from one zone's pile to another's (``Transfer``)
+    DRAW = "DRAW"  # Klondike, Emperor: stock → waste
+
+
+class Zone(str, Enum):
+    """Where cards lie in a tableau game (spec: "The other games of seed 004")."""
+
+    TABLEAU = "tableau"
+    FOUNDATION = "foundation"
+    STOCK = "stock"
+    WASTE = "waste"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +86,33 @@ class Resign:
     kind = MoveKind.RESIGN
 
 
-Move = Stack | Deal | Remove | Redeal | Claim | Resign
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Tableau games: the top ``count`` cards of pile ``src`` of zone ``src_zone`` go onto pile
+    ``dst`` of ``dst_zone`` (0-based within each zone; the waste is pile 0 of its zone). A move
+    to the foundations names the foundation the card goes to. Turning up a face-down card
+    left on top, and Spider's lift-off of a full suit, are part of the move."""
+
+    src_zone: Zone
+    src: int
+    dst_zone: Zone
+    dst: int
+    count: int = 1
+    kind = MoveKind.MOVE
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """Klondike, Emperor: turn the game's ``draw`` cards (fewer if fewer are left) from the stock
+    onto the waste."""
+
+    kind = MoveKind.DRAW
+
+
+Move = Stack | Deal | Remove | Redeal | Claim | Resign | Transfer | Draw
 
 DEAL = Deal()
+DRAW = Draw()
 REDEAL = Redeal()
 RESIGN = Resign()
 
@@ -92,3 +127,9 @@ def stack(src: int, dst: int) -> Stack:
 def remove(*positions: int) -> Remove:
     """The shared ``Remove(positions)``."""
     return Remove(tuple(positions))
+
+
+@lru_cache(maxsize=None)
+def transfer(src_zone: Zone, src: int, dst_zone: Zone, dst: int, count: int = 1) -> Transfer:
+    """The shared ``Transfer``."""
+    return Transfer(src_zone, src, dst_zone, dst, count)

@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from .cards import card_text, parse_card
 from .core import Rules, State
 from .errors import EngineError, IllegalMoveError, InvalidMoveError
-from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Move, Redeal, Remove, Resign, Stack
+from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone
+from .tableau import TableauRules, face_up_count
+from .tableau_notation import parse_tableau_move
+from .zones import ZoneView, render_zones
 
 COMBOS = ("pair", "three", "flush", "run", "straight-flush", "fifteen")
 _COMBO_ALIASES = {
@@ -43,11 +46,19 @@ def format_positions(positions: Sequence[int]) -> str:
     return ",".join(str(p + 1) for p in positions)
 
 
-def move_text(state: State, move: Move) -> str:
-    """The canonical text of ``move`` in ``state`` (before it is played)."""
+def move_text(state: State, move: Move, rules: Rules | None = None) -> str:
+    """The canonical text of ``move`` in ``state`` (before it is played). A tableau game's
+    transfers need the ``rules`` (see ``transfer_text``)."""
     if isinstance(move, Stack):
         return f"{_LETTER_TEXTS[state.row[move.src][-1]]}>{_LETTER_TEXTS[state.row[move.dst][-1]]}"
+    if isinstance(move, Transfer):
+        return transfer_text(state, move, rules.plain_count(state, move.src) if isinstance(rules, TableauRules)
+                             else face_up_count(state, move.src))
+    if isinstance(move, Draw):
+        return "draw"
     if isinstance(move, Remove):
+        if not state.row:  # Wish: the tops of two tableau piles
+            return "x" + ",".join(str(p + 1) for p in move.positions)
         return "x" + format_positions(move.positions)
     if isinstance(move, Deal):
         return "deal"
@@ -58,6 +69,25 @@ def move_text(state: State, move: Move) -> str:
     if isinstance(move, Resign):
         return "resign"
     raise TypeError(f"not a move: {move!r}")
+
+
+def transfer_text(state: State, move: Transfer, plain: int) -> str:
+    """``3>7`` (``plain`` cards: what the game moves by default, ``TableauRules.plain_count``),
+    ``3>7 x2`` (another count), ``w>5``, ``5>f``, ``w>f``, ``f2>5``: piles 1-based, ``w`` the
+    waste, ``f`` the foundations."""
+    src_zone, dst_zone = move.src_zone, move.dst_zone
+    if src_zone is Zone.WASTE:
+        src = "w"
+    elif src_zone is Zone.FOUNDATION:
+        src = f"f{move.src + 1}"
+    else:
+        src = str(move.src + 1)
+    if dst_zone is Zone.FOUNDATION:
+        return src + ">f"
+    text = f"{src}>{move.dst + 1}"
+    if src_zone is Zone.TABLEAU and move.count != plain:
+        text += f" x{move.count}"
+    return text
 
 
 def _pile_index(state: State, word: str, original: str) -> int:
@@ -137,13 +167,16 @@ def parse_move(rules: Rules, state: State, legal: Sequence[Move], text: str) -> 
         InvalidMoveError: the text is not a move in this notation.
         IllegalMoveError: it names a move that is not legal now (the message lists the legal ones).
     """
-    legal_texts = [move_text(state, mv) for mv in legal]
+    legal_texts = [move_text(state, mv, rules) for mv in legal]
     try:
-        move = _parse(state, legal, text)
+        if isinstance(rules, TableauRules):
+            move = parse_tableau_move(rules, state, legal, text)
+        else:
+            move = _parse(state, legal, text)
     except IllegalMoveError as exc:
         raise IllegalMoveError(f"{exc}; legal now: {_listing(legal_texts)}", legal_texts) from None
-    except EngineError as exc:
-        raise InvalidMoveError(f"{exc}; legal now: {_listing(legal_texts)}", legal_texts) from None
+    except EngineError as bad:  # (its own name: compiled code types a name by its first except)
+        raise InvalidMoveError(f"{bad}; legal now: {_listing(legal_texts)}", legal_texts) from None
     if move not in legal and move is not RESIGN:
         raise IllegalMoveError(
             f"{text.strip()!r} is not legal now; legal now: {_listing(legal_texts)}", legal_texts
@@ -177,13 +210,19 @@ _SYMBOL_TOPS, _LETTER_TOPS = _Tops(_SYMBOL_TEXTS), _Tops(_LETTER_TEXTS)
 _NUMBERS = [f"{i}:" for i in range(1, 105)]  # cell prefixes, grown on demand
 
 
-def render(rules: Rules, state: State, symbols: bool = True, width: int | None = None) -> str:
+def render(rules: Rules, state: State, symbols: bool = True, width: int | None = None,
+           zones: tuple[ZoneView, ...] | None = None) -> str:
     """The layout in one line (two when ``width`` is exceeded): numbered piles, sizes, stock.
+    ``zones`` is ``rules.zones(state)`` when the caller has it already (``Game`` keeps it).
 
     ``1:8♦ 2:K♣×3 3:2♠ | stock 30``
     """
     # "8♦" / "K♣×3" per pile (cached by pile), numbered by one C-level map: the row is
     # rendered for every reply, so this is hot.
+    if zones is None:
+        zones = rules.zones(state)
+    if zones:  # a tableau game: drawn from what the player sees, never from the position itself
+        return render_zones(zones, _SYMBOL_TEXTS if symbols else _LETTER_TEXTS, rules.summary(state))
     tops = _SYMBOL_TOPS if symbols else _LETTER_TOPS
     if len(state.row) > len(_NUMBERS):
         _NUMBERS.extend(f"{i}:" for i in range(len(_NUMBERS) + 1, len(state.row) + 1))

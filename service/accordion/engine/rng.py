@@ -26,6 +26,9 @@ from typing import TypeVar
 
 MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
+_TWO64 = 1 << 64
+# below(n)'s rejection limit for the bounds of every deal (two decks: 104 cards).
+_LIMITS = tuple(_TWO64 - _TWO64 % n if n else 0 for n in range(129))
 T = TypeVar("T")
 
 
@@ -57,7 +60,22 @@ class SplitMix64:
                 return x % n
 
     def shuffle(self, items: MutableSequence[T]) -> None:
-        """Shuffle in place (Fisher–Yates, from the end)."""
+        """Shuffle in place (Fisher–Yates, from the end).
+
+        ``next`` and ``below`` written out in one loop over a local state (the same draws, in
+        the same order): a deal is 51 or more draws, and the calls and the attribute writes
+        were half of NewGame's engine time."""
+        state = self.state
         for i in range(len(items) - 1, 0, -1):
-            j = self.below(i + 1)
+            n = i + 1
+            limit = _LIMITS[n] if n < len(_LIMITS) else _TWO64 - _TWO64 % n
+            while True:
+                state = (state + _GOLDEN) & MASK64
+                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+                x = z ^ (z >> 31)
+                if x < limit:
+                    break
+            j = x % n
             items[i], items[j] = items[j], items[i]
+        self.state = state

@@ -55,6 +55,23 @@ class RemoveSearch(Search):
 
 
 @dataclass(frozen=True, kw_only=True)
+class KlondikeSearch(Search):
+    """Klondike: seven piles built down in alternating colours, Kings into spaces, a stock turned
+    ``draw`` cards at a time onto a waste, ``passes`` through it (0 = unlimited); ``partial_runs``:
+    any top part of a face-up run may move; ``foundation_return``: a foundation's top may come back.
+    The position is read from the tableau fields (``tableau``, ``down``, ``foundations`` by suit,
+    ``waste``), ``State.stock`` and ``redeals_used``/``moved`` (REDEAL only after a move since the
+    previous one)."""
+
+    draw: int
+    passes: int
+    partial_runs: bool
+    foundation_return: bool
+    redeals_used: int = 0
+    moved: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
 class GenericSearch(Search):
     """No special search: a depth-first search through the game's own rules (in Python)."""
 

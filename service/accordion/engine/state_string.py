@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .cards import card_code, card_text, parse_card
-from .core import Rules, State, Variant, find_variant
+from .cards import card_code, parse_card
+from .core import Rules, State, Variant, find_variant, option_text
 from .errors import EngineError, InvalidDealError, InvalidStateError
 
 _CODES = tuple(card_code(c) for c in range(52))  # the two-character form of every card, by value
@@ -58,17 +58,19 @@ def _defaults(variant: Variant) -> dict[str, Any]:
 
 def format_state(variant: Variant, rules: Rules, state: State, hide_stock: bool = False) -> str:
     defaults = _defaults(variant)
-    opts = ",".join(f"{k}={v}" for k, v in rules.values.items() if defaults.get(k) != v)
+    opts = ",".join(f"{k}={option_text(v)}" for k, v in rules.values.items() if defaults.get(k) != v)
     head = f"{variant.id}({opts})" if opts else variant.id
     row = "/".join(map(_PILE_CODES.__getitem__, state.row)) or "-"
     stock = f"#{len(state.stock)}" if hide_stock else _cards_code(state.stock)
     parts = [head, row, stock]
+    masked = rules.player_texts(state) if hide_stock else None
     for f in rules.fields:  # each declared extra, as name=text, when it is not its default
         if f.hidden and hide_stock:
             continue
         value = getattr(state, f.name, f.default)
         if value != f.default or f.text_at_default:
-            parts.append(f"{f.name}={f.codec.text(value)}")
+            text = masked.get(f.name) if masked else None
+            parts.append(f"{f.name}={f.codec.text(value) if text is None else text}")
     return " ".join(parts)
 
 
@@ -102,23 +104,15 @@ def parse_state(text: str) -> tuple[Variant, Rules, State]:
         if isinstance(exc, InvalidStateError):
             raise
         raise InvalidStateError(f"{text!r}: {exc}") from None
-    except ValueError as exc:
-        raise InvalidStateError(f"{text!r} is not a state string: {exc}") from None
-    cards = [c for p in state.row for c in p] + list(state.stock)
+    except ValueError as bad:  # (its own name: compiled code types a name by its first except)
+        raise InvalidStateError(f"{text!r} is not a state string: {bad}") from None
+    cards = rules.cards_in(state)
     try:
+        rules.check_state(state)
         if rules.discards:
-            _check_subset(rules, cards)
+            rules.check_cards(cards)
         else:
             rules.check_deal(cards)
-    except InvalidDealError as exc:
-        raise InvalidStateError(f"{text!r}: {exc}") from None
+    except InvalidDealError as bad_deal:
+        raise InvalidStateError(f"{text!r}: {bad_deal}") from None
     return variant, rules, state
-
-
-def _check_subset(rules: Rules, cards: list[int]) -> None:
-    """Eliminators discard cards: a position holds at most the deck's copies of each."""
-    deck_counts: dict[int, int] = {}
-    for c in cards:
-        deck_counts[c] = deck_counts.get(c, 0) + 1
-        if deck_counts[c] > rules.deck_copies:
-            raise InvalidDealError(f"{card_text(c)} appears more often than the deck holds")

@@ -4,6 +4,12 @@ An event is a move or an undo (``UNDO``, i.e. None: the undone move is the last 
 A move is 1 byte (deal 0xF0, redeal 0xF1), 2 (stack: from, to: both < 0xF0), or a few more
 (remove: 0xF3, count, positions; claim: 0xF4, first, last, from, to, combo length, combo); an
 undo is the byte 0xF2, a resignation (every game) 0xF5.
+
+The tableau games add DRAW (0xF6) and a transfer (0xF7, then a byte of zones and flags, then the
+piles, then the count if more than one card moves): ``zones`` is the source zone's index in
+``_ZONES`` times 4 plus the target's; flag 0x10: a count byte follows; flag 0x20: both piles are
+below 16 and share one byte (source × 16 + target), else each has its own byte. A move of a
+Spider game is 3 or 4 bytes, so a game of hundreds of moves stays well under 2 KiB.
 """
 
 from __future__ import annotations
@@ -11,12 +17,16 @@ from __future__ import annotations
 from accordion.engine import Game, fields
 from accordion.engine.fields import varint
 from accordion.engine.moves import (
-    DEAL, REDEAL, RESIGN, Claim, Deal, Move, Redeal, Remove, Resign, Stack, remove, stack,
+    DEAL, DRAW, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone,
+    remove, stack, transfer,
 )
 
 UNDO = None  # an undo in an event list (the undone move is the last one in play)
 Event = Move | None
-_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5
+_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN, _DRAW, _TRANSFER = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7
+_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # a zone's index: its 2 bits in a transfer
+_ZONE_INDEX = {zone: i for i, zone in enumerate(_ZONES)}
+_COUNTED, _PACKED = 0x10, 0x20  # a transfer's flags (see the module's docstring)
 _MAX_ROW = 104  # the longest row of any game (Push Pin's two decks)
 _STACKS = [[stack(a, b) for b in range(_MAX_ROW)] for a in range(_MAX_ROW)]  # interned, by (from, to)
 class Reader(fields.Reader):
@@ -43,9 +53,42 @@ def encode_event(move: Event) -> bytes:
         return bytes((_REMOVE, len(move.positions), *move.positions))
     if isinstance(move, Resign):
         return b"\xf5"
+    if isinstance(move, Transfer):
+        return _encode_transfer(move)
+    if isinstance(move, Draw):
+        return b"\xf6"
     assert isinstance(move, Claim)
     combo = move.combo.encode()
     return bytes((_CLAIM, move.first, move.last, move.src, move.dst, len(combo))) + combo
+
+
+def _encode_transfer(move: Transfer) -> bytes:
+    head = _ZONE_INDEX[move.src_zone] * 4 + _ZONE_INDEX[move.dst_zone]
+    counted = move.count != 1
+    if counted:
+        head |= _COUNTED
+    if move.src < 16 and move.dst < 16:
+        out = bytes((_TRANSFER, head | _PACKED, move.src * 16 + move.dst))
+    else:
+        out = bytes((_TRANSFER, head, move.src, move.dst))
+    return out + bytes((move.count,)) if counted else out
+
+
+def _read_transfer(buf: bytes, pos: int) -> tuple[Transfer, int]:
+    """The transfer whose 0xF7 is at ``pos``, and the position after it."""
+    head = buf[pos + 1]
+    if head & _PACKED:
+        src, dst = divmod(buf[pos + 2], 16)
+        pos += 3
+    else:
+        src, dst = buf[pos + 2], buf[pos + 3]
+        pos += 4
+    count = 1
+    if head & _COUNTED:
+        count = buf[pos]
+        pos += 1
+    zones = head & 0x0F
+    return transfer(_ZONES[zones >> 2], src, _ZONES[zones & 3], dst, count), pos
 
 
 def read_events(r: Reader, count: int) -> list[Event]:
@@ -77,6 +120,12 @@ def read_events(r: Reader, count: int) -> list[Event]:
             pos += 6 + n
         elif b == _RESIGN:
             out.append(RESIGN)
+            pos += 1
+        elif b == _TRANSFER:
+            move, pos = _read_transfer(buf, pos)
+            out.append(move)
+        elif b == _DRAW:
+            out.append(DRAW)
             pos += 1
         else:
             raise ValueError(f"unknown event byte {b:#x}")

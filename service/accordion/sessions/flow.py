@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis.exceptions
+from mypy_extensions import mypyc_attr
 
 from accordion import engine
 from accordion import store as st
@@ -42,7 +43,7 @@ from .errors import (
     StoreUnavailable,
     VersionMismatch,
 )
-from .follow import Follower, WatchItem
+from .follow import WatchItem
 from .record import Stored, load_stored
 
 FIRST_VERSION = 1
@@ -53,6 +54,8 @@ _UNREACHABLE = (st.StoreUnavailable, OSError, redis.exceptions.ConnectionError, 
 ChooseMove = Callable[[Game], Move]  # the move a request names, in the game as it is now
 
 
+# The metrics' implementation (api/metrics.py, interpreted) subclasses it.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Observer:
     """What the flow tells of itself, for metrics (``accordion.api.metrics.SessionMetrics``
     records it in Prometheus; this one ignores it). Called on the hot path, once per game dealt,
@@ -158,48 +161,13 @@ class Sessions:
             return Opened(game_id, record.version, stored.game)
         return Opened(game_id, record.version, load_stored(game_id, record.data, record.version).game)
 
-    async def watch(
-        self, game_id: str, token: str, after_version: int, deadline: float | None
-    ) -> AsyncIterator[WatchItem]:
-        """The stored log first (events after ``after_version``), then the store's event stream.
+    def watch(self, game_id: str, token: str, after_version: int, deadline: float | None) -> AsyncIterator[WatchItem]:
+        """The stored log first (events after ``after_version``), then the store's event stream
+        (``watching.watch``: an async generator, which mypyc does not compile, so it lives in an
+        interpreted module of its own)."""
+        from .watching import watch  # (imports this module)
 
-        Each stream entry is a compact event applied to this watcher's own copy of the game; a
-        gap (the stream is kept short, and a slow watcher may miss entries) or an entry it cannot
-        read is filled from the stored log again. Ends when the game is gone."""
-        record = await self._authorized(game_id, token, deadline)
-        follower = Follower(after_version)
-        for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
-            yield item
-        events = self.store.watch(game_id, max(follower.last, follower.version))
-        try:
-            async for event in events:
-                if event.version <= follower.version:
-                    continue
-                readable, value = replies.stream_event_value(event.payload)
-                if readable and event.version == follower.version + 1 and follower.game is not None:
-                    next_item: WatchItem | None
-                    try:
-                        next_item = follower.apply(value)
-                    except engine.EngineError:
-                        next_item, follower.game = None, None  # does not apply to our copy: resync
-                    if follower.game is not None:
-                        if next_item is not None:
-                            yield next_item
-                        continue
-                try:  # a gap, or an entry of another format: the stored log has everything
-                    record = await self._call("load", game_id, deadline, self.store.load, game_id)
-                except GameNotFound:
-                    return
-                for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
-                    yield item
-        except _UNREACHABLE as exc:
-            self.on_store_error("watch")
-            self.observer.store_failed("watch", "unavailable")
-            raise StoreUnavailable("watch") from exc
-        finally:  # the client went away or the stream ended: release the store's watcher now
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        return watch(self, game_id, token, after_version, deadline)
 
     # --- NewGame -----------------------------------------------------------------------------
     async def deal(
@@ -282,8 +250,8 @@ class Sessions:
             except (engine.InvalidMoveError, engine.IllegalMoveError) as exc:
                 refused = MoveRefused(exc, version, game.legal_moves(), game.legal_texts())
                 raise _Unchanged(refused) from None
-            except Exception as exc:  # choosers only read: the game is as it was
-                raise _Unchanged(exc) from None
+            except Exception as failed:  # choosers only read: the game is as it was
+                raise _Unchanged(failed) from None
             text = game.move_text(move)  # read in the position before the move
             stored.play(move)
             return move, text, move
@@ -305,8 +273,8 @@ class Sessions:
         def step(stored: Stored, version: int) -> tuple[Move, str, Event]:
             try:
                 move = stored.undo()
-            except engine.NothingToUndoError as exc:
-                raise _Unchanged(exc) from None
+            except engine.NothingToUndoError as nothing:
+                raise _Unchanged(nothing) from None
             return move, stored.game.move_text(move), UNDO
 
         return await self._mutate(game_id, token, step, deadline, expected, request_id, fingerprint)
@@ -430,16 +398,16 @@ class Sessions:
         except st.GameExists:
             self.observer.store_failed(operation, "exists")
             raise
-        except TimeoutError as exc:
+        except TimeoutError as timeout:
             self.on_store_error(operation)
             self.observer.store_failed(operation, "deadline" if by_deadline else "timeout")
             if by_deadline:
-                raise DeadlineExceeded(operation) from exc
-            raise StoreUnavailable(operation) from exc
-        except _UNREACHABLE as exc:
+                raise DeadlineExceeded(operation) from timeout
+            raise StoreUnavailable(operation) from timeout
+        except _UNREACHABLE as unreachable:
             self.on_store_error(operation)
             self.observer.store_failed(operation, "unavailable")
-            raise StoreUnavailable(operation) from exc
+            raise StoreUnavailable(operation) from unreachable
         except DeadlineExceeded:
             raise  # ours, from above (counted there)
         except Exception:

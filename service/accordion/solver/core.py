@@ -40,16 +40,21 @@ from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
 from ..engine.hint import visible_move
-from ..engine.moves import Deal, Move, Redeal, remove, stack
-from ..engine.search import NoSearch, Removal, RemoveSearch, Search, StackSearch
-from . import _pysolver
+from ..engine.moves import DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
+from ..engine.search import KlondikeSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
+from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
+from . import _pyklondike, _pysolver
 
 try:  # the compiled core, built by setup.py; optional
     from . import _csolver  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - exercised on machines without a compiler
     _csolver = None
+try:  # the compiled Klondike search, built beside it
+    from . import _cklondike  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _cklondike = None
 
-HAVE_C = _csolver is not None
+HAVE_C = _csolver is not None and _cklondike is not None
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
 
 _CHANCE = (Deal, Redeal)
@@ -165,10 +170,10 @@ def check_solvable(rules: Rules, state: State) -> None:
     search = rules.search(state)
     if isinstance(search, NoSearch):
         raise UnsupportedGameError(f"{type(rules).__name__}: {search.reason}")
-    if state.stock:
+    if rules.hides_anything(state):
         raise HiddenInformationError(
-            f"{type(rules).__name__}: {len(state.stock)} cards are face down in the stock; the solver "
-            "works only on positions with every card face up (dealing=all, or once the stock is empty)"
+            f"{type(rules).__name__}: cards are face down (in the stock or under the tableau); the solver "
+            "works only on positions with every card known (dealing=all or open=true, or once nothing is hidden)"
         )
 
 
@@ -235,6 +240,11 @@ def solve(
             )
             method = "subset-dfs"
         moves = [remove(*m) for m in raw]
+    elif isinstance(search, KlondikeSearch):
+        backend = _cklondike if _backend(impl) is _csolver else _pyklondike
+        code, moves, nodes = _klondike_solve(
+            backend, search, state, nodes_limit, seconds_limit, flag)
+        method = "klondike-dfs"
     else:
         code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
         method = "generic-dfs"
@@ -250,9 +260,40 @@ def solve(
         nodes=nodes,
         seconds=time.perf_counter() - started,
         method=method,
-        implementation="c" if backend is _csolver and backend is not None else "python",
+        implementation="python" if backend is _pysolver or backend is _pyklondike else "c",
         without_redeal=search.chance_ahead,
     )
+
+
+_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's zone numbers 0..3
+
+
+def _klondike_solve(
+    backend: Any, search: KlondikeSearch, state: State, max_nodes: int, max_seconds: float,
+    stop: bytearray | None,
+) -> tuple[int, list[Move], int]:
+    """Hand a Klondike position to the search as plain data; its primitive moves as engine moves.
+
+    The talon is the waste (bottom to top) then the stock (drawing order); ``cur`` is the
+    waste's length. Foundations are indexed by suit, as the game keeps them.
+    """
+    waste = WASTE.get(state)
+    redeals = -1 if search.passes == 0 else max(0, search.passes - 1 - search.redeals_used)
+    code, raw, nodes = backend.klondike_solve(
+        [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
+        [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste),
+        search.draw, redeals, search.partial_runs, search.foundation_return, search.moved,
+        max_nodes, max_seconds, stop=stop,
+    )
+    moves: list[Move] = []
+    for src_zone, src, dst_zone, dst, count in raw:
+        if src_zone == _pyklondike.Z_STOCK:
+            moves.append(DRAW)
+        elif dst_zone == _pyklondike.Z_STOCK:
+            moves.append(REDEAL)
+        else:
+            moves.append(transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count))
+    return code, moves, nodes
 
 
 def _finish(rules: Rules, state: State, moves: list[Move], search: Search) -> list[Move]:

@@ -3,11 +3,13 @@
 * ``AccordionClient`` / ``AsyncAccordionClient``: connect, deal, play by notation; deadlines,
   request ids and retries on every call; typed exceptions (``accordion_client.errors``).
 * ``accordion_client.v1``: the generated stubs (``accordion_pb2``, ``accordion_pb2_grpc``), typed.
+* ``accordion_client.moves``: structured moves (``move("tableau", 3, "tableau", 7)``, ``draw()``).
+* ``accordion_client.zones``: text for a tableau game's zones (face-down cards as backs).
 * ``accordion_client.chat.ChatSession``: text in, short text out, for chat bots.
 * console scripts ``accordion`` (``accordion play``: a terminal game) and ``accordion-load``.
 """
 
-from . import errors
+from . import errors, moves, zones
 from .client import (
     AccordionClient,
     AsyncAccordionClient,
@@ -60,7 +62,9 @@ __all__ = [
     "UnknownVariant",
     "VersionMismatch",
     "errors",
+    "moves",
     "new_request_id",
     "pb",
     "to_move",
+    "zones",
 ]

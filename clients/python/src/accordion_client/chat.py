@@ -10,7 +10,8 @@ message's text to ``handle``; the reply is plain text of a few short lines, with
 and numbered piles. Commands (a leading ``/`` is ignored, so ``/hint`` works too):
 
     new [variant] [seed N] [option=value ...]   deal a game (default: the session's variant)
-    <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3
+    <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3;
+                                               tableau games: 3>7, 3>7 x4, w>5, 5>f, f2>5, draw, x3,5
     hint · undo · resign · show · score · moves · variants · rules [variant] · help [command]
 """
 
@@ -22,10 +23,11 @@ from . import errors
 from .client import STATUS_NAMES, AccordionClient, GameHandle
 from .render import legal_summary, row_lines, status_line, variant_summary
 from .v1 import accordion_pb2 as pb
+from .zones import face_down_count, is_tableau
 
 HELP = (
-    "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal) · "
-    "hint · undo · resign · show · score · moves · variants · rules [variant] · help [command]"
+    "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal; 3>7, w>f, draw) · "
+    "hint · undo · resign · show · score · moves · variants · rules [variant] · help [command|tableau]"
 )
 # ``help <command>``: one line each (aliases point at the same line).
 COMMAND_HELP = {
@@ -33,6 +35,10 @@ COMMAND_HELP = {
     "or new accordion dealing=stock (rules <variant> lists its options).",
     "move": "A move in notation: 8d>9d or 5>4 stacks a pile, x7 or x7-8 removes cards, "
     "deal, redeal, claim 3-5 run 5>3; moves lists the legal ones.",
+    "tableau": "Tableau games (klondike, spider, …): 3>7 moves pile 3's run onto pile 7 (3>7 x4: "
+    "four cards), w>5 the waste's top card, 5>f or w>f to the foundations, f2>5 back from "
+    "foundation 2, draw turns the stock, deal (Spider), redeal (Klondike), x3,5 pairs two tops "
+    "(Wish). ▒▒ is a face-down card.",
     "hint": "hint: a move worth playing, from what you can see.",
     "undo": "undo: takes back the last move.",
     "resign": "resign: give the game up; it ends lost and its penalty stands (undo takes it back).",
@@ -43,7 +49,14 @@ COMMAND_HELP = {
     "rules": "rules [variant]: a variant's rules, how it is won and its options (default: this game's).",
     "help": "help [command]: the commands, or one in detail.",
 }
-COMMAND_ALIASES = {"start": "new", "board": "show", "legal": "moves", "?": "help"}
+COMMAND_ALIASES = {
+    "start": "new",
+    "board": "show",
+    "legal": "moves",
+    "?": "help",
+    "notation": "move",
+    **dict.fromkeys(("draw", "deal", "redeal", "klondike", "spider", "wish", "emperor", "zones"), "tableau"),
+}
 NO_GAME = "No game yet: type new (or new royal-marriage) to deal one."
 Command = Callable[["ChatSession", list[str]], str]
 
@@ -165,7 +178,9 @@ class ChatSession:
     def _score(self, args: list[str]) -> str:
         game = self._require()
         s = game.score()
-        parts = [f"Penalty {s.penalty}", f"{s.piles_left} piles left"]
+        # A tableau game's piles stay; what is left to uncover is its face-down cards.
+        left = f"{face_down_count(game.game)} face down" if is_tableau(game.game) else f"{s.piles_left} piles left"
+        parts = [f"Penalty {s.penalty}", left]
         if s.stock_size:
             parts.append(f"stock {s.stock_size}")
         if s.cribbage_points or game.game.variant == "cribbage-solitaire":

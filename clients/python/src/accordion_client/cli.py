@@ -2,6 +2,7 @@
 
     accordion play                         # Accordion against 127.0.0.1:50051
     accordion play royal-marriage --seed 7 --target https://games.example.com
+    accordion play klondike -o draw=1      # a tableau game: 3>7, w>f, draw, redeal
     accordion variants                     # every variant, one line each
     accordion variants royal-marriage      # one in full: rules, options, win threshold
     accordion --version
@@ -26,22 +27,14 @@ from typing import TextIO
 from . import __version__, errors
 from .client import AccordionClient, GameHandle
 from .flags import add_connection_flags, client_kwargs
-from .render import (
-    BOLD,
-    CYAN,
-    GREEN,
-    RED,
-    YELLOW,
-    board_lines,
-    legal_summary,
-    paint,
-    status_line,
-    variant_lines,
-)
+from .render import board_lines, legal_summary, paint, status_line, variant_lines
+from .style import BOLD, CYAN, GREEN, RED, YELLOW
 from .v1 import accordion_pb2 as pb
+from .zones import face_down_count, is_tableau
 
 HELP = """\
   a move      8d>9d  5>4  8d  x7  x7-8  deal  redeal  claim 3-5 run 5>3  (see docs/notation.md)
+  tableau     3>7  3>7 x4  w>5  5>f  w>f  f2>5  draw  deal  redeal  x3,5   (▒▒: a face-down card)
   h, hint     suggest a move          u, undo     take back the last move
   l, legal    list the legal moves    s, score    penalty, piles, stock
   n, new      deal a new game         r, show     show the row again
@@ -165,9 +158,9 @@ class TerminalPlayer:
                 self.say("legal: " + legal_summary([m.notation for m in self.game.legal_moves()], limit=60))
             elif word in ("s", "score"):
                 s = self.game.score()
-                self.say(
-                    f"penalty {s.penalty} · {s.piles_left} piles · stock {s.stock_size} · {self.game.status}"
-                )
+                g = self.game.game
+                left = f"{face_down_count(g)} face down" if is_tableau(g) else f"{s.piles_left} piles"
+                self.say(f"penalty {s.penalty} · {left} · stock {s.stock_size} · {self.game.status}")
             elif word in ("n", "new"):
                 self.new_game(None)
                 self.show()
@@ -202,10 +195,8 @@ class TerminalPlayer:
                 self.say("You won! n for a new game, q to quit.", GREEN)
             else:
                 why = "Resigned" if self.game.resigned else "No moves left"
-                self.say(
-                    f"{why}: {len(g.piles)} piles remain. n for a new game, u to undo, q to quit.",
-                    YELLOW,
-                )
+                left = f"penalty {g.penalty}" if is_tableau(g) else f"{len(g.piles)} piles remain"
+                self.say(f"{why}: {left}. n for a new game, u to undo, q to quit.", YELLOW)
         else:
             self.say("legal: " + legal_summary(self.game.legal, limit=16), CYAN)
 

@@ -28,7 +28,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from . import moves
 from .errors import AccordionError, RateLimited, Unavailable, from_rpc_error
+from .moves import ZoneLike
 from .targets import resolve_target
 from .v1 import accordion_pb2 as pb
 from .v1 import accordion_pb2_grpc as pb_grpc
@@ -403,7 +405,27 @@ class GameHandle(_HandleBase):
     def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         """Give the game up: it ends lost and its penalty stands (undo takes it back). Returns
         the RESIGN move. Raises IllegalMove once the game is over, VersionMismatch, ..."""
-        return self.play(pb.Move(kind=pb.MOVE_KIND_RESIGN), request_id=request_id, deadline=deadline)
+        return self.play(moves.resign(), request_id=request_id, deadline=deadline)
+
+    def move(
+        self,
+        from_zone: ZoneLike,
+        from_pile: int,
+        to_zone: ZoneLike,
+        to_pile: int = 0,
+        count: int = 1,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> pb.Move:
+        """A tableau game's MOVE (``moves.move``): ``move("tableau", 3, "tableau", 7, 2)`` is ``3>7 x2``,
+        ``move("waste", 1, "foundation")`` is ``w>f``. Returns the move as played."""
+        built = moves.move(from_zone, from_pile, to_zone, to_pile, count)
+        return self.play(built, request_id=request_id, deadline=deadline)
+
+    def draw(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        """DRAW: turn cards from the stock onto the waste. Returns the move as played."""
+        return self.play(moves.draw(), request_id=request_id, deadline=deadline)
 
     def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         """Take back the last move; returns it. Raises NothingToUndo, VersionMismatch, ..."""
@@ -558,7 +580,26 @@ class AsyncGameHandle(_HandleBase):
         return self._moved(await self._call("ApplyMove", self._apply_request(move, request_id), deadline))
 
     async def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
-        return await self.play(pb.Move(kind=pb.MOVE_KIND_RESIGN), request_id=request_id, deadline=deadline)
+        return await self.play(moves.resign(), request_id=request_id, deadline=deadline)
+
+    async def move(
+        self,
+        from_zone: ZoneLike,
+        from_pile: int,
+        to_zone: ZoneLike,
+        to_pile: int = 0,
+        count: int = 1,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> pb.Move:
+        """As ``GameHandle.move``."""
+        built = moves.move(from_zone, from_pile, to_zone, to_pile, count)
+        return await self.play(built, request_id=request_id, deadline=deadline)
+
+    async def draw(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        """As ``GameHandle.draw``."""
+        return await self.play(moves.draw(), request_id=request_id, deadline=deadline)
 
     async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
         return self._moved(await self._call("Undo", self._undo_request(request_id), deadline))

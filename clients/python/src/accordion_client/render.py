@@ -1,4 +1,6 @@
-"""Text for people: the row with numbered piles, in plain text (chat) or ANSI colour (terminal)."""
+"""Text for people: the row with numbered piles, in plain text (chat) or ANSI colour (terminal).
+
+A tableau game (``Game.zones`` not empty) is drawn by zones.py instead: its zones line by line."""
 
 from __future__ import annotations
 
@@ -6,18 +8,10 @@ import textwrap
 from collections.abc import Sequence
 
 from .client import STATUS_NAMES
+from .style import BOLD, DIM, RED, RED_SUITS, RESET
 from .v1 import accordion_pb2 as pb
+from .zones import is_tableau, tableau_lines, tableau_status
 
-RED_SUITS = (pb.SUIT_HEARTS, pb.SUIT_DIAMONDS)
-RESET, BOLD, DIM, RED, GREEN, YELLOW, CYAN = (
-    "\x1b[0m",
-    "\x1b[1m",
-    "\x1b[2m",
-    "\x1b[31m",
-    "\x1b[32m",
-    "\x1b[33m",
-    "\x1b[36m",
-)
 
 
 def split_text(text: str) -> tuple[str, list[str]]:
@@ -35,7 +29,11 @@ def wrap_tokens(tokens: Sequence[str], lines: int) -> list[str]:
 
 
 def row_lines(game: pb.Game, *, width: int = 90, max_lines: int = 2) -> list[str]:
-    """The row from ``Game.text`` in one line, or in up to ``max_lines`` when longer than ``width``."""
+    """The row from ``Game.text`` in one line, or in up to ``max_lines`` when longer than ``width``.
+
+    A tableau game: its zones, one line each (``zones.tableau_lines``)."""
+    if is_tableau(game):
+        return tableau_lines(game)
     row, _ = split_text(game.text)
     if len(row) <= width:
         return [row]
@@ -45,6 +43,8 @@ def row_lines(game: pb.Game, *, width: int = 90, max_lines: int = 2) -> list[str
 
 def status_line(game: pb.Game) -> str:
     """``in progress · 51 piles · stock 3 · penalty 50`` and the game's extras."""
+    if is_tableau(game):
+        return tableau_status(game, STATUS_NAMES.get(game.status, "unknown"))
     parts = [STATUS_NAMES.get(game.status, "unknown"), _piles(len(game.piles))]
     _, rest = split_text(game.text)
     parts.extend(rest)  # "stock 30", "score 12", "redeal available", "goal 7♥" ...
@@ -85,7 +85,11 @@ def pile_token(index: int, pile: pb.Pile, colour: bool) -> tuple[str, int]:
 
 
 def board_lines(game: pb.Game, *, width: int = 80, colour: bool = False) -> list[str]:
-    """The row for a terminal: numbered piles wrapped at ``width``, red ♥♦ when ``colour``."""
+    """The row for a terminal: numbered piles wrapped at ``width``, red ♥♦ when ``colour``.
+
+    A tableau game: its zones, one line each (``zones.tableau_lines``)."""
+    if is_tableau(game):
+        return tableau_lines(game, colour=colour)
     lines: list[str] = []
     line, used = "", 0
     for i, pile in enumerate(game.piles, start=1):

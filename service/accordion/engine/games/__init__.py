@@ -12,3 +12,8 @@ from . import accordions_revenge  # noqa: F401
 from . import twenty_three_skidoo  # noqa: F401
 from . import bayan  # noqa: F401
 from . import cribbage_solitaire  # noqa: F401
+from . import klondike  # noqa: F401
+from . import streets_and_alleys  # noqa: F401
+from . import wish  # noqa: F401
+from . import emperor  # noqa: F401
+from . import spider  # noqa: F401

@@ -9,7 +9,9 @@ and change only where a pile may go or what counts as a win.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
+
+from mypy_extensions import mypyc_attr
 
 from ..cards import DECK_SIZE, MATCH
 from ..core import Option, Rules, State, Variant, register
@@ -33,6 +35,9 @@ LEFT = {d: [stack(i, i - d) for i in range(MAX_ROW)] for d in (1, 2, 3)}
 RIGHT = {d: [stack(i, i + d) for i in range(MAX_ROW)] for d in (1, 2, 3)}
 
 
+# A base of games: a game may also be declared in interpreted code (a test, a plug-in); mypyc
+# then checks for overrides on each call of its methods (leaf games are @final, and fast).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class StackingRules(Rules):
     """Piles move whole onto a matching pile a fixed distance away; won in one pile."""
 
@@ -126,6 +131,7 @@ class StackingRules(Rules):
         return open_rules, open_rules.state(tuple((c,) for c in cards))
 
 
+@final
 class AccordionRules(StackingRules):
     """Accordion with every option of the spec."""
 

@@ -20,7 +20,7 @@ Readings:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from ..cards import card_text
 from ..core import Option, State, Variant, register
@@ -33,6 +33,7 @@ GOAL = Field("goal", -1, CARD, tag=4,
              show=lambda g: f"goal {card_text(g, symbols=True)}" if g >= 0 else None)
 
 
+@final
 class AccordionsRevengeRules(StackingRules):
     """Accordion with a goal card that must end on top."""
 

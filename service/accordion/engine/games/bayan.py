@@ -20,7 +20,7 @@ Readings:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from ..cards import DECK_SIZE, MATCH
 from ..core import Option, Rules, State, Variant, register
@@ -35,6 +35,7 @@ _NEAR = tuple(remove(i, i + 1) for i in range(_MAX_ROW))
 _FAR = tuple(remove(i, i + 3) for i in range(_MAX_ROW))
 
 
+@final
 class BayanRules(Rules):
     """Discard matching pairs 1 or 3 apart until the row is empty."""
 

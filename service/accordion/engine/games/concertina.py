@@ -9,10 +9,13 @@ ends of the row can leave. Every move takes two cards, so a 52-card game goes
 
 from __future__ import annotations
 
+from typing import final
+
 from ..core import Variant, register
 from .eliminators import EliminatorRules
 
 
+@final
 class ConcertinaRules(EliminatorRules):
     """The matching pair around 1 or 2 cards leaves; the cards between stay."""
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import permutations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from ..cards import RANK, SUIT, card_code, parse_card
 from ..core import Option, Rules, State, Status, Variant, register
@@ -134,6 +134,7 @@ def identities(state: State) -> tuple[Identity, ...]:
     return tuple((p[-1], len(p)) for p in state.row)
 
 
+@final
 class CribbageSolitaireRules(Rules):
     """Score cribbage combinations in new windows of the row as it is dealt."""
 

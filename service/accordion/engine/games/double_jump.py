@@ -8,10 +8,13 @@ a matching pair does not go.
 
 from __future__ import annotations
 
+from typing import final
+
 from ..core import Variant, register
 from .eliminators import EliminatorRules
 
 
+@final
 class DoubleJumpRules(EliminatorRules):
     """Exactly 2 cards between a matching pair leave."""
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from mypy_extensions import mypyc_attr
+
 from ..cards import DECK_SIZE, MATCH
 from ..core import Row, Rules, State
 from ..moves import Move, MoveKind, Remove, remove
@@ -74,6 +76,9 @@ def without(row: Row, positions: tuple[int, ...]) -> Row:
     return out + row[positions[-1] + 1 :]
 
 
+# A base of games: a game may also be declared in interpreted code (a test, a plug-in); mypyc
+# then checks for overrides on each call of its methods (leaf games are @final, and fast).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EliminatorRules(Rules):
     """Cards dealt face up in one row; REMOVE cards lying between a matching pair; won at two cards.
 

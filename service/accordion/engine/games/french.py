@@ -12,7 +12,7 @@ the seed and the moves before it, and clients can reproduce it.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from ..core import State, Variant, register
 from ..fields import COUNT, HEX64, Field
@@ -29,6 +29,7 @@ REDEALS = Field("redeals", 0, COUNT, tag=3,
                 show=lambda n: "redeal used" if n >= MAX_REDEALS else "redeal available")
 
 
+@final
 class FrenchRules(EliminatorRules):
     """Exactly 1 card between a matching pair leaves; one seeded redeal of the remaining row."""
 

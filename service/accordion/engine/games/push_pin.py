@@ -7,10 +7,13 @@ appears twice (``deck_copies``); two copies of one card match each other.
 
 from __future__ import annotations
 
+from typing import final
+
 from ..core import Variant, register
 from .eliminators import EliminatorRules
 
 
+@final
 class PushPinRules(EliminatorRules):
     """104 cards; 1 or 2 cards between a matching pair leave."""
 

@@ -16,6 +16,8 @@ to its left) and J♥ never leaves (nothing is dealt after it).
 
 from __future__ import annotations
 
+from typing import final
+
 from ..cards import DECK_SIZE, MATCH, card_text, make_card
 from ..core import State, Variant, register
 from ..errors import InvalidDealError
@@ -29,6 +31,7 @@ QUEEN_OF_HEARTS = make_card(12, HEARTS)
 JACK_OF_HEARTS = make_card(11, HEARTS)
 
 
+@final
 class QueenAndHerLadRules(EliminatorRules):
     """Dealt from the stock; 1 card, or k ≥ 1 adjacent matching pairs, between a matching pair leave."""
 

@@ -16,6 +16,8 @@ Readings:
 
 from __future__ import annotations
 
+from typing import final
+
 from ..cards import DECK_SIZE, MATCH
 from ..core import Variant, register
 from ..moves import Move
@@ -26,6 +28,7 @@ _NONE = DECK_SIZE
 _MATCH_X: tuple[tuple[bool, ...], ...] = tuple(r + (False,) for r in MATCH) + ((False,) * (DECK_SIZE + 1),)
 
 
+@final
 class RelaxedAccordionRules(StackingRules):
     """Accordion with rightward moves too."""
 

@@ -10,7 +10,7 @@ always the couple. Option ``suit`` (spec) picks the couple's suit; hearts by def
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from ..cards import DECK_SIZE, card_text, make_card
 from ..core import Option, Variant, register
@@ -23,6 +23,7 @@ QUEEN, KING = 12, 13
 SUIT = Option("suit", "hearts", SUITS, "the suit of the Queen dealt first and the King dealt last")
 
 
+@final
 class RoyalMarriageRules(EliminatorRules):
     """1 or 2 cards between a matching pair leave; the couple is fixed at the ends."""
 

@@ -15,7 +15,7 @@ Readings:
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, final
 
 from ..core import Option, Variant, register
 from .accordion import COMPEL, DEALING, StackingRules
@@ -23,6 +23,7 @@ from .accordion import COMPEL, DEALING, StackingRules
 WIN_PILES_2 = Option("win_piles", 2, range(1, 53), "a game that ends with this many piles or fewer is won")
 
 
+@final
 class TwentyThreeSkidooRules(StackingRules):
     """Stacking at distances 2 and 3."""
 

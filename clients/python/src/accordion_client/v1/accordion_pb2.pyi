@@ -77,6 +77,12 @@ class _MoveKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveKind.Val
     """Every game: the player gives up; the game ends LOST and its penalty stands. Allowed while
     the game is in progress, never listed among legal_moves; no other field. Undo takes it back.
     """
+    MOVE_KIND_MOVE: _MoveKind.ValueType  # 7
+    """Tableau games: `count` cards go from from_zone's pile from_pile to to_zone's pile to_pile
+    (a run off a tableau pile, a card to or from a foundation, the waste's top card).
+    """
+    MOVE_KIND_DRAW: _MoveKind.ValueType  # 8
+    """Klondike, Emperor: turn cards from the stock onto the waste."""
 
 class MoveKind(_MoveKind, metaclass=_MoveKindEnumTypeWrapper):
     """What a move does."""
@@ -96,7 +102,43 @@ MOVE_KIND_RESIGN: MoveKind.ValueType  # 6
 """Every game: the player gives up; the game ends LOST and its penalty stands. Allowed while
 the game is in progress, never listed among legal_moves; no other field. Undo takes it back.
 """
+MOVE_KIND_MOVE: MoveKind.ValueType  # 7
+"""Tableau games: `count` cards go from from_zone's pile from_pile to to_zone's pile to_pile
+(a run off a tableau pile, a card to or from a foundation, the waste's top card).
+"""
+MOVE_KIND_DRAW: MoveKind.ValueType  # 8
+"""Klondike, Emperor: turn cards from the stock onto the waste."""
 Global___MoveKind: _TypeAlias = MoveKind  # noqa: Y015
+
+class _ZoneKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ZoneKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ZoneKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ZONE_KIND_UNSPECIFIED: _ZoneKind.ValueType  # 0
+    ZONE_KIND_TABLEAU: _ZoneKind.ValueType  # 1
+    """The tableau: piles numbered 1..n, left to right."""
+    ZONE_KIND_FOUNDATION: _ZoneKind.ValueType  # 2
+    """The foundations, built up in suit from the ace (Spider: the suits lifted off)."""
+    ZONE_KIND_STOCK: _ZoneKind.ValueType  # 3
+    """The stock: one pile, face down unless the game was dealt open."""
+    ZONE_KIND_WASTE: _ZoneKind.ValueType  # 4
+    """The waste: one pile, face up, its last card on top."""
+
+class ZoneKind(_ZoneKind, metaclass=_ZoneKindEnumTypeWrapper):
+    """The zones of a tableau game's layout (spec: "The other games of seed 004")."""
+
+ZONE_KIND_UNSPECIFIED: ZoneKind.ValueType  # 0
+ZONE_KIND_TABLEAU: ZoneKind.ValueType  # 1
+"""The tableau: piles numbered 1..n, left to right."""
+ZONE_KIND_FOUNDATION: ZoneKind.ValueType  # 2
+"""The foundations, built up in suit from the ace (Spider: the suits lifted off)."""
+ZONE_KIND_STOCK: ZoneKind.ValueType  # 3
+"""The stock: one pile, face down unless the game was dealt open."""
+ZONE_KIND_WASTE: ZoneKind.ValueType  # 4
+"""The waste: one pile, face up, its last card on top."""
+Global___ZoneKind: _TypeAlias = ZoneKind  # noqa: Y015
 
 class _GameStatus:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -235,9 +277,15 @@ class Move(_message.Message):
     WINDOW_LAST_FIELD_NUMBER: _builtins.int
     COMBO_FIELD_NUMBER: _builtins.int
     NOTATION_FIELD_NUMBER: _builtins.int
+    FROM_ZONE_FIELD_NUMBER: _builtins.int
+    TO_ZONE_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
     kind: Global___MoveKind.ValueType
     from_pile: _builtins.int
-    """STACK, CLAIM: the moving pile and the pile it goes onto (1-based)."""
+    """STACK, CLAIM, MOVE: the moving pile and the pile it goes onto (1-based; for MOVE,
+    within its zone). MOVE from or to a zone of one pile (the waste) names pile 1; to the
+    foundations, the foundation the card goes to (in a request, 0: whichever takes it).
+    """
     to_pile: _builtins.int
     window_first: _builtins.int
     """CLAIM: the window of piles scored (1-based, inclusive)."""
@@ -246,9 +294,16 @@ class Move(_message.Message):
     """CLAIM: pair, three, flush, run, straight-flush or fifteen."""
     notation: _builtins.str
     """The canonical text of the move in the position it is played from."""
+    from_zone: Global___ZoneKind.ValueType
+    """MOVE: the zones the cards leave and reach."""
+    to_zone: Global___ZoneKind.ValueType
+    count: _builtins.int
+    """MOVE: how many cards move (from the top of from_pile); 0 in a request means 1."""
     @_builtins.property
     def positions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """REMOVE: the positions (1-based, ascending) of the cards that leave."""
+        """REMOVE: the positions (1-based, ascending) of the cards that leave (Wish: the two
+        tableau piles whose top cards pair off).
+        """
 
     def __init__(
         self,
@@ -261,14 +316,79 @@ class Move(_message.Message):
         window_last: _builtins.int = ...,
         combo: _builtins.str = ...,
         notation: _builtins.str = ...,
+        from_zone: Global___ZoneKind.ValueType = ...,
+        to_zone: Global___ZoneKind.ValueType = ...,
+        count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["combo", b"combo", "from_pile", b"from_pile", "kind", b"kind", "notation", b"notation", "positions", b"positions", "to_pile", b"to_pile", "window_first", b"window_first", "window_last", b"window_last"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["combo", b"combo", "count", b"count", "from_pile", b"from_pile", "from_zone", b"from_zone", "kind", b"kind", "notation", b"notation", "positions", b"positions", "to_pile", b"to_pile", "to_zone", b"to_zone", "window_first", b"window_first", "window_last", b"window_last"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Move: _TypeAlias = Move  # noqa: Y015
+
+@_typing.final
+class ZonePile(_message.Message):
+    """One pile of a zone, as the player sees it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FACE_DOWN_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    FACE_DOWN_CARDS_FIELD_NUMBER: _builtins.int
+    face_down: _builtins.int
+    """How many face-down cards the pile holds (under `cards` on the tableau; the whole stock)."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """The face-up cards, bottom to top."""
+
+    @_builtins.property
+    def face_down_cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """Only in a game dealt open (option `open`): the face-down cards themselves, bottom to top
+        on the tableau, the stock's in the order they will be drawn. Empty otherwise: a face-down
+        card's identity never leaves the server.
+        """
+
+    def __init__(
+        self,
+        *,
+        face_down: _builtins.int = ...,
+        cards: _abc.Iterable[Global___Card] | None = ...,
+        face_down_cards: _abc.Iterable[Global___Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "face_down", b"face_down", "face_down_cards", b"face_down_cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ZonePile: _TypeAlias = ZonePile  # noqa: Y015
+
+@_typing.final
+class Zone(_message.Message):
+    """One zone of the layout."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    PILES_FIELD_NUMBER: _builtins.int
+    kind: Global___ZoneKind.ValueType
+    @_builtins.property
+    def piles(self) -> _containers.RepeatedCompositeFieldContainer[Global___ZonePile]: ...
+    def __init__(
+        self,
+        *,
+        kind: Global___ZoneKind.ValueType = ...,
+        piles: _abc.Iterable[Global___ZonePile] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "piles", b"piles"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Zone: _TypeAlias = Zone  # noqa: Y015
 
 @_typing.final
 class Game(_message.Message):
@@ -313,6 +433,7 @@ class Game(_message.Message):
     EXTRAS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     CAN_UNDO_FIELD_NUMBER: _builtins.int
+    ZONES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Unguessable (128 random bits, URL-safe base64, 22 characters)."""
     version: _builtins.int
@@ -331,8 +452,8 @@ class Game(_message.Message):
     state: _builtins.str
     """The state string with the stock hidden ("#30"): a compact, shareable position."""
     seed: _builtins.int
-    """The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty
-    and no chance is left to come (a finished game is no exception: undo reopens it).
+    """The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty,
+    no card is face down, and no chance is left to come (a finished game is no exception: undo reopens it).
     Otherwise it stays in the server's replay record (the seed would reveal the stock's order).
     """
     can_undo: _builtins.bool
@@ -342,13 +463,21 @@ class Game(_message.Message):
 
     @_builtins.property
     def piles(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pile]:
-        """The row, left to right."""
+        """The row, left to right. In a tableau game: the tableau's piles, face-up cards only (the
+        face-down counts are in `zones`).
+        """
 
     @_builtins.property
     def legal_moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___Move]: ...
     @_builtins.property
     def extras(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Extra words of the layout (score, redeals left, goal card ...)."""
+
+    @_builtins.property
+    def zones(self) -> _containers.RepeatedCompositeFieldContainer[Global___Zone]:
+        """Tableau games: every zone (tableau, foundations, stock, waste), face-down cards counted,
+        never named unless the game was dealt open. Empty for row games: their one zone is `piles`.
+        """
 
     def __init__(
         self,
@@ -370,10 +499,11 @@ class Game(_message.Message):
         extras: _abc.Iterable[_builtins.str] | None = ...,
         seed: _builtins.int | None = ...,
         can_undo: _builtins.bool = ...,
+        zones: _abc.Iterable[Global___Zone] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "seed", b"seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "can_undo", b"can_undo", "extras", b"extras", "id", b"id", "legal_moves", b"legal_moves", "moves_played", b"moves_played", "options", b"options", "penalty", b"penalty", "piles", b"piles", "score", b"score", "seed", b"seed", "state", b"state", "status", b"status", "stock_size", b"stock_size", "text", b"text", "threshold_met", b"threshold_met", "variant", b"variant", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "can_undo", b"can_undo", "extras", b"extras", "id", b"id", "legal_moves", b"legal_moves", "moves_played", b"moves_played", "options", b"options", "penalty", b"penalty", "piles", b"piles", "score", b"score", "seed", b"seed", "state", b"state", "status", b"status", "stock_size", b"stock_size", "text", b"text", "threshold_met", b"threshold_met", "variant", b"variant", "version", b"version", "zones", b"zones"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -432,7 +562,7 @@ class Variant(_message.Message):
     name: _builtins.str
     description: _builtins.str
     family: _builtins.str
-    """stacking, eliminator or cribbage."""
+    """stacking, eliminator, cribbage or tableau."""
     win_threshold: _builtins.str
     """The win threshold in words with the default options, e.g. "1 pile"."""
     @_builtins.property

@@ -29,7 +29,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file accordion/v1/accordion.proto.
  */
 export const file_accordion_v1_accordion: GenFile = /*@__PURE__*/
-  fileDesc("ChxhY2NvcmRpb24vdjEvYWNjb3JkaW9uLnByb3RvEgxhY2NvcmRpb24udjEiRAoEQ2FyZBIMCgRyYW5rGAEgASgFEiAKBHN1aXQYAiABKA4yEi5hY2NvcmRpb24udjEuU3VpdBIMCgR0ZXh0GAMgASgJIikKBFBpbGUSIQoFY2FyZHMYASADKAsyEi5hY2NvcmRpb24udjEuQ2FyZCKvAQoETW92ZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLk1vdmVLaW5kEhEKCWZyb21fcGlsZRgCIAEoBRIPCgd0b19waWxlGAMgASgFEhEKCXBvc2l0aW9ucxgEIAMoBRIUCgx3aW5kb3dfZmlyc3QYBSABKAUSEwoLd2luZG93X2xhc3QYBiABKAUSDQoFY29tYm8YByABKAkSEAoIbm90YXRpb24YCCABKAkizgMKBEdhbWUSCgoCaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIPCgd2YXJpYW50GAMgASgJEjAKB29wdGlvbnMYBCADKAsyHy5hY2NvcmRpb24udjEuR2FtZS5PcHRpb25zRW50cnkSIQoFcGlsZXMYBSADKAsyEi5hY2NvcmRpb24udjEuUGlsZRISCgpzdG9ja19zaXplGAYgASgFEigKBnN0YXR1cxgHIAEoDjIYLmFjY29yZGlvbi52MS5HYW1lU3RhdHVzEicKC2xlZ2FsX21vdmVzGAggAygLMhIuYWNjb3JkaW9uLnYxLk1vdmUSDwoHcGVuYWx0eRgJIAEoBRINCgVzY29yZRgKIAEoBRIVCg10aHJlc2hvbGRfbWV0GAsgASgIEhQKDG1vdmVzX3BsYXllZBgMIAEoBRIMCgR0ZXh0GA0gASgJEg0KBXN0YXRlGA4gASgJEg4KBmV4dHJhcxgPIAMoCRIRCgRzZWVkGBAgASgESACIAQESEAoIY2FuX3VuZG8YESABKAgaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NlZWRKBAgUEB4iYQoNVmFyaWFudE9wdGlvbhIMCgRuYW1lGAEgASgJEhUKDWRlZmF1bHRfdmFsdWUYAiABKAkSFgoOYWxsb3dlZF92YWx1ZXMYAyADKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiygEKB1ZhcmlhbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdhbGlhc2VzGAQgAygJEiwKB29wdGlvbnMYBSADKAsyGy5hY2NvcmRpb24udjEuVmFyaWFudE9wdGlvbhIOCgZmYW1pbHkYBiABKAkSKgoKbW92ZV9raW5kcxgHIAMoDjIWLmFjY29yZGlvbi52MS5Nb3ZlS2luZBIVCg13aW5fdGhyZXNob2xkGAggASgJIsgBCglHYW1lRXZlbnQSDwoHdmVyc2lvbhgBIAEoAxIqCgRraW5kGAIgASgOMhwuYWNjb3JkaW9uLnYxLkdhbWVFdmVudC5LaW5kEiAKBG1vdmUYAyABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAQgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiOgoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9NT1ZFEAESDQoJS0lORF9VTkRPEAIiJgoTTGlzdFZhcmlhbnRzUmVxdWVzdBIPCgd2YXJpYW50GAEgASgJIj8KFExpc3RWYXJpYW50c1Jlc3BvbnNlEicKCHZhcmlhbnRzGAEgAygLMhUuYWNjb3JkaW9uLnYxLlZhcmlhbnQiGQoIQ2FyZExpc3QSDQoFY2FyZHMYASADKAki+QEKDk5ld0dhbWVSZXF1ZXN0Eg8KB3ZhcmlhbnQYASABKAkSOgoHb3B0aW9ucxgCIAMoCzIpLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdC5PcHRpb25zRW50cnkSDgoEc2VlZBgDIAEoBEgAEiYKBGRlYWwYBCABKAsyFi5hY2NvcmRpb24udjEuQ2FyZExpc3RIABISCgpyZXF1ZXN0X2lkGAUgASgJEhUKDXdpbm5hYmxlX29ubHkYBiABKAgaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFc3RhcnQiVwoPTmV3R2FtZVJlc3BvbnNlEiAKBGdhbWUYASABKAsyEi5hY2NvcmRpb24udjEuR2FtZRINCgV0b2tlbhgCIAEoCRITCgtzZWVkc190cmllZBgDIAEoBSIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjMKD0dldEdhbWVSZXNwb25zZRIgCgRnYW1lGAEgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiJAoRTGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSJIChJMZWdhbE1vdmVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgVtb3ZlcxgCIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlIo0BChBBcHBseU1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIlcKEUFwcGx5TW92ZVJlc3BvbnNlEiAKBG1vdmUYASABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAIgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiZgoLVW5kb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAIgASgDSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiJSCgxVbmRvUmVzcG9uc2USIAoEbW92ZRgBIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEiAKBGdhbWUYAiABKAsyEi5hY2NvcmRpb24udjEuR2FtZSIfCgxTY29yZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSKzAQoNU2NvcmVSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEigKBnN0YXR1cxgCIAEoDjIYLmFjY29yZGlvbi52MS5HYW1lU3RhdHVzEg8KB3BlbmFsdHkYAyABKAUSEgoKcGlsZXNfbGVmdBgEIAEoBRISCgpzdG9ja19zaXplGAUgASgFEhcKD2NyaWJiYWdlX3BvaW50cxgGIAEoBRIVCg10aHJlc2hvbGRfbWV0GAcgASgIIh4KC0hpbnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiawoMSGludFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEigKBnNvdXJjZRgDIAEoDjIYLmFjY29yZGlvbi52MS5IaW50U291cmNlIkYKDFNvbHZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCW1heF9ub2RlcxgCIAEoAxISCgptYXhfbWlsbGlzGAMgASgFIrcBCg1Tb2x2ZVJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSKwoHb3V0Y29tZRgCIAEoDjIaLmFjY29yZGlvbi52MS5Tb2x2ZU91dGNvbWUSIQoFbW92ZXMYAyADKAsyEi5hY2NvcmRpb24udjEuTW92ZRINCgVub2RlcxgEIAEoAxIOCgZtaWxsaXMYBSABKAESFgoOd2l0aG91dF9yZWRlYWwYBiABKAgSDgoGY2FjaGVkGAcgASgIIjoKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAIgASgDIjsKEVdhdGNoR2FtZVJlc3BvbnNlEiYKBWV2ZW50GAEgASgLMhcuYWNjb3JkaW9uLnYxLkdhbWVFdmVudCIoChVHZXRHYW1lUGljdHVyZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSphCgRTdWl0EhQKEFNVSVRfVU5TUEVDSUZJRUQQABIPCgtTVUlUX1NQQURFUxABEg8KC1NVSVRfSEVBUlRTEAISEQoNU1VJVF9ESUFNT05EUxADEg4KClNVSVRfQ0xVQlMQBCqlAQoITW92ZUtpbmQSGQoVTU9WRV9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPTU9WRV9LSU5EX1NUQUNLEAESEgoOTU9WRV9LSU5EX0RFQUwQAhIUChBNT1ZFX0tJTkRfUkVNT1ZFEAMSFAoQTU9WRV9LSU5EX1JFREVBTBAEEhMKD01PVkVfS0lORF9DTEFJTRAFEhQKEE1PVkVfS0lORF9SRVNJR04QBipxCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARITCg9HQU1FX1NUQVRVU19XT04QAhIUChBHQU1FX1NUQVRVU19MT1NUEAMqXAoKSGludFNvdXJjZRIbChdISU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhYKEkhJTlRfU09VUkNFX1NPTFZFUhABEhkKFUhJTlRfU09VUkNFX0hFVVJJU1RJQxACKncKDFNvbHZlT3V0Y29tZRIdChlTT0xWRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRU09MVkVfT1VUQ09NRV9XT04QARIWChJTT0xWRV9PVVRDT01FX0xPU1QQAhIZChVTT0xWRV9PVVRDT01FX1VOS05PV04QAzKnCQoQQWNjb3JkaW9uU2VydmljZRJrCgxMaXN0VmFyaWFudHMSIS5hY2NvcmRpb24udjEuTGlzdFZhcmlhbnRzUmVxdWVzdBoiLmFjY29yZGlvbi52MS5MaXN0VmFyaWFudHNSZXNwb25zZSIUgtPkkwIOEgwvdjEvdmFyaWFudHMSXAoHTmV3R2FtZRIcLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdBodLmFjY29yZGlvbi52MS5OZXdHYW1lUmVzcG9uc2UiFILT5JMCDjoBKiIJL3YxL2dhbWVzEmMKB0dldEdhbWUSHC5hY2NvcmRpb24udjEuR2V0R2FtZVJlcXVlc3QaHS5hY2NvcmRpb24udjEuR2V0R2FtZVJlc3BvbnNlIhuC0+STAhUSEy92MS9nYW1lcy97Z2FtZV9pZH0SeAoKTGVnYWxNb3ZlcxIfLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVxdWVzdBogLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVzcG9uc2UiJ4LT5JMCIRIfL3YxL2dhbWVzL3tnYW1lX2lkfS9sZWdhbC1tb3ZlcxJyCglBcHBseU1vdmUSHi5hY2NvcmRpb24udjEuQXBwbHlNb3ZlUmVxdWVzdBofLmFjY29yZGlvbi52MS5BcHBseU1vdmVSZXNwb25zZSIkgtPkkwIeOgEqIhkvdjEvZ2FtZXMve2dhbWVfaWR9L21vdmVzEmIKBFVuZG8SGS5hY2NvcmRpb24udjEuVW5kb1JlcXVlc3QaGi5hY2NvcmRpb24udjEuVW5kb1Jlc3BvbnNlIiOC0+STAh06ASoiGC92MS9nYW1lcy97Z2FtZV9pZH06dW5kbxJjCgVTY29yZRIaLmFjY29yZGlvbi52MS5TY29yZVJlcXVlc3QaGy5hY2NvcmRpb24udjEuU2NvcmVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9L3Njb3JlEl8KBEhpbnQSGS5hY2NvcmRpb24udjEuSGludFJlcXVlc3QaGi5hY2NvcmRpb24udjEuSGludFJlc3BvbnNlIiCC0+STAhoSGC92MS9nYW1lcy97Z2FtZV9pZH0vaGludBJxCglXYXRjaEdhbWUSHi5hY2NvcmRpb24udjEuV2F0Y2hHYW1lUmVxdWVzdBofLmFjY29yZGlvbi52MS5XYXRjaEdhbWVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9OndhdGNoMAESZgoFU29sdmUSGi5hY2NvcmRpb24udjEuU29sdmVSZXF1ZXN0GhsuYWNjb3JkaW9uLnYxLlNvbHZlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2dhbWVzL3tnYW1lX2lkfTpzb2x2ZRJwCg5HZXRHYW1lUGljdHVyZRIjLmFjY29yZGlvbi52MS5HZXRHYW1lUGljdHVyZVJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IiOC0+STAh0SGy92MS9nYW1lcy97Z2FtZV9pZH0vcGljdHVyZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody]);
+  fileDesc("ChxhY2NvcmRpb24vdjEvYWNjb3JkaW9uLnByb3RvEgxhY2NvcmRpb24udjEiRAoEQ2FyZBIMCgRyYW5rGAEgASgFEiAKBHN1aXQYAiABKA4yEi5hY2NvcmRpb24udjEuU3VpdBIMCgR0ZXh0GAMgASgJIikKBFBpbGUSIQoFY2FyZHMYASADKAsyEi5hY2NvcmRpb24udjEuQ2FyZCKSAgoETW92ZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLk1vdmVLaW5kEhEKCWZyb21fcGlsZRgCIAEoBRIPCgd0b19waWxlGAMgASgFEhEKCXBvc2l0aW9ucxgEIAMoBRIUCgx3aW5kb3dfZmlyc3QYBSABKAUSEwoLd2luZG93X2xhc3QYBiABKAUSDQoFY29tYm8YByABKAkSEAoIbm90YXRpb24YCCABKAkSKQoJZnJvbV96b25lGAkgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEicKB3RvX3pvbmUYCiABKA4yFi5hY2NvcmRpb24udjEuWm9uZUtpbmQSDQoFY291bnQYCyABKAUibQoIWm9uZVBpbGUSEQoJZmFjZV9kb3duGAEgASgFEiEKBWNhcmRzGAIgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQSKwoPZmFjZV9kb3duX2NhcmRzGAMgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQiUwoEWm9uZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEiUKBXBpbGVzGAIgAygLMhYuYWNjb3JkaW9uLnYxLlpvbmVQaWxlIvEDCgRHYW1lEgoKAmlkGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSDwoHdmFyaWFudBgDIAEoCRIwCgdvcHRpb25zGAQgAygLMh8uYWNjb3JkaW9uLnYxLkdhbWUuT3B0aW9uc0VudHJ5EiEKBXBpbGVzGAUgAygLMhIuYWNjb3JkaW9uLnYxLlBpbGUSEgoKc3RvY2tfc2l6ZRgGIAEoBRIoCgZzdGF0dXMYByABKA4yGC5hY2NvcmRpb24udjEuR2FtZVN0YXR1cxInCgtsZWdhbF9tb3ZlcxgIIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlEg8KB3BlbmFsdHkYCSABKAUSDQoFc2NvcmUYCiABKAUSFQoNdGhyZXNob2xkX21ldBgLIAEoCBIUCgxtb3Zlc19wbGF5ZWQYDCABKAUSDAoEdGV4dBgNIAEoCRINCgVzdGF0ZRgOIAEoCRIOCgZleHRyYXMYDyADKAkSEQoEc2VlZBgQIAEoBEgAiAEBEhAKCGNhbl91bmRvGBEgASgIEiEKBXpvbmVzGBIgAygLMhIuYWNjb3JkaW9uLnYxLlpvbmUaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NlZWRKBAgUEB4iYQoNVmFyaWFudE9wdGlvbhIMCgRuYW1lGAEgASgJEhUKDWRlZmF1bHRfdmFsdWUYAiABKAkSFgoOYWxsb3dlZF92YWx1ZXMYAyADKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiygEKB1ZhcmlhbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdhbGlhc2VzGAQgAygJEiwKB29wdGlvbnMYBSADKAsyGy5hY2NvcmRpb24udjEuVmFyaWFudE9wdGlvbhIOCgZmYW1pbHkYBiABKAkSKgoKbW92ZV9raW5kcxgHIAMoDjIWLmFjY29yZGlvbi52MS5Nb3ZlS2luZBIVCg13aW5fdGhyZXNob2xkGAggASgJIsgBCglHYW1lRXZlbnQSDwoHdmVyc2lvbhgBIAEoAxIqCgRraW5kGAIgASgOMhwuYWNjb3JkaW9uLnYxLkdhbWVFdmVudC5LaW5kEiAKBG1vdmUYAyABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAQgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiOgoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9NT1ZFEAESDQoJS0lORF9VTkRPEAIiJgoTTGlzdFZhcmlhbnRzUmVxdWVzdBIPCgd2YXJpYW50GAEgASgJIj8KFExpc3RWYXJpYW50c1Jlc3BvbnNlEicKCHZhcmlhbnRzGAEgAygLMhUuYWNjb3JkaW9uLnYxLlZhcmlhbnQiGQoIQ2FyZExpc3QSDQoFY2FyZHMYASADKAki+QEKDk5ld0dhbWVSZXF1ZXN0Eg8KB3ZhcmlhbnQYASABKAkSOgoHb3B0aW9ucxgCIAMoCzIpLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdC5PcHRpb25zRW50cnkSDgoEc2VlZBgDIAEoBEgAEiYKBGRlYWwYBCABKAsyFi5hY2NvcmRpb24udjEuQ2FyZExpc3RIABISCgpyZXF1ZXN0X2lkGAUgASgJEhUKDXdpbm5hYmxlX29ubHkYBiABKAgaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFc3RhcnQiVwoPTmV3R2FtZVJlc3BvbnNlEiAKBGdhbWUYASABKAsyEi5hY2NvcmRpb24udjEuR2FtZRINCgV0b2tlbhgCIAEoCRITCgtzZWVkc190cmllZBgDIAEoBSIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjMKD0dldEdhbWVSZXNwb25zZRIgCgRnYW1lGAEgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiJAoRTGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSJIChJMZWdhbE1vdmVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgVtb3ZlcxgCIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlIo0BChBBcHBseU1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIlcKEUFwcGx5TW92ZVJlc3BvbnNlEiAKBG1vdmUYASABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAIgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiZgoLVW5kb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAIgASgDSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiJSCgxVbmRvUmVzcG9uc2USIAoEbW92ZRgBIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEiAKBGdhbWUYAiABKAsyEi5hY2NvcmRpb24udjEuR2FtZSIfCgxTY29yZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSKzAQoNU2NvcmVSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEigKBnN0YXR1cxgCIAEoDjIYLmFjY29yZGlvbi52MS5HYW1lU3RhdHVzEg8KB3BlbmFsdHkYAyABKAUSEgoKcGlsZXNfbGVmdBgEIAEoBRISCgpzdG9ja19zaXplGAUgASgFEhcKD2NyaWJiYWdlX3BvaW50cxgGIAEoBRIVCg10aHJlc2hvbGRfbWV0GAcgASgIIh4KC0hpbnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiawoMSGludFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEigKBnNvdXJjZRgDIAEoDjIYLmFjY29yZGlvbi52MS5IaW50U291cmNlIkYKDFNvbHZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCW1heF9ub2RlcxgCIAEoAxISCgptYXhfbWlsbGlzGAMgASgFIrcBCg1Tb2x2ZVJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSKwoHb3V0Y29tZRgCIAEoDjIaLmFjY29yZGlvbi52MS5Tb2x2ZU91dGNvbWUSIQoFbW92ZXMYAyADKAsyEi5hY2NvcmRpb24udjEuTW92ZRINCgVub2RlcxgEIAEoAxIOCgZtaWxsaXMYBSABKAESFgoOd2l0aG91dF9yZWRlYWwYBiABKAgSDgoGY2FjaGVkGAcgASgIIjoKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAIgASgDIjsKEVdhdGNoR2FtZVJlc3BvbnNlEiYKBWV2ZW50GAEgASgLMhcuYWNjb3JkaW9uLnYxLkdhbWVFdmVudCIoChVHZXRHYW1lUGljdHVyZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSphCgRTdWl0EhQKEFNVSVRfVU5TUEVDSUZJRUQQABIPCgtTVUlUX1NQQURFUxABEg8KC1NVSVRfSEVBUlRTEAISEQoNU1VJVF9ESUFNT05EUxADEg4KClNVSVRfQ0xVQlMQBCrNAQoITW92ZUtpbmQSGQoVTU9WRV9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPTU9WRV9LSU5EX1NUQUNLEAESEgoOTU9WRV9LSU5EX0RFQUwQAhIUChBNT1ZFX0tJTkRfUkVNT1ZFEAMSFAoQTU9WRV9LSU5EX1JFREVBTBAEEhMKD01PVkVfS0lORF9DTEFJTRAFEhQKEE1PVkVfS0lORF9SRVNJR04QBhISCg5NT1ZFX0tJTkRfTU9WRRAHEhIKDk1PVkVfS0lORF9EUkFXEAgqgAEKCFpvbmVLaW5kEhkKFVpPTkVfS0lORF9VTlNQRUNJRklFRBAAEhUKEVpPTkVfS0lORF9UQUJMRUFVEAESGAoUWk9ORV9LSU5EX0ZPVU5EQVRJT04QAhITCg9aT05FX0tJTkRfU1RPQ0sQAxITCg9aT05FX0tJTkRfV0FTVEUQBCpxCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARITCg9HQU1FX1NUQVRVU19XT04QAhIUChBHQU1FX1NUQVRVU19MT1NUEAMqXAoKSGludFNvdXJjZRIbChdISU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhYKEkhJTlRfU09VUkNFX1NPTFZFUhABEhkKFUhJTlRfU09VUkNFX0hFVVJJU1RJQxACKncKDFNvbHZlT3V0Y29tZRIdChlTT0xWRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRU09MVkVfT1VUQ09NRV9XT04QARIWChJTT0xWRV9PVVRDT01FX0xPU1QQAhIZChVTT0xWRV9PVVRDT01FX1VOS05PV04QAzKnCQoQQWNjb3JkaW9uU2VydmljZRJrCgxMaXN0VmFyaWFudHMSIS5hY2NvcmRpb24udjEuTGlzdFZhcmlhbnRzUmVxdWVzdBoiLmFjY29yZGlvbi52MS5MaXN0VmFyaWFudHNSZXNwb25zZSIUgtPkkwIOEgwvdjEvdmFyaWFudHMSXAoHTmV3R2FtZRIcLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdBodLmFjY29yZGlvbi52MS5OZXdHYW1lUmVzcG9uc2UiFILT5JMCDjoBKiIJL3YxL2dhbWVzEmMKB0dldEdhbWUSHC5hY2NvcmRpb24udjEuR2V0R2FtZVJlcXVlc3QaHS5hY2NvcmRpb24udjEuR2V0R2FtZVJlc3BvbnNlIhuC0+STAhUSEy92MS9nYW1lcy97Z2FtZV9pZH0SeAoKTGVnYWxNb3ZlcxIfLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVxdWVzdBogLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVzcG9uc2UiJ4LT5JMCIRIfL3YxL2dhbWVzL3tnYW1lX2lkfS9sZWdhbC1tb3ZlcxJyCglBcHBseU1vdmUSHi5hY2NvcmRpb24udjEuQXBwbHlNb3ZlUmVxdWVzdBofLmFjY29yZGlvbi52MS5BcHBseU1vdmVSZXNwb25zZSIkgtPkkwIeOgEqIhkvdjEvZ2FtZXMve2dhbWVfaWR9L21vdmVzEmIKBFVuZG8SGS5hY2NvcmRpb24udjEuVW5kb1JlcXVlc3QaGi5hY2NvcmRpb24udjEuVW5kb1Jlc3BvbnNlIiOC0+STAh06ASoiGC92MS9nYW1lcy97Z2FtZV9pZH06dW5kbxJjCgVTY29yZRIaLmFjY29yZGlvbi52MS5TY29yZVJlcXVlc3QaGy5hY2NvcmRpb24udjEuU2NvcmVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9L3Njb3JlEl8KBEhpbnQSGS5hY2NvcmRpb24udjEuSGludFJlcXVlc3QaGi5hY2NvcmRpb24udjEuSGludFJlc3BvbnNlIiCC0+STAhoSGC92MS9nYW1lcy97Z2FtZV9pZH0vaGludBJxCglXYXRjaEdhbWUSHi5hY2NvcmRpb24udjEuV2F0Y2hHYW1lUmVxdWVzdBofLmFjY29yZGlvbi52MS5XYXRjaEdhbWVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9OndhdGNoMAESZgoFU29sdmUSGi5hY2NvcmRpb24udjEuU29sdmVSZXF1ZXN0GhsuYWNjb3JkaW9uLnYxLlNvbHZlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2dhbWVzL3tnYW1lX2lkfTpzb2x2ZRJwCg5HZXRHYW1lUGljdHVyZRIjLmFjY29yZGlvbi52MS5HZXRHYW1lUGljdHVyZVJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IiOC0+STAh0SGy92MS9nYW1lcy97Z2FtZV9pZH0vcGljdHVyZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody]);
 
 /**
  * One card.
@@ -98,7 +98,9 @@ export type Move = Message<"accordion.v1.Move"> & {
   kind: MoveKind;
 
   /**
-   * STACK, CLAIM: the moving pile and the pile it goes onto (1-based).
+   * STACK, CLAIM, MOVE: the moving pile and the pile it goes onto (1-based; for MOVE,
+   * within its zone). MOVE from or to a zone of one pile (the waste) names pile 1; to the
+   * foundations, the foundation the card goes to (in a request, 0: whichever takes it).
    *
    * @generated from field: int32 from_pile = 2;
    */
@@ -110,7 +112,8 @@ export type Move = Message<"accordion.v1.Move"> & {
   toPile: number;
 
   /**
-   * REMOVE: the positions (1-based, ascending) of the cards that leave.
+   * REMOVE: the positions (1-based, ascending) of the cards that leave (Wish: the two
+   * tableau piles whose top cards pair off).
    *
    * @generated from field: repeated int32 positions = 4;
    */
@@ -141,6 +144,25 @@ export type Move = Message<"accordion.v1.Move"> & {
    * @generated from field: string notation = 8;
    */
   notation: string;
+
+  /**
+   * MOVE: the zones the cards leave and reach.
+   *
+   * @generated from field: accordion.v1.ZoneKind from_zone = 9;
+   */
+  fromZone: ZoneKind;
+
+  /**
+   * @generated from field: accordion.v1.ZoneKind to_zone = 10;
+   */
+  toZone: ZoneKind;
+
+  /**
+   * MOVE: how many cards move (from the top of from_pile); 0 in a request means 1.
+   *
+   * @generated from field: int32 count = 11;
+   */
+  count: number;
 };
 
 /**
@@ -149,6 +171,67 @@ export type Move = Message<"accordion.v1.Move"> & {
  */
 export const MoveSchema: GenMessage<Move> = /*@__PURE__*/
   messageDesc(file_accordion_v1_accordion, 2);
+
+/**
+ * One pile of a zone, as the player sees it.
+ *
+ * @generated from message accordion.v1.ZonePile
+ */
+export type ZonePile = Message<"accordion.v1.ZonePile"> & {
+  /**
+   * How many face-down cards the pile holds (under `cards` on the tableau; the whole stock).
+   *
+   * @generated from field: int32 face_down = 1;
+   */
+  faceDown: number;
+
+  /**
+   * The face-up cards, bottom to top.
+   *
+   * @generated from field: repeated accordion.v1.Card cards = 2;
+   */
+  cards: Card[];
+
+  /**
+   * Only in a game dealt open (option `open`): the face-down cards themselves, bottom to top
+   * on the tableau, the stock's in the order they will be drawn. Empty otherwise: a face-down
+   * card's identity never leaves the server.
+   *
+   * @generated from field: repeated accordion.v1.Card face_down_cards = 3;
+   */
+  faceDownCards: Card[];
+};
+
+/**
+ * Describes the message accordion.v1.ZonePile.
+ * Use `create(ZonePileSchema)` to create a new message.
+ */
+export const ZonePileSchema: GenMessage<ZonePile> = /*@__PURE__*/
+  messageDesc(file_accordion_v1_accordion, 3);
+
+/**
+ * One zone of the layout.
+ *
+ * @generated from message accordion.v1.Zone
+ */
+export type Zone = Message<"accordion.v1.Zone"> & {
+  /**
+   * @generated from field: accordion.v1.ZoneKind kind = 1;
+   */
+  kind: ZoneKind;
+
+  /**
+   * @generated from field: repeated accordion.v1.ZonePile piles = 2;
+   */
+  piles: ZonePile[];
+};
+
+/**
+ * Describes the message accordion.v1.Zone.
+ * Use `create(ZoneSchema)` to create a new message.
+ */
+export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
+  messageDesc(file_accordion_v1_accordion, 4);
 
 /**
  * A game as the player sees it: everything but the stock's order.
@@ -183,7 +266,8 @@ export type Game = Message<"accordion.v1.Game"> & {
   options: { [key: string]: string };
 
   /**
-   * The row, left to right.
+   * The row, left to right. In a tableau game: the tableau's piles, face-up cards only (the
+   * face-down counts are in `zones`).
    *
    * @generated from field: repeated accordion.v1.Pile piles = 5;
    */
@@ -250,8 +334,8 @@ export type Game = Message<"accordion.v1.Game"> & {
   extras: string[];
 
   /**
-   * The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty
-   * and no chance is left to come (a finished game is no exception: undo reopens it).
+   * The deal's seed, shown only when it can reveal nothing hidden: when the stock is empty,
+   * no card is face down, and no chance is left to come (a finished game is no exception: undo reopens it).
    * Otherwise it stays in the server's replay record (the seed would reveal the stock's order).
    *
    * @generated from field: optional uint64 seed = 16;
@@ -262,6 +346,14 @@ export type Game = Message<"accordion.v1.Game"> & {
    * @generated from field: bool can_undo = 17;
    */
   canUndo: boolean;
+
+  /**
+   * Tableau games: every zone (tableau, foundations, stock, waste), face-down cards counted,
+   * never named unless the game was dealt open. Empty for row games: their one zone is `piles`.
+   *
+   * @generated from field: repeated accordion.v1.Zone zones = 18;
+   */
+  zones: Zone[];
 };
 
 /**
@@ -269,7 +361,7 @@ export type Game = Message<"accordion.v1.Game"> & {
  * Use `create(GameSchema)` to create a new message.
  */
 export const GameSchema: GenMessage<Game> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 3);
+  messageDesc(file_accordion_v1_accordion, 5);
 
 /**
  * An option of a variant.
@@ -305,7 +397,7 @@ export type VariantOption = Message<"accordion.v1.VariantOption"> & {
  * Use `create(VariantOptionSchema)` to create a new message.
  */
 export const VariantOptionSchema: GenMessage<VariantOption> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 4);
+  messageDesc(file_accordion_v1_accordion, 6);
 
 /**
  * A registered variant.
@@ -341,7 +433,7 @@ export type Variant = Message<"accordion.v1.Variant"> & {
   options: VariantOption[];
 
   /**
-   * stacking, eliminator or cribbage.
+   * stacking, eliminator, cribbage or tableau.
    *
    * @generated from field: string family = 6;
    */
@@ -365,7 +457,7 @@ export type Variant = Message<"accordion.v1.Variant"> & {
  * Use `create(VariantSchema)` to create a new message.
  */
 export const VariantSchema: GenMessage<Variant> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 5);
+  messageDesc(file_accordion_v1_accordion, 7);
 
 /**
  * A game event, as WatchGame streams it.
@@ -405,7 +497,7 @@ export type GameEvent = Message<"accordion.v1.GameEvent"> & {
  * Use `create(GameEventSchema)` to create a new message.
  */
 export const GameEventSchema: GenMessage<GameEvent> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 6);
+  messageDesc(file_accordion_v1_accordion, 8);
 
 /**
  * What happened.
@@ -437,7 +529,7 @@ export enum GameEvent_Kind {
  * Describes the enum accordion.v1.GameEvent.Kind.
  */
 export const GameEvent_KindSchema: GenEnum<GameEvent_Kind> = /*@__PURE__*/
-  enumDesc(file_accordion_v1_accordion, 6, 0);
+  enumDesc(file_accordion_v1_accordion, 8, 0);
 
 /**
  * ListVariants: no filter lists every variant.
@@ -458,7 +550,7 @@ export type ListVariantsRequest = Message<"accordion.v1.ListVariantsRequest"> & 
  * Use `create(ListVariantsRequestSchema)` to create a new message.
  */
 export const ListVariantsRequestSchema: GenMessage<ListVariantsRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 7);
+  messageDesc(file_accordion_v1_accordion, 9);
 
 /**
  * ListVariants' answer.
@@ -477,7 +569,7 @@ export type ListVariantsResponse = Message<"accordion.v1.ListVariantsResponse"> 
  * Use `create(ListVariantsResponseSchema)` to create a new message.
  */
 export const ListVariantsResponseSchema: GenMessage<ListVariantsResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 8);
+  messageDesc(file_accordion_v1_accordion, 10);
 
 /**
  * An explicit deal: cards in deal order, left to right ("8D", "8♦", "10H" or "TH").
@@ -496,7 +588,7 @@ export type CardList = Message<"accordion.v1.CardList"> & {
  * Use `create(CardListSchema)` to create a new message.
  */
 export const CardListSchema: GenMessage<CardList> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 9);
+  messageDesc(file_accordion_v1_accordion, 11);
 
 /**
  * NewGame: a variant, its options, and a seed or a deal.
@@ -561,7 +653,7 @@ export type NewGameRequest = Message<"accordion.v1.NewGameRequest"> & {
  * Use `create(NewGameRequestSchema)` to create a new message.
  */
 export const NewGameRequestSchema: GenMessage<NewGameRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 10);
+  messageDesc(file_accordion_v1_accordion, 12);
 
 /**
  * NewGame's answer.
@@ -594,7 +686,7 @@ export type NewGameResponse = Message<"accordion.v1.NewGameResponse"> & {
  * Use `create(NewGameResponseSchema)` to create a new message.
  */
 export const NewGameResponseSchema: GenMessage<NewGameResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 11);
+  messageDesc(file_accordion_v1_accordion, 13);
 
 /**
  * GetGame.
@@ -613,7 +705,7 @@ export type GetGameRequest = Message<"accordion.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 12);
+  messageDesc(file_accordion_v1_accordion, 14);
 
 /**
  * GetGame's answer.
@@ -632,7 +724,7 @@ export type GetGameResponse = Message<"accordion.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 13);
+  messageDesc(file_accordion_v1_accordion, 15);
 
 /**
  * LegalMoves.
@@ -651,7 +743,7 @@ export type LegalMovesRequest = Message<"accordion.v1.LegalMovesRequest"> & {
  * Use `create(LegalMovesRequestSchema)` to create a new message.
  */
 export const LegalMovesRequestSchema: GenMessage<LegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 14);
+  messageDesc(file_accordion_v1_accordion, 16);
 
 /**
  * LegalMoves' answer (also packed in ILLEGAL_MOVE and INVALID_MOVE errors).
@@ -675,7 +767,7 @@ export type LegalMovesResponse = Message<"accordion.v1.LegalMovesResponse"> & {
  * Use `create(LegalMovesResponseSchema)` to create a new message.
  */
 export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 15);
+  messageDesc(file_accordion_v1_accordion, 17);
 
 /**
  * ApplyMove: one move, structured or as notation.
@@ -715,7 +807,7 @@ export type ApplyMoveRequest = Message<"accordion.v1.ApplyMoveRequest"> & {
  * Use `create(ApplyMoveRequestSchema)` to create a new message.
  */
 export const ApplyMoveRequestSchema: GenMessage<ApplyMoveRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 16);
+  messageDesc(file_accordion_v1_accordion, 18);
 
 /**
  * ApplyMove's answer.
@@ -741,7 +833,7 @@ export type ApplyMoveResponse = Message<"accordion.v1.ApplyMoveResponse"> & {
  * Use `create(ApplyMoveResponseSchema)` to create a new message.
  */
 export const ApplyMoveResponseSchema: GenMessage<ApplyMoveResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 17);
+  messageDesc(file_accordion_v1_accordion, 19);
 
 /**
  * Undo: take back the last move.
@@ -770,7 +862,7 @@ export type UndoRequest = Message<"accordion.v1.UndoRequest"> & {
  * Use `create(UndoRequestSchema)` to create a new message.
  */
 export const UndoRequestSchema: GenMessage<UndoRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 18);
+  messageDesc(file_accordion_v1_accordion, 20);
 
 /**
  * Undo's answer.
@@ -796,7 +888,7 @@ export type UndoResponse = Message<"accordion.v1.UndoResponse"> & {
  * Use `create(UndoResponseSchema)` to create a new message.
  */
 export const UndoResponseSchema: GenMessage<UndoResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 19);
+  messageDesc(file_accordion_v1_accordion, 21);
 
 /**
  * Score.
@@ -815,7 +907,7 @@ export type ScoreRequest = Message<"accordion.v1.ScoreRequest"> & {
  * Use `create(ScoreRequestSchema)` to create a new message.
  */
 export const ScoreRequestSchema: GenMessage<ScoreRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 20);
+  messageDesc(file_accordion_v1_accordion, 22);
 
 /**
  * Score's answer.
@@ -868,7 +960,7 @@ export type ScoreResponse = Message<"accordion.v1.ScoreResponse"> & {
  * Use `create(ScoreResponseSchema)` to create a new message.
  */
 export const ScoreResponseSchema: GenMessage<ScoreResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 21);
+  messageDesc(file_accordion_v1_accordion, 23);
 
 /**
  * Hint.
@@ -887,7 +979,7 @@ export type HintRequest = Message<"accordion.v1.HintRequest"> & {
  * Use `create(HintRequestSchema)` to create a new message.
  */
 export const HintRequestSchema: GenMessage<HintRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 22);
+  messageDesc(file_accordion_v1_accordion, 24);
 
 /**
  * Hint's answer: no `move` when the game is over.
@@ -918,7 +1010,7 @@ export type HintResponse = Message<"accordion.v1.HintResponse"> & {
  * Use `create(HintResponseSchema)` to create a new message.
  */
 export const HintResponseSchema: GenMessage<HintResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 23);
+  messageDesc(file_accordion_v1_accordion, 25);
 
 /**
  * @generated from message accordion.v1.SolveRequest
@@ -950,7 +1042,7 @@ export type SolveRequest = Message<"accordion.v1.SolveRequest"> & {
  * Use `create(SolveRequestSchema)` to create a new message.
  */
 export const SolveRequestSchema: GenMessage<SolveRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 24);
+  messageDesc(file_accordion_v1_accordion, 26);
 
 /**
  * @generated from message accordion.v1.SolveResponse
@@ -1009,7 +1101,7 @@ export type SolveResponse = Message<"accordion.v1.SolveResponse"> & {
  * Use `create(SolveResponseSchema)` to create a new message.
  */
 export const SolveResponseSchema: GenMessage<SolveResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 25);
+  messageDesc(file_accordion_v1_accordion, 27);
 
 /**
  * WatchGame: events after `after_version` (0: every event still in the game's log).
@@ -1033,7 +1125,7 @@ export type WatchGameRequest = Message<"accordion.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 26);
+  messageDesc(file_accordion_v1_accordion, 28);
 
 /**
  * One streamed event.
@@ -1052,7 +1144,7 @@ export type WatchGameResponse = Message<"accordion.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 27);
+  messageDesc(file_accordion_v1_accordion, 29);
 
 /**
  * GetGamePicture.
@@ -1071,7 +1163,7 @@ export type GetGamePictureRequest = Message<"accordion.v1.GetGamePictureRequest"
  * Use `create(GetGamePictureRequestSchema)` to create a new message.
  */
 export const GetGamePictureRequestSchema: GenMessage<GetGamePictureRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 28);
+  messageDesc(file_accordion_v1_accordion, 30);
 
 /**
  * A card's suit, in the engine's order.
@@ -1164,6 +1256,21 @@ export enum MoveKind {
    * @generated from enum value: MOVE_KIND_RESIGN = 6;
    */
   RESIGN = 6,
+
+  /**
+   * Tableau games: `count` cards go from from_zone's pile from_pile to to_zone's pile to_pile
+   * (a run off a tableau pile, a card to or from a foundation, the waste's top card).
+   *
+   * @generated from enum value: MOVE_KIND_MOVE = 7;
+   */
+  MOVE = 7,
+
+  /**
+   * Klondike, Emperor: turn cards from the stock onto the waste.
+   *
+   * @generated from enum value: MOVE_KIND_DRAW = 8;
+   */
+  DRAW = 8,
 }
 
 /**
@@ -1171,6 +1278,52 @@ export enum MoveKind {
  */
 export const MoveKindSchema: GenEnum<MoveKind> = /*@__PURE__*/
   enumDesc(file_accordion_v1_accordion, 1);
+
+/**
+ * The zones of a tableau game's layout (spec: "The other games of seed 004").
+ *
+ * @generated from enum accordion.v1.ZoneKind
+ */
+export enum ZoneKind {
+  /**
+   * @generated from enum value: ZONE_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The tableau: piles numbered 1..n, left to right.
+   *
+   * @generated from enum value: ZONE_KIND_TABLEAU = 1;
+   */
+  TABLEAU = 1,
+
+  /**
+   * The foundations, built up in suit from the ace (Spider: the suits lifted off).
+   *
+   * @generated from enum value: ZONE_KIND_FOUNDATION = 2;
+   */
+  FOUNDATION = 2,
+
+  /**
+   * The stock: one pile, face down unless the game was dealt open.
+   *
+   * @generated from enum value: ZONE_KIND_STOCK = 3;
+   */
+  STOCK = 3,
+
+  /**
+   * The waste: one pile, face up, its last card on top.
+   *
+   * @generated from enum value: ZONE_KIND_WASTE = 4;
+   */
+  WASTE = 4,
+}
+
+/**
+ * Describes the enum accordion.v1.ZoneKind.
+ */
+export const ZoneKindSchema: GenEnum<ZoneKind> = /*@__PURE__*/
+  enumDesc(file_accordion_v1_accordion, 2);
 
 /**
  * Where a game stands.
@@ -1203,7 +1356,7 @@ export enum GameStatus {
  * Describes the enum accordion.v1.GameStatus.
  */
 export const GameStatusSchema: GenEnum<GameStatus> = /*@__PURE__*/
-  enumDesc(file_accordion_v1_accordion, 2);
+  enumDesc(file_accordion_v1_accordion, 3);
 
 /**
  * Where a hint comes from.
@@ -1235,7 +1388,7 @@ export enum HintSource {
  * Describes the enum accordion.v1.HintSource.
  */
 export const HintSourceSchema: GenEnum<HintSource> = /*@__PURE__*/
-  enumDesc(file_accordion_v1_accordion, 3);
+  enumDesc(file_accordion_v1_accordion, 4);
 
 /**
  * What a search of a position found.
@@ -1274,7 +1427,7 @@ export enum SolveOutcome {
  * Describes the enum accordion.v1.SolveOutcome.
  */
 export const SolveOutcomeSchema: GenEnum<SolveOutcome> = /*@__PURE__*/
-  enumDesc(file_accordion_v1_accordion, 4);
+  enumDesc(file_accordion_v1_accordion, 5);
 
 /**
  * Plays Accordion-family patience games. Stateless: any replica serves any game.

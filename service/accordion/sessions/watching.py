@@ -1,0 +1,59 @@
+"""WatchGame's stream (``Sessions.watch``): an async generator, kept out of ``flow`` because
+mypyc compiles ``flow`` and has no async generators (accordion/build_info.py lists this module
+as interpreted)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from accordion import engine
+
+from . import replies
+from .errors import GameNotFound, StoreUnavailable
+from .flow import _UNREACHABLE, Sessions
+from .follow import Follower, WatchItem
+from .record import load_stored
+
+
+async def watch(
+    sessions: Sessions, game_id: str, token: str, after_version: int, deadline: float | None
+) -> AsyncIterator[WatchItem]:
+    """The stored log first (events after ``after_version``), then the store's event stream.
+
+    Each stream entry is a compact event applied to this watcher's own copy of the game; a
+    gap (the stream is kept short, and a slow watcher may miss entries) or an entry it cannot
+    read is filled from the stored log again. Ends when the game is gone."""
+    record = await sessions._authorized(game_id, token, deadline)
+    follower = Follower(after_version)
+    for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
+        yield item
+    events = sessions.store.watch(game_id, max(follower.last, follower.version))
+    try:
+        async for event in events:
+            if event.version <= follower.version:
+                continue
+            readable, value = replies.stream_event_value(event.payload)
+            if readable and event.version == follower.version + 1 and follower.game is not None:
+                next_item: WatchItem | None
+                try:
+                    next_item = follower.apply(value)
+                except engine.EngineError:
+                    next_item, follower.game = None, None  # does not apply to our copy: resync
+                if follower.game is not None:
+                    if next_item is not None:
+                        yield next_item
+                    continue
+            try:  # a gap, or an entry of another format: the stored log has everything
+                record = await sessions._call("load", game_id, deadline, sessions.store.load, game_id)
+            except GameNotFound:
+                return
+            for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
+                yield item
+    except _UNREACHABLE as exc:
+        sessions.on_store_error("watch")
+        sessions.observer.store_failed("watch", "unavailable")
+        raise StoreUnavailable("watch") from exc
+    finally:  # the client went away or the stream ended: release the store's watcher now
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,675 @@
+/*
+ * _cklondike: the compiled Klondike search of accordion.solver (docs/solver.md, "Klondike"),
+ * mirrored step for step by _pyklondike.py (same move order, same node counts, same verdicts).
+ *
+ * The position is plain data: the tableau piles (bottom to top, face-down cards first),
+ * how many cards of each pile are face down, the foundations as a count per suit, and the
+ * talon: the waste (bottom to top) followed by the stock (in drawing order), with ``cur``
+ * the number of cards in the waste. A card that leaves the talon is deleted from it, so a
+ * DRAW only moves ``cur`` on and a REDEAL sets it to 0: the stock is a cyclic index.
+ *
+ * Depth-first search with a table of every position visited (keyed on a canonical form:
+ * the piles as a multiset, the talon, ``cur`` unless turning one with passes unlimited, the
+ * redeals left; the foundations follow from the rest), so the first visit of a position is
+ * its only expansion and an exhausted search proves the loss. The moves, each argued in
+ * docs/solver.md:
+ *   - a card that is safe on its foundation goes there as the only move (see safe());
+ *   - a talon card is played in one macro move: the DRAWs (and REDEAL) that bring it to the
+ *     top of the waste, then the card onto a foundation or a pile;
+ *   - a King-headed run goes into the first empty pile only, and only off face-down cards;
+ *   - a card comes back from a foundation only when some card not on the foundations could
+ *     ever be built on it.
+ * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
+ * every 1024 positions, as in _csolver.c.
+ */
+#include "_ccommon.h"
+
+#define MAXP 10
+#define MAXPILE 40
+#define MAXTALON 52
+#define MAXMOVES 200
+#define MAXDEPTH 1000
+#define MAX_SLOTS ((size_t)1 << 23)
+/* Positions of the quick pass, which looks for a win only (see klondike_solve). */
+#define QUICK_NODES 100000
+
+#define OUT_UNKNOWN 0
+#define OUT_WON 1
+#define OUT_LOST 2
+
+#define R_DEAD 0
+#define R_WIN 1
+#define R_STOP 2
+
+/* Zones of the primitive moves handed back (the engine's tableau/foundation/stock/waste). */
+#define Z_TAB 0
+#define Z_FOUND 1
+#define Z_STOCK 2
+#define Z_WASTE 3
+
+enum { M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB };
+
+typedef struct {
+    uint8_t kind, src, dst, count, tidx, wrap;
+} KMove;
+
+typedef struct {
+    uint8_t card[MAXP][MAXPILE];
+    uint8_t n[MAXP], down[MAXP];
+    uint8_t found[4];
+    uint8_t talon[MAXTALON];
+    uint8_t tlen, cur;
+    int8_t redeals; /* redeals left; -1: unlimited */
+} KState;
+
+typedef struct {
+    int npiles, draw, partial, fret, keep_cur, root_redeal;
+    uint64_t nodes, max_nodes;
+    double deadline;
+    volatile const uint8_t *stop;
+    int stopped, truncated; /* stopped: by the clock or the caller's flag */
+    int quick; /* the first, quick pass: unproven cuts, so only a win it finds counts */
+    KeySet seen;
+    int depth;
+    KMove path[MAXDEPTH];
+} Ctx;
+
+static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE], ZT[2][52], ZCUR[2][MAXTALON + 1], ZRED[2][16];
+
+static inline int rank_of(int c) { return c % 13 + 1; }
+static inline int suit_of(int c) { return c / 13; }
+static inline int red_suit(int s) { return s == 1 || s == 2; }
+static inline int red(int c) { return red_suit(c / 13); }
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* With passes unlimited, a waste whose length is a multiple of ``draw`` (or the whole talon)
+ * reaches exactly the cards an empty waste reaches, so both are one position. */
+static inline int canonical_cur(const Ctx *c, const KState *s)
+{
+    if (s->redeals < 0 && (s->cur % c->draw == 0 || s->cur == s->tlen))
+        return 0;
+    return s->cur;
+}
+
+/* The canonical key: piles summed as a multiset (their order never matters), then the talon. */
+static void key_of(const Ctx *c, const KState *s, uint64_t *a, uint64_t *b)
+{
+    uint64_t h[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        for (int i = 0; i < c->npiles; i++) {
+            uint64_t p = ZDOWN[w][s->down[i]];
+            for (int j = 0; j < s->n[i]; j++)
+                p += ZP[w][j][s->card[i][j]];
+            h[w] += mix64(p + (uint64_t)w);
+        }
+        for (int j = 0; j < s->tlen; j++)
+            h[w] ^= ZT[w][s->talon[j]];
+        if (c->keep_cur)
+            h[w] ^= ZCUR[w][canonical_cur(c, s)];
+        if (c->depth == 0 && !c->root_redeal)
+            h[w] ^= ZCUR[w][MAXTALON]; /* the root may not REDEAL: not the same position later */
+        h[w] ^= ZRED[w][(s->redeals + 1) & 15];
+    }
+    *a = h[0];
+    *b = h[1] | 1; /* never the empty slot */
+}
+
+/* Whether card x can do nothing on the tableau that it cannot do better on its foundation:
+ * every card that could ever be built on it (opposite colour one lower, then same colour
+ * two lower, ...) is on the foundations. Without foundation_return those cards stay there,
+ * so the opposite colour one lower is enough; with it, the other suit of its colour two
+ * lower must be up too (a card brought back could otherwise carry it). */
+static int safe(const Ctx *c, const KState *s, int x)
+{
+    int r = rank_of(x), su = suit_of(x);
+    if (r <= 2)
+        return 1;
+    for (int t = 0; t < 4; t++) {
+        if (t == su)
+            continue;
+        if (red_suit(t) != red_suit(su)) {
+            if (s->found[t] < r - 1)
+                return 0;
+        } else if (c->fret && s->found[t] < r - 2) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static inline int on_found(const KState *s, int x) { return s->found[suit_of(x)] == rank_of(x) - 1; }
+
+static inline int builds_on(int x, int host) { return rank_of(host) == rank_of(x) + 1 && red(host) != red(x); }
+
+/* Whether a card of rank r and suit su, back on the tableau, could ever carry a card that is
+ * not on the foundations (a lower card of the right colour still out). */
+static int worth_returning(const KState *s, int r, int su)
+{
+    for (int t = 0; t < 4; t++) {
+        if (t == su)
+            continue;
+        if (red_suit(t) != red_suit(su)) {
+            if (s->found[t] < r - 1)
+                return 1;
+        } else if (s->found[t] < r - 2) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The talon cards playable now: the waste's top, the cards that DRAWs bring there, and with
+ * a REDEAL allowed the ones drawn after it (wrap). Returns how many, in idx/wrap. */
+static int talon_reach(const Ctx *c, const KState *s, uint8_t *idx, uint8_t *wrap)
+{
+    int k = 0, L = s->tlen, d = c->draw;
+    uint8_t seen[MAXTALON];
+    memset(seen, 0, sizeof seen);
+    if (s->cur > 0) {
+        idx[k] = (uint8_t)(s->cur - 1);
+        wrap[k++] = 0;
+        seen[s->cur - 1] = 1;
+    }
+    for (int p = s->cur; p < L;) {
+        p = p + d < L ? p + d : L;
+        idx[k] = (uint8_t)(p - 1);
+        wrap[k++] = 0;
+        seen[p - 1] = 1;
+    }
+    int can_redeal = s->redeals != 0 && (c->depth > 0 || c->root_redeal);
+    if (can_redeal) {
+        for (int p = 0; p < L;) {
+            p = p + d < L ? p + d : L;
+            if (!seen[p - 1]) {
+                idx[k] = (uint8_t)(p - 1);
+                wrap[k++] = 1;
+            }
+        }
+    }
+    return k;
+}
+
+static inline void add(KMove *m, int *k, int kind, int src, int dst, int count, int tidx, int wrap)
+{
+    if (*k >= MAXMOVES)
+        return;
+    KMove *x = &m[(*k)++];
+    x->kind = (uint8_t)kind;
+    x->src = (uint8_t)src;
+    x->dst = (uint8_t)dst;
+    x->count = (uint8_t)count;
+    x->tidx = (uint8_t)tidx;
+    x->wrap = (uint8_t)wrap;
+}
+
+static int first_empty(const Ctx *c, const KState *s)
+{
+    for (int i = 0; i < c->npiles; i++)
+        if (s->n[i] == 0)
+            return i;
+    return -1;
+}
+
+/* Whether some card other than pile ``skip``'s from position ``skip_j`` up could be built on
+ * card x right now: a talon card in reach, a face-up card that heads a movable run, or a
+ * foundation top brought back. */
+static int can_receive(const Ctx *c, const KState *s, int x, int skip, const uint8_t *tal, int nt)
+{
+    for (int q = 0; q < nt; q++)
+        if (builds_on(s->talon[tal[q]], x))
+            return 1;
+    for (int t = 0; t < c->npiles; t++) {
+        if (t == skip)
+            continue;
+        int lo = s->down[t], hi = c->partial ? s->n[t] : (s->n[t] > lo ? lo + 1 : lo);
+        for (int j = lo; j < hi; j++)
+            if (builds_on(s->card[t][j], x))
+                return 1;
+    }
+    if (c->fret)
+        for (int su = 0; su < 4; su++)
+            if (s->found[su] && builds_on(su * 13 + s->found[su] - 1, x))
+                return 1;
+    return 0;
+}
+
+/* Whether a King could go into a space right now (a run headed by a King over face-down
+ * cards, a King in reach in the talon, or with foundation_return a King on a foundation). */
+static int king_waiting(const Ctx *c, const KState *s, const uint8_t *tal, int nt)
+{
+    for (int i = 0; i < c->npiles; i++)
+        if (s->down[i] > 0 && s->n[i] > s->down[i] && rank_of(s->card[i][s->down[i]]) == 13)
+            return 1;
+    for (int q = 0; q < nt; q++)
+        if (rank_of(s->talon[tal[q]]) == 13)
+            return 1;
+    if (c->fret)
+        for (int su = 0; su < 4; su++)
+            if (s->found[su] == 13)
+                return 1;
+    return 0;
+}
+
+/* Run moves from pile i starting at position j onto every pile that takes them. A move that
+ * turns no card is tried only when what it uncovers is of use at once (docs/solver.md: such a
+ * move can always wait until then): a space with a King waiting, or a card that goes to its
+ * foundation or takes another card. */
+static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int *k, const uint8_t *tal, int nt)
+{
+    int x = s->card[i][j], count = s->n[i] - j;
+    if (rank_of(x) == 13) {
+        int e = first_empty(c, s);
+        if (e >= 0 && j == s->down[i] && s->down[i] > 0)
+            add(m, k, M_RUN, i, e, count, 0, 0);
+        return;
+    }
+    if (j == 0) {
+        if (!king_waiting(c, s, tal, nt))
+            return;
+    } else if (j > s->down[i]) {
+        int under = s->card[i][j - 1];
+        if (!on_found(s, under) && (c->quick || !can_receive(c, s, under, i, tal, nt)))
+            return;
+    }
+    for (int t = 0; t < c->npiles; t++)
+        if (t != i && s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+            add(m, k, M_RUN, i, t, count, 0, 0);
+}
+
+/* Every move worth trying, best first; a safe move to the foundations alone when there is one. */
+static int gen_moves(const Ctx *c, const KState *s, KMove *m)
+{
+    int k = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        if (s->n[i] > s->down[i]) {
+            int x = s->card[i][s->n[i] - 1];
+            if (on_found(s, x) && safe(c, s, x)) {
+                add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
+                return k;
+            }
+        }
+    }
+    if (c->draw == 1 && s->cur > 0) {
+        int x = s->talon[s->cur - 1];
+        if (on_found(s, x) && safe(c, s, x)) {
+            add(m, &k, M_TAL_FOUND, 0, 0, 1, s->cur - 1, 0);
+            return k;
+        }
+    }
+    /* 1. tableau tops to the foundations */
+    for (int i = 0; i < c->npiles; i++)
+        if (s->n[i] > s->down[i] && on_found(s, s->card[i][s->n[i] - 1]))
+            add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
+    uint8_t idx[2 * MAXTALON], wrap[2 * MAXTALON];
+    int nt = talon_reach(c, s, idx, wrap);
+    /* 2. whole runs that turn a face-down card, the pile with most face down first */
+    for (int dn = MAXPILE - 1; dn >= 1; dn--)
+        for (int i = 0; i < c->npiles; i++)
+            if (s->down[i] == dn && s->n[i] > dn)
+                run_moves(c, s, i, dn, m, &k, idx, nt);
+    /* 3. talon cards to the foundations, then onto the piles */
+    for (int q = 0; q < nt; q++)
+        if (on_found(s, s->talon[idx[q]]))
+            add(m, &k, M_TAL_FOUND, 0, 0, 1, idx[q], wrap[q]);
+    for (int q = 0; q < nt; q++) {
+        int x = s->talon[idx[q]];
+        if (rank_of(x) == 13) {
+            int e = first_empty(c, s);
+            if (e >= 0)
+                add(m, &k, M_TAL_TAB, 0, e, 1, idx[q], wrap[q]);
+            continue;
+        }
+        /* turning one with passes unlimited every talon card stays in reach, so a card goes
+         * onto a pile only when another card can go onto it at once (docs/solver.md) */
+        if ((c->quick || !c->keep_cur) && !can_receive(c, s, x, -1, idx, nt))
+            continue;
+        for (int t = 0; t < c->npiles; t++)
+            if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+                add(m, &k, M_TAL_TAB, 0, t, 1, idx[q], wrap[q]);
+    }
+    /* 4. whole piles with nothing face down onto other piles (they leave a space) */
+    for (int i = 0; i < c->npiles; i++)
+        if (s->down[i] == 0 && s->n[i] > 0)
+            run_moves(c, s, i, 0, m, &k, idx, nt);
+    /* 5. part of a run */
+    if (c->partial)
+        for (int i = 0; i < c->npiles; i++)
+            for (int j = s->n[i] - 1; j > s->down[i]; j--)
+                run_moves(c, s, i, j, m, &k, idx, nt);
+    /* 6. back from the foundations */
+    if (c->fret && !c->quick) {
+        for (int su = 0; su < 4; su++) {
+            int r = s->found[su];
+            if (r == 0 || !worth_returning(s, r, su))
+                continue;
+            int x = su * 13 + r - 1;
+            if (!can_receive(c, s, x, -1, idx, nt))
+                continue;
+            if (r == 13) {
+                int e = first_empty(c, s);
+                if (e >= 0)
+                    add(m, &k, M_FOUND_TAB, su, e, 1, 0, 0);
+                continue;
+            }
+            for (int t = 0; t < c->npiles; t++)
+                if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+                    add(m, &k, M_FOUND_TAB, su, t, 1, 0, 0);
+        }
+    }
+    return k;
+}
+
+static inline void turn_up(KState *s, int i)
+{
+    if (s->n[i] > 0 && s->down[i] >= s->n[i])
+        s->down[i] = (uint8_t)(s->n[i] - 1);
+}
+
+static int take_talon(KState *s, const KMove *mv)
+{
+    int x = s->talon[mv->tidx];
+    memmove(s->talon + mv->tidx, s->talon + mv->tidx + 1, (size_t)(s->tlen - mv->tidx - 1));
+    s->tlen--;
+    s->cur = mv->tidx;
+    if (mv->wrap && s->redeals > 0)
+        s->redeals--;
+    return x;
+}
+
+static void apply(KState *s, const KMove *mv)
+{
+    int x;
+    switch (mv->kind) {
+    case M_TAB_FOUND:
+        x = s->card[mv->src][--s->n[mv->src]];
+        s->found[suit_of(x)]++;
+        turn_up(s, mv->src);
+        break;
+    case M_TAL_FOUND:
+        x = take_talon(s, mv);
+        s->found[suit_of(x)]++;
+        break;
+    case M_TAL_TAB:
+        x = take_talon(s, mv);
+        s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
+        break;
+    case M_RUN:
+        memcpy(&s->card[mv->dst][s->n[mv->dst]], &s->card[mv->src][s->n[mv->src] - mv->count], mv->count);
+        s->n[mv->dst] = (uint8_t)(s->n[mv->dst] + mv->count);
+        s->n[mv->src] = (uint8_t)(s->n[mv->src] - mv->count);
+        turn_up(s, mv->src);
+        break;
+    case M_FOUND_TAB:
+        x = mv->src * 13 + s->found[mv->src] - 1;
+        s->found[mv->src]--;
+        s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
+        break;
+    }
+}
+
+static int is_won(const Ctx *c, const KState *s)
+{
+    if (s->tlen)
+        return 0;
+    for (int i = 0; i < c->npiles; i++)
+        if (s->down[i])
+            return 0;
+    return 1; /* every card face up in descending runs: the lowest top always goes up next */
+}
+
+static int dfs(Ctx *c, const KState *s)
+{
+    c->nodes++;
+    if (c->max_nodes && c->nodes > c->max_nodes)
+        return R_STOP; /* a node limit: the caller's, or the quick pass's */
+    if ((c->nodes & 1023) == 0 &&
+        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
+        c->stopped = 1;
+        return R_STOP;
+    }
+    if (is_won(c, s))
+        return R_WIN;
+    uint64_t a, b;
+    key_of(c, s, &a, &b);
+    if (ks_has(&c->seen, a, b))
+        return R_DEAD;
+    ks_add(&c->seen, a, b);
+    if (c->depth >= MAXDEPTH) {
+        c->truncated = 1;
+        return R_DEAD;
+    }
+    KMove moves[MAXMOVES];
+    int nm = gen_moves(c, s, moves);
+    for (int q = 0; q < nm; q++) {
+        KState child = *s;
+        apply(&child, &moves[q]);
+        c->path[c->depth++] = moves[q];
+        int r = dfs(c, &child);
+        if (r != R_DEAD)
+            return r;
+        c->depth--;
+    }
+    return R_DEAD;
+}
+
+/* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
+
+static int push(PyObject *out, int sz, int src, int dz, int dst, int count)
+{
+    PyObject *t = Py_BuildValue("(iiiii)", sz, src, dz, dst, count);
+    if (t == NULL)
+        return 0;
+    int ok = PyList_Append(out, t) == 0;
+    Py_DECREF(t);
+    return ok;
+}
+
+static int draws(int from, int to, int d) { return (to - from + d - 1) / d; }
+
+static int expand(const Ctx *c, KState s, PyObject *out)
+{
+    for (int q = 0; q < c->depth; q++) {
+        const KMove *mv = &c->path[q];
+        if (mv->kind == M_TAL_FOUND || mv->kind == M_TAL_TAB) {
+            int from = s.cur;
+            if (mv->wrap) {
+                for (int k = draws(s.cur, s.tlen, c->draw); k > 0; k--)
+                    if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                        return 0;
+                if (!push(out, Z_WASTE, 0, Z_STOCK, 0, 0))
+                    return 0;
+                from = 0;
+            }
+            for (int k = draws(from, mv->tidx + 1, c->draw); k > 0; k--)
+                if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                    return 0;
+            int x = s.talon[mv->tidx];
+            if (!push(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
+                      mv->kind == M_TAL_FOUND ? suit_of(x) : mv->dst, 1))
+                return 0;
+        } else if (mv->kind == M_TAB_FOUND) {
+            if (!push(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - 1]), 1))
+                return 0;
+        } else if (mv->kind == M_RUN) {
+            if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count))
+                return 0;
+        } else if (!push(out, Z_FOUND, mv->src, Z_TAB, mv->dst, 1)) {
+            return 0;
+        }
+        apply(&s, mv);
+    }
+    for (;;) { /* play out: the lowest top goes up */
+        int best = -1;
+        for (int i = 0; i < c->npiles; i++)
+            if (s.n[i] && (best < 0 || rank_of(s.card[i][s.n[i] - 1]) < rank_of(s.card[best][s.n[best] - 1])))
+                best = i;
+        if (best < 0)
+            return 1;
+        KMove mv = {M_TAB_FOUND, (uint8_t)best, 0, 1, 0, 0};
+        if (!push(out, Z_TAB, best, Z_FOUND, suit_of(s.card[best][s.n[best] - 1]), 1))
+            return 0;
+        apply(&s, &mv);
+    }
+}
+
+/* ---- Python entry ---- */
+
+static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyObject *talon, int cur,
+                         Ctx *c, KState *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!PyList_Check(piles) || !PyList_Check(downs) || !PyList_Check(found) || !PyBytes_Check(talon)) {
+        PyErr_SetString(PyExc_TypeError, "piles: list of bytes, downs: list of int, found: list of 4 int, talon: bytes");
+        return 0;
+    }
+    Py_ssize_t np = PyList_GET_SIZE(piles);
+    if (np < 1 || np > MAXP || PyList_GET_SIZE(downs) != np || PyList_GET_SIZE(found) != 4) {
+        PyErr_SetString(PyExc_ValueError, "1..10 piles, one face-down count a pile, 4 foundations");
+        return 0;
+    }
+    c->npiles = (int)np;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        PyObject *p = PyList_GET_ITEM(piles, i);
+        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
+        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 40 cards, its face-down count within it");
+            return 0;
+        }
+        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
+        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
+        s->down[i] = (uint8_t)dn;
+        turn_up(s, (int)i);
+    }
+    for (int t = 0; t < 4; t++) {
+        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
+        if (f < 0 || f > 13) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
+            return 0;
+        }
+        s->found[t] = (uint8_t)f;
+    }
+    if (PyBytes_GET_SIZE(talon) > MAXTALON || cur < 0 || cur > PyBytes_GET_SIZE(talon)) {
+        PyErr_SetString(PyExc_ValueError, "the talon holds at most 52 cards and cur is within it");
+        return 0;
+    }
+    s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
+    memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
+    s->cur = (uint8_t)cur;
+    return 1;
+}
+
+static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
+                             "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop", NULL};
+    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
+    int cur, draw, redeals, partial, fret, root_redeal;
+    unsigned long long max_nodes = 0;
+    double max_seconds = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdO", kwlist, &piles, &downs, &found, &talon, &cur,
+                                     &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
+                                     &stop_obj))
+        return NULL;
+    if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
+        PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
+        return NULL;
+    }
+    Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
+    if (c == NULL)
+        return PyErr_NoMemory();
+    KState root;
+    if (!read_position(piles, downs, found, talon, cur, c, &root)) {
+        free(c);
+        return NULL;
+    }
+    root.redeals = (int8_t)redeals;
+    c->draw = draw;
+    c->partial = partial;
+    c->fret = fret;
+    c->root_redeal = root_redeal;
+    c->keep_cur = !(draw == 1 && redeals < 0);
+    c->max_nodes = max_nodes;
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    Py_buffer stop_view;
+    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
+        ks_free(&c->seen);
+        free(c);
+        return NULL;
+    }
+    int r, ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    /* First a quick pass with cuts that may lose wins (talon cards onto piles only when a card
+     * can follow at once, parts of runs only to send the card beneath up, no returns): most
+     * won deals are won there. Then, from scratch, the full search, whose LOST is a proof. */
+    c->quick = 1;
+    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
+    r = dfs(c, &root);
+    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        c->quick = 0;
+        c->depth = 0;
+        c->truncated = 0;
+        c->max_nodes = max_nodes;
+        if (ok)
+            r = dfs(c, &root);
+    }
+    Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
+    ks_free(&c->seen);
+    if (!ok) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    PyObject *moves = PyList_New(0);
+    if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
+        Py_CLEAR(moves);
+    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    free(c);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
+     "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None) -> (outcome, [(src_zone, src, dst_zone, dst, "
+     "count)], nodes)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cklondike",
+    "The compiled Klondike search of accordion.solver; _pyklondike.py is the same in Python.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__cklondike(void)
+{
+    uint64_t seed = 0x6B6C6F6E64696BULL;
+    for (int w = 0; w < 2; w++) {
+        for (int j = 0; j < MAXPILE; j++) {
+            ZDOWN[w][j] = splitmix(&seed);
+            for (int x = 0; x < 52; x++)
+                ZP[w][j][x] = splitmix(&seed);
+        }
+        for (int x = 0; x < 52; x++)
+            ZT[w][x] = splitmix(&seed);
+        for (int j = 0; j <= MAXTALON; j++)
+            ZCUR[w][j] = splitmix(&seed);
+        for (int j = 0; j < 16; j++)
+            ZRED[w][j] = splitmix(&seed);
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,390 @@
+"""The Klondike search in pure Python: ``_cklondike.c`` step for step (docs/solver.md, "Klondike").
+
+Same position data, same move order, same node counting, same cut-offs, so with a node budget
+both return the same verdict, the same moves and the same node count. The table of positions
+seen is keyed by the exact canonical position (C uses two 64-bit hashes of the same form).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ._pysolver import LOST, UNKNOWN, WON
+
+MAXMOVES = 200
+MAXDEPTH = 1000
+QUICK_NODES = 100_000  # positions of the quick pass, which looks for a win only
+
+# Zones of the primitive moves handed back (as in _cklondike.c).
+Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
+DRAW_MOVE = (Z_STOCK, 0, Z_WASTE, 0, 0)
+REDEAL_MOVE = (Z_WASTE, 0, Z_STOCK, 0, 0)
+
+# Macro moves: (kind, src, dst, count, talon index, wrap)
+M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB = range(5)
+
+Move = tuple[int, int, int, int, int, int]
+
+
+def _rank(c: int) -> int:
+    return c % 13 + 1
+
+
+def _red_suit(s: int) -> bool:
+    return s == 1 or s == 2
+
+
+def _builds_on(x: int, host: int) -> bool:
+    return _rank(host) == _rank(x) + 1 and _red_suit(host // 13) != _red_suit(x // 13)
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Pos:
+    """One position: piles (lists of cards), down counts, foundation counts, talon, cur, redeals left."""
+
+    __slots__ = ("piles", "down", "found", "talon", "cur", "redeals")
+
+    def __init__(self, piles: list[list[int]], down: list[int], found: list[int], talon: list[int], cur: int,
+                 redeals: int) -> None:
+        self.piles = piles
+        self.down = down
+        self.found = found
+        self.talon = talon
+        self.cur = cur
+        self.redeals = redeals
+
+    def copy(self) -> _Pos:
+        return _Pos([list(p) for p in self.piles], list(self.down), list(self.found), list(self.talon), self.cur,
+                    self.redeals)
+
+
+class _Search:
+    def __init__(self, draw: int, partial: bool, fret: bool, root_redeal: bool, keep_cur: bool, max_nodes: int,
+                 max_seconds: float, stop: bytearray | None) -> None:
+        self.draw = draw
+        self.partial = partial
+        self.fret = fret
+        self.root_redeal = root_redeal
+        self.keep_cur = keep_cur
+        self.max_nodes = max_nodes
+        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        self.stop = stop
+        self.nodes = 0
+        self.truncated = False
+        self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        self.stopped = False  # by the clock or the caller, not by a node limit
+        self.seen: set[tuple[object, ...]] = set()
+        self.path: list[Move] = []
+
+    # --- the rules of the search (see _cklondike.c for the why of each) ---
+
+    def safe(self, s: _Pos, x: int) -> bool:
+        r, su = _rank(x), x // 13
+        if r <= 2:
+            return True
+        for t in range(4):
+            if t == su:
+                continue
+            if _red_suit(t) != _red_suit(su):
+                if s.found[t] < r - 1:
+                    return False
+            elif self.fret and s.found[t] < r - 2:
+                return False
+        return True
+
+    @staticmethod
+    def worth_returning(s: _Pos, r: int, su: int) -> bool:
+        for t in range(4):
+            if t == su:
+                continue
+            if _red_suit(t) != _red_suit(su):
+                if s.found[t] < r - 1:
+                    return True
+            elif s.found[t] < r - 2:
+                return True
+        return False
+
+    def talon_reach(self, s: _Pos) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        n, d = len(s.talon), self.draw
+        seen = set()
+        if s.cur > 0:
+            out.append((s.cur - 1, 0))
+            seen.add(s.cur - 1)
+        p = s.cur
+        while p < n:
+            p = min(p + d, n)
+            out.append((p - 1, 0))
+            seen.add(p - 1)
+        if s.redeals != 0 and (len(self.path) > 0 or self.root_redeal):
+            p = 0
+            while p < n:
+                p = min(p + d, n)
+                if p - 1 not in seen:
+                    out.append((p - 1, 1))
+        return out
+
+    def can_receive(self, s: _Pos, x: int, skip: int, reach: list[tuple[int, int]]) -> bool:
+        for i, _ in reach:
+            if _builds_on(s.talon[i], x):
+                return True
+        for t, pile in enumerate(s.piles):
+            if t == skip:
+                continue
+            lo = s.down[t]
+            hi = len(pile) if self.partial else (lo + 1 if len(pile) > lo else lo)
+            for j in range(lo, hi):
+                if _builds_on(pile[j], x):
+                    return True
+        if self.fret:
+            for su in range(4):
+                if s.found[su] and _builds_on(su * 13 + s.found[su] - 1, x):
+                    return True
+        return False
+
+    def king_waiting(self, s: _Pos, reach: list[tuple[int, int]]) -> bool:
+        for i, pile in enumerate(s.piles):
+            if s.down[i] > 0 and len(pile) > s.down[i] and _rank(pile[s.down[i]]) == 13:
+                return True
+        for i, _ in reach:
+            if _rank(s.talon[i]) == 13:
+                return True
+        return self.fret and 13 in s.found
+
+    @staticmethod
+    def first_empty(s: _Pos) -> int:
+        for i, pile in enumerate(s.piles):
+            if not pile:
+                return i
+        return -1
+
+    @staticmethod
+    def add(m: list[Move], move: Move) -> None:
+        if len(m) < MAXMOVES:
+            m.append(move)
+
+    def run_moves(self, s: _Pos, i: int, j: int, m: list[Move], reach: list[tuple[int, int]]) -> None:
+        pile = s.piles[i]
+        x, count = pile[j], len(pile) - j
+        if _rank(x) == 13:
+            e = self.first_empty(s)
+            if e >= 0 and j == s.down[i] and s.down[i] > 0:
+                self.add(m, (M_RUN, i, e, count, 0, 0))
+            return
+        if j == 0:
+            if not self.king_waiting(s, reach):
+                return
+        elif j > s.down[i]:
+            under = pile[j - 1]
+            if not (s.found[under // 13] == _rank(under) - 1
+                    or (not self.quick and self.can_receive(s, under, i, reach))):
+                return
+        for t, other in enumerate(s.piles):
+            if t != i and other and _builds_on(x, other[-1]):
+                self.add(m, (M_RUN, i, t, count, 0, 0))
+
+    def gen_moves(self, s: _Pos) -> list[Move]:
+        m: list[Move] = []
+        found = s.found
+        for i, pile in enumerate(s.piles):
+            if len(pile) > s.down[i]:
+                x = pile[-1]
+                if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
+                    return [(M_TAB_FOUND, i, 0, 1, 0, 0)]
+        if self.draw == 1 and s.cur > 0:
+            x = s.talon[s.cur - 1]
+            if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
+                return [(M_TAL_FOUND, 0, 0, 1, s.cur - 1, 0)]
+        for i, pile in enumerate(s.piles):
+            if len(pile) > s.down[i] and found[pile[-1] // 13] == _rank(pile[-1]) - 1:
+                self.add(m, (M_TAB_FOUND, i, 0, 1, 0, 0))
+        reach = self.talon_reach(s)
+        for dn in range(max(s.down), 0, -1):
+            for i, pile in enumerate(s.piles):
+                if s.down[i] == dn and len(pile) > dn:
+                    self.run_moves(s, i, dn, m, reach)
+        for q, w in reach:
+            x = s.talon[q]
+            if found[x // 13] == _rank(x) - 1:
+                self.add(m, (M_TAL_FOUND, 0, 0, 1, q, w))
+        for q, w in reach:
+            x = s.talon[q]
+            if _rank(x) == 13:
+                e = self.first_empty(s)
+                if e >= 0:
+                    self.add(m, (M_TAL_TAB, 0, e, 1, q, w))
+                continue
+            if (self.quick or not self.keep_cur) and not self.can_receive(s, x, -1, reach):
+                continue
+            for t, pile in enumerate(s.piles):
+                if pile and _builds_on(x, pile[-1]):
+                    self.add(m, (M_TAL_TAB, 0, t, 1, q, w))
+        for i, pile in enumerate(s.piles):
+            if s.down[i] == 0 and pile:
+                self.run_moves(s, i, 0, m, reach)
+        if self.partial:
+            for i, pile in enumerate(s.piles):
+                for j in range(len(pile) - 1, s.down[i], -1):
+                    self.run_moves(s, i, j, m, reach)
+        if self.fret and not self.quick:
+            for su in range(4):
+                r = found[su]
+                if r == 0 or not self.worth_returning(s, r, su):
+                    continue
+                x = su * 13 + r - 1
+                if not self.can_receive(s, x, -1, reach):
+                    continue
+                if r == 13:
+                    e = self.first_empty(s)
+                    if e >= 0:
+                        self.add(m, (M_FOUND_TAB, su, e, 1, 0, 0))
+                    continue
+                for t, pile in enumerate(s.piles):
+                    if pile and _builds_on(x, pile[-1]):
+                        self.add(m, (M_FOUND_TAB, su, t, 1, 0, 0))
+        return m
+
+    def key(self, s: _Pos) -> tuple[object, ...]:
+        piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
+        cur = -1
+        if self.keep_cur:
+            cur = 0 if s.redeals < 0 and (s.cur % self.draw == 0 or s.cur == len(s.talon)) else s.cur
+        root_fixed = not self.path and not self.root_redeal  # the root may not REDEAL
+        return piles, tuple(s.talon), cur, s.redeals, root_fixed
+
+    def dfs(self, s: _Pos) -> bool:
+        self.nodes += 1
+        if self.max_nodes and self.nodes > self.max_nodes:
+            raise _Stop
+        if (self.nodes & 1023) == 0 and (
+            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
+        ):
+            self.stopped = True
+            raise _Stop
+        if not s.talon and not any(s.down):
+            return True
+        k = self.key(s)
+        if k in self.seen:
+            return False
+        self.seen.add(k)
+        if len(self.path) >= MAXDEPTH:
+            self.truncated = True
+            return False
+        for mv in self.gen_moves(s):
+            child = s.copy()
+            apply(child, mv)
+            self.path.append(mv)
+            if self.dfs(child):
+                return True
+            self.path.pop()
+        return False
+
+
+def _turn_up(s: _Pos, i: int) -> None:
+    if s.piles[i] and s.down[i] >= len(s.piles[i]):
+        s.down[i] = len(s.piles[i]) - 1
+
+
+def _take_talon(s: _Pos, mv: Move) -> int:
+    x = s.talon.pop(mv[4])
+    s.cur = mv[4]
+    if mv[5] and s.redeals > 0:
+        s.redeals -= 1
+    return x
+
+
+def apply(s: _Pos, mv: Move) -> None:
+    kind, src, dst, count = mv[0], mv[1], mv[2], mv[3]
+    if kind == M_TAB_FOUND:
+        x = s.piles[src].pop()
+        s.found[x // 13] += 1
+        _turn_up(s, src)
+    elif kind == M_TAL_FOUND:
+        x = _take_talon(s, mv)
+        s.found[x // 13] += 1
+    elif kind == M_TAL_TAB:
+        s.piles[dst].append(_take_talon(s, mv))
+    elif kind == M_RUN:
+        run = s.piles[src][-count:]
+        del s.piles[src][-count:]
+        s.piles[dst].extend(run)
+        _turn_up(s, src)
+    else:
+        x = src * 13 + s.found[src] - 1
+        s.found[src] -= 1
+        s.piles[dst].append(x)
+
+
+def _draws(a: int, b: int, d: int) -> int:
+    return (b - a + d - 1) // d
+
+
+def expand(path: list[Move], s: _Pos, draw: int) -> list[tuple[int, int, int, int, int]]:
+    """The macro moves of a win as primitive moves, then the play-out (the lowest top goes up)."""
+    out: list[tuple[int, int, int, int, int]] = []
+    for mv in path:
+        kind = mv[0]
+        if kind in (M_TAL_FOUND, M_TAL_TAB):
+            start = s.cur
+            if mv[5]:
+                out += [DRAW_MOVE] * _draws(s.cur, len(s.talon), draw)
+                out.append(REDEAL_MOVE)
+                start = 0
+            out += [DRAW_MOVE] * _draws(start, mv[4] + 1, draw)
+            x = s.talon[mv[4]]
+            out.append((Z_WASTE, 0, Z_FOUND, x // 13, 1) if kind == M_TAL_FOUND else (Z_WASTE, 0, Z_TAB, mv[2], 1))
+        elif kind == M_TAB_FOUND:
+            out.append((Z_TAB, mv[1], Z_FOUND, s.piles[mv[1]][-1] // 13, 1))
+        elif kind == M_RUN:
+            out.append((Z_TAB, mv[1], Z_TAB, mv[2], mv[3]))
+        else:
+            out.append((Z_FOUND, mv[1], Z_TAB, mv[2], 1))
+        apply(s, mv)
+    while True:
+        tops = [(_rank(p[-1]), i) for i, p in enumerate(s.piles) if p]
+        if not tops:
+            return out
+        best = min(tops)[1]
+        out.append((Z_TAB, best, Z_FOUND, s.piles[best][-1] // 13, 1))
+        apply(s, (M_TAB_FOUND, best, 0, 1, 0, 0))
+
+
+def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int, draw: int,
+                   redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
+                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
+                   ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+    """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes)."""
+    root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
+                list(found), list(talon), cur, redeals)
+    search = _Search(draw, partial_runs, foundation_return, root_redeal, not (draw == 1 and redeals < 0),
+                     max_nodes, max_seconds, stop)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
+    try:
+        # the quick pass first (cuts that may lose wins), then the full search from scratch
+        search.quick = True
+        search.max_nodes = min(max_nodes, QUICK_NODES) if max_nodes else QUICK_NODES
+        try:
+            won = search.dfs(root.copy())
+        except _Stop:
+            if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                raise
+            won = False
+        if not won:
+            search.quick = False
+            search.seen.clear()
+            search.path.clear()
+            search.truncated = False
+            search.max_nodes = max_nodes
+            won = search.dfs(root.copy())
+    except _Stop:
+        return UNKNOWN, [], search.nodes
+    finally:
+        sys.setrecursionlimit(limit)
+    if won:
+        return WON, expand(search.path, root, draw), search.nodes
+    return (UNKNOWN if search.truncated else LOST), [], search.nodes

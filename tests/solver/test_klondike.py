@@ -1,0 +1,159 @@
+"""The Klondike solver: wins replay through the engine, losses match a brute force, C and Python agree.
+
+The brute force below uses nothing but the engine's own ``legal_moves``/``apply`` (every DRAW,
+REDEAL and transfer the rules allow, with a table of positions seen), so a bug in the search's
+compact position, its macro moves through the talon, the forced foundation moves or the pruning
+of moves that uncover nothing shows up as a disagreement on small late-game positions.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from accordion.engine import Game, Status, new_game
+from accordion.engine.core import Rules, State
+from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
+
+IMPLS = ["c", "python"] if HAVE_C else ["python"]
+
+# Rule sets: the published "thoughtful" rules (partial runs, foundation return), the seed's.
+RULES = [
+    ("klondike", {"partial_runs": True, "foundation_return": True}),
+    ("klondike", {}),
+    ("klondike-draw-one", {"partial_runs": True, "foundation_return": True}),
+    ("klondike-draw-one", {}),
+    ("klondike", {"passes": 2}),
+]
+
+
+def open_game(variant: str, options: dict[str, object], seed: int) -> Game:
+    return new_game(variant, {**options, "open": True}, seed=seed)
+
+
+def replay(game: Game, moves: tuple) -> None:
+    for move in moves:
+        game.play(move)  # raises on an illegal move
+    assert game.rules.is_won(game.state), game.state_string()
+    if not game.rules.values.get("foundation_return"):
+        assert game.status is Status.WON
+
+
+@pytest.mark.parametrize("variant,options", RULES)
+def test_won_lines_replay_to_a_win(variant: str, options: dict[str, object]) -> None:
+    won = 0
+    for seed in range(12):
+        game = open_game(variant, options, seed)
+        result = solve(game, max_nodes=300_000)
+        if result.won:
+            won += 1
+            replay(game, result.moves)
+        else:
+            assert result.moves == ()
+    assert won >= 3  # most deals are won under every rule set; a search that never wins fails here
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("variant,options", RULES)
+def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
+    outcomes = set()
+    for seed in range(8):
+        game = open_game(variant, options, seed)
+        c = solve(game, max_nodes=2_000, impl="c")
+        py = solve(game, max_nodes=2_000, impl="python")
+        assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
+        assert (c.implementation, py.implementation) == ("c", "python")
+        outcomes.add(c.outcome)
+    assert Outcome.UNKNOWN in outcomes or len(outcomes) > 1  # not every search trivially alike
+
+
+# --- small positions: every verdict equals a brute force over the engine's own moves ----------
+
+
+def brute_force(rules: Rules, state: State, limit: int = 3_000) -> bool | None:
+    """Whether the position can be won: depth-first through every legal move, positions seen once
+    (with passes unlimited the count of REDEALs made changes nothing ahead, so it is not part of
+    the position seen)."""
+    unlimited = not rules.values.get("passes")
+    seen: set[State] = set()
+    stack = [state]
+    while stack:
+        s = stack.pop()
+        if rules.is_won(s):
+            return True
+        key = s._replace(redeals=0) if unlimited else s
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > limit:
+            return None  # too large for the brute force: the position is not used
+        stack.extend(reversed([rules.apply(s, m) for m in rules.legal_moves(s)]))  # engine order first
+    return False
+
+
+def small_position(rules: Rules, rng: random.Random, low: int = 10) -> State:
+    """A late-game position: each suit up to a random rank on its foundation, the rest dealt
+    at random over the seven piles (each with its top face up) and the stock."""
+    base = [rng.randint(low, 12) for _ in range(4)]
+    out = [s * 13 + r for s in range(4) for r in range(base[s], 13)]
+    rng.shuffle(out)
+    cut = rng.randint(len(out) // 2, len(out))
+    piles: list[list[int]] = [[] for _ in range(7)]
+    for card in out[:cut]:
+        piles[rng.randrange(7)].append(card)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(out[cut:]))
+    foundations = tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4))
+    return state._replace(foundations=foundations)
+
+
+@pytest.mark.parametrize("variant,options", RULES)
+def test_verdicts_match_brute_force(variant: str, options: dict[str, object]) -> None:
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"{variant}{sorted(options.items())}")
+    verdicts = {True: 0, False: 0}
+    for _ in range(30):
+        # with foundation_return nearly everything can come back: keep those positions smaller
+        state = small_position(rules, rng, 11 if options.get("foundation_return") else 10)
+        truth = brute_force(rules, state)
+        if truth is None:
+            continue
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
+            if truth:
+                s = state
+                for move in result.moves:
+                    assert move in rules.legal_moves(s), (impl, move)
+                    s = rules.apply(s, move)
+                assert rules.is_won(s)
+        verdicts[truth] += 1
+    assert verdicts[True] + verdicts[False] >= 5  # enough positions were small enough to check
+
+
+# --- what is refused, and budgets --------------------------------------------------------------
+
+
+def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver() -> None:
+    game = new_game("klondike", {}, seed=3)
+    with pytest.raises(HiddenInformationError):
+        solve(game)
+    h = hint(game)
+    assert h.source == "heuristic" and h.outcome is None and h.move in game.legal_moves()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_budgets_and_stop_answer_unknown(impl: str) -> None:
+    game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 6)
+    assert solve(game, max_nodes=5, impl=impl).outcome is Outcome.UNKNOWN
+    flag = StopFlag()
+    flag.set()
+    t0 = time.perf_counter()
+    hard = [s for s in range(40) if solve(open_game("klondike", {}, s), max_nodes=3_000, impl="c" if HAVE_C else impl).unknown]
+    assert hard, "some deal needs more than 3,000 positions"
+    result = solve(open_game("klondike", {}, hard[0]), stop=flag, impl=impl)
+    assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
+    result = solve(open_game("klondike", {}, hard[0]), max_seconds=0.05, impl=impl)
+    assert result.outcome in (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST)
+    assert time.perf_counter() - t0 < 30
