@@ -243,6 +243,12 @@ class Rules:
         deal is (a stock-dealt game whose dealing order cannot matter), or None."""
         return None
 
+    def dealt_open(self, state: State) -> tuple[Rules, State] | None:
+        """This position in the same game dealt ``open`` (every card known, the rules and the
+        cards unchanged), or None for a game with no such option. For deciding a whole deal with
+        full knowledge (NewGame with ``winnable_only``); never for what a player is told."""
+        return None
+
 
 @dataclass(frozen=True)
 class Variant:

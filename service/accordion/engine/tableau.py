@@ -141,6 +141,13 @@ class TableauRules(Rules):
     def hides_anything(self, state: State) -> bool:
         return not self.open and (bool(state.stock) or any(DOWN.get(state)))
 
+    def dealt_open(self, state: State) -> tuple[Rules, State] | None:
+        # ``open`` changes only what the player is shown: the same values with it set make the
+        # same deal from a seed (``start`` never reads it), so the position stays as it is.
+        if OPEN not in self.options:
+            return None
+        return type(self)({**self.values, OPEN.name: True}), state
+
     def player_texts(self, state: State) -> Mapping[str, str]:
         if self.open or not any(DOWN.get(state)):
             return {}

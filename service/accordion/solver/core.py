@@ -421,13 +421,16 @@ def _open_equivalent(game: Game) -> tuple[Rules, State]:
 
     A full-information deal is itself; a deal from the stock is decided face up when the
     game says dealing order cannot matter (``Rules.face_up_equivalent``: a stacking game or
-    Bayan with ``compel=none``). The answer is about the deal; no hint or reply shows the stock.
+    Bayan with ``compel=none``); a game with face-down cards and an ``open`` option is decided
+    on the same position dealt open (``Rules.dealt_open``: Klondike, …): the moves that win a
+    deal are the same whether the player sees its cards or not, so "winnable" is a fact of the
+    cards. The answer is about the deal; no hint or reply shows a hidden card.
     """
     rules, state = game.rules, game.state
-    if not state.stock:
+    if not rules.hides_anything(state):
         return rules, state
-    found = rules.face_up_equivalent(state)
-    if found is not None:
+    found = rules.face_up_equivalent(state) or rules.dealt_open(state)
+    if found is not None and not found[0].hides_anything(found[1]):
         return found
     check_solvable(rules, state)  # raises
     return rules, state  # pragma: no cover
