@@ -139,7 +139,10 @@ class AccordionServicer:
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2
             found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline)
-            game, seeds_tried = found.game, found.seeds_tried
+            # The count names the seed dealt (the one asked for, plus the count, less one), and a
+            # seed names every card: it is shown exactly when the seed is (``seed_is_public``).
+            game = found.game
+            seeds_tried = found.seeds_tried if wire.seed_is_public(game) else 0
         rid = request.request_id
         dealt = await self.sessions.deal(
             game, _deadline(context), seeds_tried=seeds_tried, request_id=rid,

@@ -14,7 +14,11 @@ string, per process (a position's answer never changes, so replicas need not sha
 No search ever looks at a card the player cannot see: a position that hides anything (the
 engine's ``Rules.hides_anything``: a stock, a face-down card, unless the game was dealt open)
 is refused here, before the solver, whatever the solver's own checks say. The heuristic hint
-(``engine.hint.suggest``) judges a tableau game from the player's view only.
+(``engine.hint.suggest``) judges a tableau game from the player's view only. The one search
+that knows every card is the one behind NewGame(winnable_only): it decides a deal before
+anyone plays it (a game with face-down cards as if dealt ``open``), and what it tells is one
+bit, "this deal can be won": the servicer shows the seeds tried only where it shows the seed,
+and no message names a seed.
 """
 
 from __future__ import annotations
@@ -39,7 +43,11 @@ class Budgets:
     solve_seconds: float = 10.0  # the most one Solve may search
     hint_seconds: float = 0.25  # the search behind one Hint
     winnable_seconds: float = 5.0  # all the searches behind one NewGame(winnable_only)
-    winnable_deal_seconds: float = 0.5  # one deal's search within that
+    winnable_deal_seconds: float = 0.5  # one deal's search within that, at most
+    # One deal's search in positions: a deal not won within it is passed over for the next seed
+    # (docs/solver.md, "Winnable deals only"). Positions, not seconds, so which deal a seed
+    # leads to does not depend on the machine's load; the seconds above only cap a slow build.
+    winnable_deal_nodes: int = 100_000
     threads: int = 2  # Solve and winnable searches at once
     cache_size: int = 10_000  # positions
     hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
@@ -77,8 +85,11 @@ def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, 
 
 
 class Solving:
-    def __init__(self, budgets: Budgets) -> None:
+    def __init__(self, budgets: Budgets, *, deal: Callable[..., engine.Game] = engine.new_game) -> None:
         self.budgets = budgets
+        # How NewGame(winnable_only) makes a seed's game: ``deal(variant, options, seed=…)``. A
+        # test may put deals of its own here; the service never changes it.
+        self.deal = deal
         self._solve_pool = ThreadPoolExecutor(max(1, budgets.threads), thread_name_prefix="solve")
         self._hint_pool = ThreadPoolExecutor(max(1, budgets.hint_threads), thread_name_prefix="hint")
         self._cache: OrderedDict[str, solver.SolveResult] = OrderedDict()
@@ -148,8 +159,13 @@ class Solving:
     async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None) -> Winnable:
         """The game of the first seed from ``seed`` whose deal the solver wins.
 
-        Bounded by ``winnable_seconds`` in all and by the call's deadline (monotonic time).
-        Raises NoWinnableDeal, or the solver's refusals for games it cannot decide.
+        Each deal is decided with every card known (``solver.find_winnable_seed``: a game with
+        face-down cards as dealt ``open``, the same cards), within ``winnable_deal_nodes``
+        positions (and ``winnable_deal_seconds``); a deal not won within them is passed over.
+        The per-deal budget is the same for every seed, so how many seeds were tried says
+        nothing about the cards of the one dealt. Bounded by ``winnable_seconds`` in all and by
+        the call's deadline (monotonic time). Raises NoWinnableDeal, or the solver's refusals
+        for games it cannot decide.
         """
         stop = time.monotonic() + self.budgets.winnable_seconds
         if deadline is not None:
@@ -158,16 +174,17 @@ class Solving:
         while True:
             remaining = stop - time.monotonic()
             if remaining <= 0.01:
-                raise NoWinnableDeal(f"no winnable deal found in {tried} seeds from {seed} within the effort bound")
+                # No seed in the message: a seed the server drew is never shown.
+                raise NoWinnableDeal(f"no winnable deal found in {tried} deals within the effort bound")
             budget = min(self.budgets.winnable_deal_seconds, remaining)
             candidate = (seed + tried) % (1 << 64)
             tried += 1
             found = await self._run(
                 self._solve_pool, solver.find_winnable_seed, variant, options, start_seed=candidate, max_tries=1,
-                budget=budget,
+                budget=budget, max_nodes=self.budgets.winnable_deal_nodes, new_game=self.deal,
             )
             if found is not None:
-                return Winnable(engine.new_game(variant, options, seed=found[0]), tried)
+                return Winnable(self.deal(variant, options, seed=found[0]), tried)
 
     def close(self) -> None:
         """Stop taking searches; running ones end within their budgets (or when cancelled)."""
