@@ -759,7 +759,9 @@ class NewGameRequest(_message.Message):
     the first seed whose deal the solver wins within the server's bounded effort. When none
     is found the call fails (FAILED_PRECONDITION, WINNABLE_NOT_FOUND). Not with an explicit
     deal, nor for games whose deals cannot be decided face up (compel must/strict, Queen and
-    Her Lad, Cribbage).
+    Her Lad, Cribbage). A game with face-down cards (Klondike) is decided with every card
+    known, as if dealt open, and dealt as asked: all it tells of its hidden cards is that
+    they can be won. Games the solver does not search: SOLVER_UNSUPPORTED.
     """
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
@@ -799,7 +801,10 @@ class NewGameResponse(_message.Message):
     token: _builtins.str
     """The game's secret token, shown only here: send it as "authorization: Bearer <token>"."""
     seeds_tried: _builtins.int
-    """With winnable_only: how many seeds were tried before the solver proved one winnable."""
+    """With winnable_only: how many seeds were tried before the solver proved one winnable.
+    Shown only where the game's seed is (Game.seed), else 0: from the seed asked for, the
+    count would name the deal, and a seed names every hidden card.
+    """
     @_builtins.property
     def game(self) -> Global___Game: ...
     def __init__(

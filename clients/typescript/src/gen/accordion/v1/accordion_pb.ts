@@ -641,7 +641,9 @@ export type NewGameRequest = Message<"accordion.v1.NewGameRequest"> & {
    * the first seed whose deal the solver wins within the server's bounded effort. When none
    * is found the call fails (FAILED_PRECONDITION, WINNABLE_NOT_FOUND). Not with an explicit
    * deal, nor for games whose deals cannot be decided face up (compel must/strict, Queen and
-   * Her Lad, Cribbage).
+   * Her Lad, Cribbage). A game with face-down cards (Klondike) is decided with every card
+   * known, as if dealt open, and dealt as asked: all it tells of its hidden cards is that
+   * they can be won. Games the solver does not search: SOLVER_UNSUPPORTED.
    *
    * @generated from field: bool winnable_only = 6;
    */
@@ -675,6 +677,8 @@ export type NewGameResponse = Message<"accordion.v1.NewGameResponse"> & {
 
   /**
    * With winnable_only: how many seeds were tried before the solver proved one winnable.
+   * Shown only where the game's seed is (Game.seed), else 0: from the seed asked for, the
+   * count would name the deal, and a seed names every hidden card.
    *
    * @generated from field: int32 seeds_tried = 3;
    */
