@@ -47,7 +47,7 @@ class Budgets:
     # One deal's search in positions: a deal not won within it is passed over for the next seed
     # (docs/solver.md, "Winnable deals only"). Positions, not seconds, so which deal a seed
     # leads to does not depend on the machine's load; the seconds above only cap a slow build.
-    winnable_deal_nodes: int = 100_000
+    winnable_deal_nodes: int = 50_000
     threads: int = 2  # Solve and winnable searches at once
     cache_size: int = 10_000  # positions
     hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
