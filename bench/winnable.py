@@ -62,9 +62,10 @@ def summary(variant: str, options: dict[str, str], times_ms: list[float], tried:
         "p90_ms": round(percentile(times_ms, 90), 2),
         "p99_ms": round(percentile(times_ms, 99), 2),
         "max_ms": round(times_ms[-1], 2) if times_ms else 0.0,
-        "mean_seeds": round(sum(tried) / len(tried), 2) if tried else 0.0,
-        "p99_seeds": int(percentile([float(t) for t in tried], 99)),
-        "max_seeds": tried[-1] if tried else 0,
+        # Seeds tried: known in process only (a hidden game's reply does not show the count).
+        "mean_seeds": round(sum(tried) / len(tried), 2) if tried else None,
+        "p99_seeds": int(percentile([float(t) for t in tried], 99)) if tried else None,
+        "max_seeds": tried[-1] if tried else None,
     }
 
 
@@ -175,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     print("-" * len(head))
     for r in rows:
+        seeds = "-" if r["mean_seeds"] is None else f"{r['mean_seeds']:.2f}"
         print(f"{r['variant']:<18} {r['mode']:<10} {r['deals']:>5} {r['not_found']:>4} {r['median_ms']:>9.2f} "
-              f"{r['p90_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['max_ms']:>8.2f} {r['mean_seeds']:>10.2f} "
-              f"{r['p99_seeds']:>4} {r['max_seeds']:>4}")
+              f"{r['p90_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['max_ms']:>8.2f} {seeds:>10} "
+              f"{r['p99_seeds'] if r['p99_seeds'] is not None else '-':>4} "
+              f"{r['max_seeds'] if r['max_seeds'] is not None else '-':>4}")
     if args.json:
         payload = json.dumps({"budgets": budgets.__dict__, "results": rows}, indent=2)
         if args.json == "-":
