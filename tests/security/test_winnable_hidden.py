@@ -20,6 +20,7 @@ cards lie (both arrangements won). Both pass over the first deal and deal the se
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -47,7 +48,8 @@ def _open(cards: list[int]) -> engine.Game:
     return new_game(VARIANT, {"open": True}, deal=cards)
 
 
-def _deals() -> tuple[list[int], list[int], list[int]]:
+@functools.cache
+def deals() -> tuple[list[int], list[int], list[int]]:
     """A deal the solver proves lost, a deal it wins, and the winning deal with its hidden cards
     rearranged so that it is won too (the face-up cards, and the stock's first three, where they
     were)."""
@@ -72,14 +74,13 @@ def _deals() -> tuple[list[int], list[int], list[int]]:
     raise AssertionError("no such deals")  # pragma: no cover
 
 
-LOST, WON, WON_REARRANGED = _deals()
-
-
 def dealer(second: list[int]) -> Callable[..., engine.Game]:
-    """``Solving.deal`` for a test: the seed asked for deals LOST, the next one ``second``."""
+    """``Solving.deal`` for a test: the seed asked for deals the lost deal, the next one ``second``."""
+
+    lost, won, _ = deals()
 
     def deal(variant: str, options: Any, seed: int) -> engine.Game:
-        cards = LOST if seed == ASKED else second if seed == ASKED + 1 else WON
+        cards = lost if seed == ASKED else second if seed == ASKED + 1 else won
         return new_game(variant, options, seed=seed, deal=cards)
 
     return deal
@@ -141,9 +142,10 @@ async def test_two_deals_differing_only_in_hidden_cards_get_the_same_answers(
     start_server: Callable[..., Any], connect: Callable[[str], Client], store_url: str,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
+    _, won, rearranged = deals()
     transcripts = []
     hidden: set[int] = set()
-    for second in (WON, WON_REARRANGED):
+    for second in (won, rearranged):
         running = await start_server(store_url)
         running.server.servicer.solving.deal = dealer(second)
         said = await script(connect(running.addr))
@@ -179,8 +181,9 @@ async def test_no_winnable_deal_names_no_seed(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     running = await start_server(store_url, winnable_max_seconds=0.3)
+    lost = deals()[0]
     running.server.servicer.solving.deal = lambda variant, options, seed: new_game(variant, options, seed=seed,
-                                                                                   deal=LOST)
+                                                                                   deal=lost)
     client = connect(running.addr)
     err = await expect_error(client.new_game(VARIANT, seed=ASKED, winnable_only=True),
                              grpc.StatusCode.FAILED_PRECONDITION, "WINNABLE_NOT_FOUND")
