@@ -336,8 +336,8 @@ def _streets_solve(
         [bytes(p) for p in TABLEAU.get(state)], [len(f) for f in FOUNDATIONS.get(state)],
         _BUILDS[search.build], search.space_any, max_nodes, max_seconds, stop=stop,
     )
-    moves = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
-             for zone, src, dst in raw]
+    moves: list[Move] = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
+                         for zone, src, dst in raw]
     return code, moves, nodes
 
 
