@@ -28,6 +28,8 @@
 #define MAXDEPTH 200000 /* frames on the heap; deeper positions are cut (then LOST is not claimed) */
 #define MAX_SLOTS ((size_t)1 << 23)
 #define TO_FOUND 255
+/* Restarts: the first attempt may visit this many positions, each next one twice as many. */
+#define FIRST_ATTEMPT 20000
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -54,6 +56,9 @@ typedef struct {
     double deadline;
     volatile const uint8_t *stop;
     int stopped, truncated;
+    int attempt;          /* restarts so far (see streets_solve) */
+    uint64_t rng;         /* the attempt's noise generator */
+    uint64_t attempt_end; /* the node count at which this attempt gives up */
     KeySet seen;
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
@@ -187,8 +192,14 @@ static inline int priority(const Ctx *c, int i, int t, const int *gap, const int
     return p + (to_space ? 256 : 0);
 }
 
+/* Restart noise: 0 in the first attempt, then 0..15 from the attempt's generator. */
+static inline int noise(Ctx *c)
+{
+    return c->attempt ? (int)(splitmix(&c->rng) & 15) : 0;
+}
+
 /* Every move worth trying, best first; a safe move to the foundations alone when there is one. */
-static int gen_moves(const Ctx *c, SMove *m)
+static int gen_moves(Ctx *c, SMove *m)
 {
     int k = 0;
     for (int i = 0; i < c->npiles; i++)
@@ -217,12 +228,12 @@ static int gen_moves(const Ctx *c, SMove *m)
         int x = top(c, i);
         for (int t = 0; t < c->npiles; t++)
             if (t != i && c->n[t] && c->builds[x][top(c, t)] && k < MAXMOVES) {
-                prio[k] = priority(c, i, t, gap, deep, 0);
+                prio[k] = priority(c, i, t, gap, deep, 0) + noise(c);
                 m[k].src = (uint8_t)i;
                 m[k++].dst = (uint8_t)t;
             }
         if (e >= 0 && c->n[i] >= 2 && (c->space_any || rank_of(x) == 13) && k < MAXMOVES) {
-            prio[k] = priority(c, i, e, gap, deep, 1);
+            prio[k] = priority(c, i, e, gap, deep, 1) + noise(c);
             m[k].src = (uint8_t)i;
             m[k++].dst = (uint8_t)e;
         }
@@ -247,7 +258,7 @@ static int gen_moves(const Ctx *c, SMove *m)
 static int enter(Ctx *c)
 {
     c->nodes++;
-    if (c->max_nodes && c->nodes > c->max_nodes)
+    if ((c->max_nodes && c->nodes > c->max_nodes) || c->nodes > c->attempt_end)
         return R_STOP;
     if ((c->nodes & 1023) == 0 &&
         ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
@@ -439,13 +450,40 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     memcpy(root_n, c->n, sizeof root_n);
     memcpy(root_found, c->found, sizeof root_found);
     memcpy(root_ph, c->ph, sizeof root_ph);
-    int r;
+    int r, ok = 1;
+    uint64_t attempt_nodes = FIRST_ATTEMPT;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    r = dfs(c);
+    /* Restarts: attempt a visits at most FIRST_ATTEMPT * 2^a positions, its table fresh, the
+     * moves of equal rank after the first attempt in an order shuffled by noise seeded by a.
+     * A win is a win; an attempt that ends without reaching its limit (or the depth cut) has
+     * searched everything reachable, so its LOST is a proof whatever the order. */
+    for (;;) {
+        c->attempt_end = c->nodes + attempt_nodes;
+        c->rng = (uint64_t)c->attempt;
+        r = dfs(c);
+        if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
+            break;
+        memcpy(c->card, root_card, sizeof root_card); /* back to the root, table emptied */
+        memcpy(c->n, root_n, sizeof root_n);
+        memcpy(c->found, root_found, sizeof root_found);
+        memcpy(c->ph, root_ph, sizeof root_ph);
+        c->depth = 0;
+        c->truncated = 0;
+        c->attempt++;
+        attempt_nodes *= 2;
+        ks_free(&c->seen);
+        if (!(ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
+            break;
+    }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);
     ks_free(&c->seen);
+    if (!ok) {
+        free(c->frames);
+        free(c);
+        return PyErr_NoMemory();
+    }
     int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
     PyObject *moves = PyList_New(0);
     if (moves != NULL && outcome == OUT_WON) {

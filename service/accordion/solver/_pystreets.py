@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import time
 
-from ._pysolver import LOST, UNKNOWN, WON
+from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXDEPTH = 200_000  # deeper positions are cut (then LOST is not claimed), as in C
 TO_FOUND = 255
+FIRST_ATTEMPT = 20_000  # restarts: the first attempt's positions, each next one twice as many
 BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT = 0, 1, 2
 
 # A move: (source pile, destination pile or TO_FOUND)
@@ -66,6 +67,10 @@ class _Search:
         self.stop = stop
         self.nodes = 0
         self.truncated = False
+        self.attempt = 0  # restarts so far
+        self.rng = _SplitMix(0)  # the attempt's noise generator
+        self.attempt_end = 0  # the node count at which this attempt gives up
+        self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[tuple[int, ...], ...]] = set()
         self.path: list[SMove] = []
         self.frames: list[_Frame] = []
@@ -115,6 +120,9 @@ class _Search:
             p += 4
         return p + (256 if to_space else 0)
 
+    def noise(self) -> int:
+        return self.rng.next() & 15 if self.attempt else 0
+
     def gen_moves(self) -> list[SMove]:
         piles = self.piles
         for i, pile in enumerate(piles):
@@ -131,9 +139,9 @@ class _Search:
             onto = self.builds[x]
             for t, other in enumerate(piles):
                 if t != i and other and onto[other[-1]]:
-                    ranked.append((self.priority(i, t, gaps, False), (i, t)))
+                    ranked.append((self.priority(i, t, gaps, False) + self.noise(), (i, t)))
             if e >= 0 and len(pile) >= 2 and (self.space_any or _rank(x) == 13):
-                ranked.append((self.priority(i, e, gaps, True), (i, e)))
+                ranked.append((self.priority(i, e, gaps, True) + self.noise(), (i, e)))
         ranked.sort(key=lambda pm: pm[0])  # stable, as C's insertion sort
         out += [mv for _, mv in ranked]
         return out
@@ -157,11 +165,12 @@ class _Search:
         """Enter the current position: True (won), False (seen before, or too deep), or None
         with its moves on the stack. Raises _Stop when the budget is spent."""
         self.nodes += 1
-        if self.max_nodes and self.nodes > self.max_nodes:
+        if (self.max_nodes and self.nodes > self.max_nodes) or self.nodes > self.attempt_end:
             raise _Stop
         if (self.nodes & 1023) == 0 and (
             (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
         ):
+            self.stopped = True
             raise _Stop
         if self.is_won():
             return True
@@ -225,10 +234,23 @@ def streets_solve(piles: list[bytes], found: list[int], build: int, space_any: b
         raise ValueError("build is 0 (any suit), 1 (alternate colours) or 2 (same suit)")
     root = [list(p) for p in piles]
     search = _Search([list(p) for p in piles], list(found), build, space_any, max_nodes, max_seconds, stop)
-    try:
-        won = search.dfs()
-    except _Stop:
-        return UNKNOWN, [], search.nodes
+    attempt_nodes = FIRST_ATTEMPT
+    while True:  # restarts, as in C: each attempt from the root with a fresh table
+        search.attempt_end = search.nodes + attempt_nodes
+        search.rng = _SplitMix(search.attempt)
+        try:
+            won = search.dfs()
+            break
+        except _Stop:
+            if search.stopped or (max_nodes and search.nodes > max_nodes):
+                return UNKNOWN, [], search.nodes
+        search.piles = [list(p) for p in piles]
+        search.found = list(found)
+        search.frames.clear()
+        search.seen.clear()
+        search.truncated = False
+        search.attempt += 1
+        attempt_nodes *= 2
     if won:
         return WON, expand(search.path, root, list(found)), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
