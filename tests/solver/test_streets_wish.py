@@ -178,7 +178,8 @@ def test_wish_hint_is_the_same_for_deals_that_differ_only_in_hidden_cards() -> N
     tableau = game.state.tableau  # type: ignore[attr-defined]
     swapped = list(map(list, tableau))
     swapped[0][0], swapped[1][0] = swapped[1][0], swapped[0][0]  # two face-down cards change places
-    twin = game.rules.layout(tuple(map(tuple, swapped)), game.state.down, foundations=1)  # type: ignore[attr-defined]
+    down = game.state.down  # type: ignore[attr-defined]
+    twin = game.rules.layout(tuple(map(tuple, swapped)), down, foundations=1)
     assert twin != game.state
     assert hint(game.state, game.rules) == hint(twin, game.rules)
 

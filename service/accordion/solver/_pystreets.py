@@ -227,8 +227,10 @@ def expand(path: list[SMove], piles: list[list[int]], found: list[int]) -> list[
         out.append((1, best, piles[best].pop() // 13))
 
 
-def streets_solve(piles: list[bytes], found: list[int], build: int, space_any: bool, max_nodes: int = 0,
-                  max_seconds: float = 0.0, stop: bytearray | None = None) -> tuple[int, list[tuple[int, int, int]], int]:
+def streets_solve(
+    piles: list[bytes], found: list[int], build: int, space_any: bool, max_nodes: int = 0,
+    max_seconds: float = 0.0, stop: bytearray | None = None,
+) -> tuple[int, list[tuple[int, int, int]], int]:
     """As ``_cstreets.streets_solve``: (outcome, moves of a win, nodes)."""
     if build not in (BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT):
         raise ValueError("build is 0 (any suit), 1 (alternate colours) or 2 (same suit)")

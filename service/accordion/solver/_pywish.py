@@ -64,7 +64,9 @@ def pairs_solve(piles: list[bytes], max_nodes: int = 0, max_seconds: float = 0.0
         nodes += 1
         if max_nodes and nodes > max_nodes:
             raise _Stop
-        if (nodes & 1023) == 0 and ((stop is not None and stop[0]) or (deadline and time.monotonic() > deadline)):
+        if (nodes & 1023) == 0 and (
+            (stop is not None and stop[0]) or (deadline and time.monotonic() > deadline)
+        ):
             raise _Stop
         if not any(heights):
             return True

@@ -277,7 +277,7 @@ def solve(
         nodes=nodes,
         seconds=time.perf_counter() - started,
         method=method,
-        implementation="python" if backend is _pysolver or backend is _pyklondike or backend in _PY_TWINS else "c",
+        implementation="python" if backend in (_pysolver, _pyklondike) or backend in _PY_TWINS else "c",
         without_redeal=search.chance_ahead,
     )
 
