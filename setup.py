@@ -59,6 +59,13 @@ setup(
             extra_compile_args=["-O2", "-std=c99"],
             optional=True,
         ),
+        Extension(
+            "accordion.solver._cstreets",
+            sources=["service/accordion/solver/_cstreets.c"],
+            depends=["service/accordion/solver/_ccommon.h"],
+            extra_compile_args=["-O2", "-std=c99"],
+            optional=True,
+        ),
         *_mypyc_extensions(),
     ]
 )

@@ -81,3 +81,29 @@ class NoSearch(Search):
     """The solver does not play this game; ``reason`` says why."""
 
     reason: str
+
+
+class Build(str, Enum):
+    """What a card goes on in an open single-card tableau (one rank lower in every case)."""
+
+    ANY_SUIT = "any-suit"    # Streets and Alleys, Beleaguered Castle
+    ALTERNATE = "alternate"  # red on black, black on red
+    SAME_SUIT = "same-suit"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenTableauSearch(Search):
+    """Every card face up on the tableau (no stock, no waste); one card moves at a time: to its
+    suit's foundation (A up; nothing comes back), onto a top card one rank higher as ``build``
+    says, or into an empty pile (any card when ``space_any``, else only a King). The solver
+    reads the cards from the tableau fields (``tableau``, ``foundations`` by suit)."""
+
+    build: Build = Build.ANY_SUIT
+    space_any: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopPairsSearch(Search):
+    """Two top cards of equal rank on two different tableau piles leave together; won when
+    every card has left (Wish). A face-down card is no obstacle to the search, only to
+    ``check_solvable``: the game says whether it is hidden (``open``)."""

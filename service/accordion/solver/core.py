@@ -42,8 +42,11 @@ from ..engine.game import Game
 from ..engine.hint import visible_move
 from ..engine.moves import DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
 from ..engine.search import KlondikeSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
+from ..engine.cards import RANK
+from ..engine.search import Build, OpenTableauSearch, TopPairsSearch
 from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from . import _pyklondike, _pysolver
+from . import _pystreets, _pywish
 
 try:  # the compiled core, built by setup.py; optional
     from . import _csolver  # type: ignore[attr-defined]
@@ -53,6 +56,10 @@ try:  # the compiled Klondike search, built beside it
     from . import _cklondike  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
     _cklondike = None
+try:  # the compiled open-tableau search (Streets and Alleys), built beside them
+    from . import _cstreets  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _cstreets = None
 
 HAVE_C = _csolver is not None and _cklondike is not None
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
@@ -245,6 +252,16 @@ def solve(
         code, moves, nodes = _klondike_solve(
             backend, search, state, nodes_limit, seconds_limit, flag)
         method = "klondike-dfs"
+    elif isinstance(search, OpenTableauSearch):
+        backend = _streets_backend(impl)
+        code, moves, nodes = _streets_solve(backend, search, state, nodes_limit, seconds_limit, flag)
+        method = "open-tableau-dfs"
+    elif isinstance(search, TopPairsSearch):
+        backend = _pywish  # exact in milliseconds in Python (docs/solver.md, "Wish"): no compiled twin
+        piles = [bytes(RANK[c] for c in pile) for pile in TABLEAU.get(state)]
+        code, raw, nodes = _pywish.pairs_solve(piles, nodes_limit, seconds_limit, stop=flag)
+        moves = [remove(i, j) for i, j in raw]
+        method = "pairs-dfs"
     else:
         code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
         method = "generic-dfs"
@@ -260,7 +277,7 @@ def solve(
         nodes=nodes,
         seconds=time.perf_counter() - started,
         method=method,
-        implementation="python" if backend is _pysolver or backend is _pyklondike else "c",
+        implementation="python" if backend in (_pysolver, _pyklondike) or backend in _PY_TWINS else "c",
         without_redeal=search.chance_ahead,
     )
 
@@ -293,6 +310,34 @@ def _klondike_solve(
             moves.append(REDEAL)
         else:
             moves.append(transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count))
+    return code, moves, nodes
+
+
+_PY_TWINS = (_pystreets, _pywish)  # the Python-only paths of the tableau searches below
+_BUILDS = {Build.ANY_SUIT: _pystreets.BUILD_ANY_SUIT, Build.ALTERNATE: _pystreets.BUILD_ALTERNATE,
+           Build.SAME_SUIT: _pystreets.BUILD_SAME_SUIT}
+
+
+def _streets_backend(impl: str | None) -> Any:
+    """The open-tableau search: compiled where ``impl`` asks for C (or by default) and it is built."""
+    if _backend(impl) is _pysolver or (impl is None and _cstreets is None):
+        return _pystreets
+    if _cstreets is None:
+        raise ValueError("the compiled open-tableau search is not built here; use impl='python' (or None)")
+    return _cstreets
+
+
+def _streets_solve(
+    backend: Any, search: OpenTableauSearch, state: State, max_nodes: int, max_seconds: float,
+    stop: bytearray | None,
+) -> tuple[int, list[Move], int]:
+    """Hand an open single-card tableau to the search as plain data (foundations by suit)."""
+    code, raw, nodes = backend.streets_solve(
+        [bytes(p) for p in TABLEAU.get(state)], [len(f) for f in FOUNDATIONS.get(state)],
+        _BUILDS[search.build], search.space_any, max_nodes, max_seconds, stop=stop,
+    )
+    moves: list[Move] = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
+                         for zone, src, dst in raw]
     return code, moves, nodes
 
 

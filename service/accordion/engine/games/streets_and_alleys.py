@@ -15,6 +15,7 @@ from ..cards import RANK, SUIT
 from ..core import State, Variant, register
 from ..moves import Move, MoveKind, Transfer
 from ..rng import SplitMix64
+from ..search import Build, OpenTableauSearch, Search
 from ..tableau import ONTO_ANY_SUIT, TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, TableauRules
 
 ROWS = 8
@@ -56,6 +57,10 @@ class StreetsAndAlleysRules(TableauRules):
     def apply(self, state: State, move: Move) -> State:
         assert isinstance(move, Transfer)
         return self.apply_transfer(state, move)
+
+    def search(self, state: State) -> Search:
+        """Every card face up, one at a time, down in any suit, any card into a space (issue 13)."""
+        return OpenTableauSearch(build=Build.ANY_SUIT, space_any=True)
 
 
 register(Variant(

@@ -13,6 +13,7 @@ from ..cards import RANK, make_card
 from ..core import State, Variant, register
 from ..moves import Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
+from ..search import Search, TopPairsSearch
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TableauRules, turned_up
 
 PILES = 8
@@ -59,6 +60,10 @@ class WishRules(TableauRules):
         replace = state._replace
         result: State = replace(tableau=tuple(tableau), down=tuple(down), foundations=(discards,))  # type: ignore[call-arg]
         return result
+
+    def search(self, state: State) -> Search:
+        """Pairs of equal top ranks leave (issue 13); hidden unless dealt ``open`` (``hides_anything``)."""
+        return TopPairsSearch()
 
     def win_threshold(self) -> str:
         return f"all {len(DECK)} cards removed"

@@ -1,0 +1,234 @@
+"""The Streets and Alleys and Wish solvers: wins replay through the engine, losses match a brute
+force over the engine's own moves, C and Python agree, hidden Wish deals are refused.
+
+The brute forces use nothing but the engine's ``legal_moves``/``apply`` (every move the rules
+allow, positions seen once), so a bug in a search's compact position, its canonical key (piles
+sorted), the forced foundation moves, the first-space cut or Wish's forced pairs and dead piles
+shows up as a disagreement on small positions.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from accordion.engine import Game, Status, new_game
+from accordion.engine.core import Rules, State
+from accordion.engine.games.wish import DECK
+from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
+from accordion.solver import _pystreets, core
+
+HAVE_STREETS_C = core.HAVE_C and core._cstreets is not None
+IMPLS = ["c", "python"] if HAVE_STREETS_C else ["python"]
+
+
+def replay(game: Game, moves: tuple) -> None:
+    for move in moves:
+        game.play(move)  # raises on an illegal move
+    assert game.status is Status.WON, game.state_string()
+
+
+def brute_force(rules: Rules, state: State, limit: int = 40_000) -> bool | None:
+    """Whether the position can be won: every legal move of the engine, exact positions seen once;
+    None when the position has too many positions for it."""
+    seen: set[State] = set()
+    stack = [state]
+    while stack:
+        s = stack.pop()
+        if rules.is_won(s):
+            return True
+        if s in seen:
+            continue
+        seen.add(s)
+        if len(seen) > limit:
+            return None
+        stack.extend(rules.apply(s, m) for m in rules.legal_moves(s))
+    return False
+
+
+def check_line(rules: Rules, state: State, moves: tuple) -> None:
+    s = state
+    for move in moves:
+        assert move in rules.legal_moves(s), move
+        s = rules.apply(s, move)
+    assert rules.is_won(s)
+
+
+# --- Streets and Alleys -----------------------------------------------------------------------
+
+
+def test_streets_won_lines_replay_to_a_win() -> None:
+    outcomes = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.UNKNOWN: 0}
+    for seed in range(16):
+        game = new_game("streets-and-alleys", {}, seed=seed)
+        result = solve(game, max_nodes=300_000)
+        outcomes[result.outcome] += 1
+        assert result.method == "open-tableau-dfs"
+        if result.won:
+            replay(game, result.moves)
+        else:
+            assert result.moves == ()
+    assert outcomes[Outcome.WON] >= 4 and outcomes[Outcome.LOST] >= 4, outcomes
+
+
+@pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
+def test_streets_c_and_python_agree() -> None:
+    outcomes, restarted = set(), False
+    for seed in range(10):
+        game = new_game("streets-and-alleys", {}, seed=seed)
+        c = solve(game, max_nodes=30_000, impl="c")
+        py = solve(game, max_nodes=30_000, impl="python")
+        assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
+        assert (c.implementation, py.implementation) == ("c", "python")
+        outcomes.add(c.outcome)
+        restarted |= c.won and c.nodes > _pystreets.FIRST_ATTEMPT  # won after a restart, with noise
+    assert len(outcomes) == 3 and restarted  # not every search trivially alike
+
+
+@pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("build", [_pystreets.BUILD_ALTERNATE, _pystreets.BUILD_SAME_SUIT])
+@pytest.mark.parametrize("space_any", [True, False])
+def test_other_build_rules_c_and_python_agree(build: int, space_any: bool) -> None:
+    """The record's other rules (no game of ours uses them yet): the two paths still agree."""
+    outcomes = set()
+    for seed in range(6):
+        state = new_game("streets-and-alleys", {}, seed=seed).state
+        piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
+        c = core._cstreets.streets_solve(piles, [0] * 4, build, space_any, 5_000)
+        py = _pystreets.streets_solve(piles, [0] * 4, build, space_any, 5_000)
+        assert c == py, seed
+        outcomes.add(c[0])
+    assert outcomes
+
+
+def small_streets_position(rules: Rules, rng: random.Random) -> State:
+    """A late-game position on two to five rows (the rules and the search take any number; with
+    eight rows and few cards nearly every position is won): each suit up to a random rank on its
+    foundation, the rest dealt at random, every row holding at least one card."""
+    base = [rng.randint(7, 12) for _ in range(4)]
+    out = [s * 13 + r for s in range(4) for r in range(base[s], 13)]
+    rng.shuffle(out)
+    n = rng.randint(2, 5)
+    rows: list[list[int]] = [[] for _ in range(n)]
+    for k, card in enumerate(out):
+        rows[k if k < n else rng.randrange(n)].append(card)
+    state = rules.layout(tuple(map(tuple, rows)), (0,) * n)
+    return state._replace(foundations=tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4)))
+
+
+def test_streets_verdicts_match_brute_force() -> None:
+    rules = new_game("streets-and-alleys", {}, seed=0).rules
+    rng = random.Random("streets-and-alleys")
+    verdicts = {True: 0, False: 0}
+    for _ in range(150):
+        state = small_streets_position(rules, rng)
+        truth = brute_force(rules, state)
+        if truth is None:
+            continue
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
+            if truth:
+                check_line(rules, state, result.moves)
+        verdicts[truth] += 1
+    assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
+
+
+def test_streets_a_blocked_deal_is_lost() -> None:
+    """Hand-made: the eight tops are the four Kings and the four Jacks, no row empty: no move."""
+    rules = new_game("streets-and-alleys", {}, seed=0).rules
+    tops = [s * 13 + 12 for s in range(4)] + [s * 13 + 10 for s in range(4)]
+    rest = [c for c in range(52) if c not in tops]
+    rows = [tuple(rest[k::8]) + (tops[k],) for k in range(8)]
+    state = rules.layout(tuple(rows), (0,) * 8)
+    assert rules.legal_moves(state) == ()
+    for impl in IMPLS:
+        assert solve(state, rules, impl=impl).outcome is Outcome.LOST
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_streets_budgets_and_stop_answer_unknown(impl: str) -> None:
+    game = new_game("streets-and-alleys", {}, seed=1)
+    assert solve(game, max_nodes=5, impl=impl).outcome is Outcome.UNKNOWN
+    flag = StopFlag()
+    flag.set()
+    result = solve(game, stop=flag, impl=impl)
+    assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
+    t0 = time.perf_counter()
+    result = solve(game, max_seconds=0.05, impl=impl)
+    assert result.outcome in (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST)
+    assert time.perf_counter() - t0 < 30
+
+
+# --- Wish -------------------------------------------------------------------------------------
+
+
+def test_hidden_wish_is_refused_and_hint_does_not_ask_the_solver() -> None:
+    game = new_game("wish", {}, seed=3)
+    with pytest.raises(HiddenInformationError):
+        solve(game)
+    h = hint(game)
+    assert h.source == "heuristic" and h.outcome is None and h.move in game.legal_moves()
+
+
+def test_wish_hint_is_the_same_for_deals_that_differ_only_in_hidden_cards() -> None:
+    game = new_game("wish", {}, seed=5)
+    tableau = game.state.tableau  # type: ignore[attr-defined]
+    swapped = list(map(list, tableau))
+    swapped[0][0], swapped[1][0] = swapped[1][0], swapped[0][0]  # two face-down cards change places
+    down = game.state.down  # type: ignore[attr-defined]
+    twin = game.rules.layout(tuple(map(tuple, swapped)), down, foundations=1)
+    assert twin != game.state
+    assert hint(game.state, game.rules) == hint(twin, game.rules)
+
+
+def test_wish_every_open_deal_decided_and_won_lines_replay() -> None:
+    outcomes = {Outcome.WON: 0, Outcome.LOST: 0}
+    for seed in range(60):
+        game = new_game("wish", {"open": True}, seed=seed)
+        result = solve(game)  # no budget: exact
+        assert result.method == "pairs-dfs" and result.implementation == "python"
+        outcomes[result.outcome] += 1
+        if result.won:
+            replay(game, result.moves)
+    assert outcomes[Outcome.WON] >= 10 and outcomes[Outcome.LOST] >= 10, outcomes
+
+
+def small_wish_position(rules: Rules, rng: random.Random) -> State:
+    """Some ranks' four cards (all of a rank, so pairs can come out), dealt at random over the
+    eight piles, each pile's top face up."""
+    ranks = rng.sample((1, 7, 8, 9, 10, 11, 12, 13), rng.randint(2, 5))
+    cards = [rank - 1 + 13 * suit for rank in ranks for suit in range(4)]
+    rng.shuffle(cards)
+    piles: list[list[int]] = [[] for _ in range(8)]
+    for card in cards:
+        piles[rng.randrange(8)].append(card)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), foundations=1)
+    discarded = tuple(c for c in sorted(DECK) if c not in cards)  # the other ranks: removed already
+    return state._replace(foundations=(discarded,))
+
+
+def test_wish_verdicts_match_brute_force() -> None:
+    rules = new_game("wish", {"open": True}, seed=0).rules
+    rng = random.Random("wish")
+    verdicts = {True: 0, False: 0}
+    for _ in range(150):
+        state = small_wish_position(rules, rng)
+        truth = brute_force(rules, state)
+        assert truth is not None
+        result = solve(state, rules)
+        assert result.outcome is (Outcome.WON if truth else Outcome.LOST), state
+        if truth:
+            check_line(rules, state, result.moves)
+        verdicts[truth] += 1
+    assert verdicts[True] >= 10 and verdicts[False] >= 10, verdicts
+
+
+def test_wish_budgets_and_stop_answer_unknown() -> None:
+    game = new_game("wish", {"open": True}, seed=2)
+    assert solve(game, max_nodes=1).outcome is Outcome.UNKNOWN
+    flag = StopFlag()
+    flag.set()
+    assert solve(game, stop=flag).outcome in (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST)
