@@ -69,6 +69,40 @@ def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
     assert Outcome.UNKNOWN in outcomes or len(outcomes) > 1  # not every search trivially alike
 
 
+class _SmallQuickPasses:
+    """A backend whose quick passes are tiny (so a few thousand positions run several restarts)."""
+
+    def __init__(self, backend: object, quick_nodes: int, quick_total: int) -> None:
+        self.backend = backend
+        self.quick = {"quick_nodes": quick_nodes, "quick_total": quick_total}
+
+    def klondike_solve(self, *args: object, **kw: object) -> tuple:
+        return self.backend.klondike_solve(*args, **kw, **self.quick)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
+def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> None:
+    """Quick passes of 300 positions up to 3,000, then the full search: C and Python take the same
+    noisy restarts (same moves, node count and verdict), and a win found by a restart replays."""
+    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.core import _klondike_solve
+
+    options = {"partial_runs": True, "foundation_return": True}
+    won_by_a_restart = 0
+    for seed in range(30):
+        game = open_game(variant, options, seed)
+        search = game.rules.search(game.state)
+        answers = [_klondike_solve(_SmallQuickPasses(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
+                   for b in (_cklondike, _pyklondike)]
+        assert answers[0] == answers[1], seed
+        code, moves, nodes = answers[0]
+        if code == 1:  # WON
+            replay(open_game(variant, options, seed), tuple(moves))
+            won_by_a_restart += 300 < nodes <= 3_000 + 300
+    assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
+
+
 # --- small positions: every verdict equals a brute force over the engine's own moves ----------
 
 
