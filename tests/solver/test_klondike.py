@@ -166,6 +166,64 @@ def test_verdicts_match_brute_force(variant: str, options: dict[str, object]) ->
     assert verdicts[True] + verdicts[False] >= 5  # enough positions were small enough to check
 
 
+def hosts_out(y: int, out: list[int]) -> list[int]:
+    """The cards of ``out`` that card y could be built on (opposite colour, one rank higher)."""
+    return [h for h in out if h % 13 == y % 13 + 1 and (h // 13 in (1, 2)) != (y // 13 in (1, 2))]
+
+
+def buried_position(rules: Rules, rng: random.Random, low: int, stock: bool) -> State:
+    """A small position in which a card Y lies face down on both its hosts and a lower card of
+    its suit (under a random order of them), in the first pile; the other cards at random."""
+    while True:
+        base = [rng.randint(low, 11) for _ in range(4)]
+        out = [s * 13 + r for s in range(4) for r in range(base[s], 13)]
+        ys = [y for y in out if y % 13 + 1 < 13 and y % 13 > base[y // 13] and len(hosts_out(y, out)) == 2]
+        if ys:
+            break
+    y = rng.choice(ys)
+    hosts = hosts_out(y, out)
+    lower = rng.choice([c for c in out if c // 13 == y // 13 and c % 13 < y % 13])
+    under = hosts + [lower]
+    rng.shuffle(under)
+    rest = [c for c in out if c not in under and c != y]
+    rng.shuffle(rest)
+    cut = rng.randint(len(rest) // 2, len(rest)) if stock else len(rest)
+    piles: list[list[int]] = [under + [y]] + [[] for _ in range(6)]
+    for card in rest[:cut]:
+        piles[rng.randrange(7)].append(card)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(rest[cut:]))
+    foundations = tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4))
+    return state._replace(foundations=foundations)
+
+
+@pytest.mark.parametrize("variant,options", RULES)
+def test_a_card_that_can_never_leave_is_a_loss_the_brute_force_confirms(variant: str,
+                                                                        options: dict[str, object]) -> None:
+    """The proof before any search (``never_free``: LOST in 0 positions) applies to a card
+    buried on both its hosts and a lower card of its suit, in C and Python alike, and the brute
+    force confirms every such loss it can decide (not with foundation_return: too many states)."""
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"never-free {variant}{sorted(options.items())}")
+    confirmed = 0
+    for _ in range(40):
+        # with foundation_return nearly everything can come back: keep those positions smaller
+        fret = bool(options.get("foundation_return"))
+        state = buried_position(rules, rng, 10 if fret else 8, stock=not fret)
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert (result.outcome, result.nodes) == (Outcome.LOST, 0), (impl, state)
+        if fret:
+            continue  # cards coming back from the foundations make the brute force explode
+        truth = brute_force(rules, state, limit=5_000)
+        assert truth is not True, state  # never a win
+        confirmed += truth is False
+        if confirmed >= 8:
+            break
+    # the brute force could decide enough of them (the proof counts foundation cards as
+    # available, so foundation_return does not change its argument)
+    assert fret or confirmed >= 3
+
+
 # --- what is refused, and budgets --------------------------------------------------------------
 
 

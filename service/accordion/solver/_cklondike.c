@@ -222,6 +222,8 @@ static int first_empty(const Ctx *c, const KState *s)
 
 /* The cards that could be built on each card (opposite colour, one rank lower), as 52-bit sets. */
 static uint64_t BUILDERS[52];
+/* The hosts of each card (opposite colour, one rank higher), as 52-bit sets. */
+static uint64_t BUILDERS_OF_HOSTS[52];
 
 /* The cards free to be built onto another card right now, as 52-bit sets: the talon cards in
  * reach, the face-up cards of each pile that head a movable run, and with foundation_return
@@ -435,6 +437,49 @@ static void apply(KState *s, const KMove *mv)
         s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
         break;
     }
+}
+
+/* A proof of loss before any search: a card that can never leave its pile. A card leaves its
+ * pile only for a host (a card of the opposite colour one rank higher), its foundation (after
+ * every lower card of its suit) or, a King, a space. Over-approximate what can ever be in play
+ * ("available"): every card of the talon, the foundations and the face-up tableau, and a
+ * face-down card once every card above it can leave. The lowest face-up card of a pile and
+ * then each face-down card beneath it, in turn, can leave if it is a King, if one of its two
+ * hosts is available, or if every lower card of its suit is. Grow the set to its fixpoint: a
+ * card buried under a card that can never leave (its hosts and a lower card of its suit under
+ * it, say) is never available, so the deal is lost. Every real line only exposes cards this
+ * set holds (a card leaves as the head of its run, onto a host exposed earlier, and so on), so
+ * the set is a superset of what play can reach and the verdict a proof. Moves never shrink the
+ * set (cards stay face up, turning a card only adds one), so checking the root suffices. */
+static int never_free(const Ctx *c, const KState *s)
+{
+    uint64_t avail = 0;
+    int exposed[MAXP];
+    for (int q = 0; q < s->tlen; q++)
+        avail |= 1ULL << s->talon[q];
+    for (int su = 0; su < 4; su++)
+        for (int r = 0; r < s->found[su]; r++)
+            avail |= 1ULL << (su * 13 + r);
+    for (int i = 0; i < c->npiles; i++) {
+        for (int j = s->down[i]; j < s->n[i]; j++)
+            avail |= 1ULL << s->card[i][j];
+        exposed[i] = s->n[i] > s->down[i] ? s->down[i] + 1 : 0; /* the pile's blocker: exposed - 1 */
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < c->npiles; i++) {
+            while (exposed[i] > 0) {
+                int y = s->card[i][exposed[i] - 1];
+                uint64_t lower = ((1ULL << (rank_of(y) - 1)) - 1) << (suit_of(y) * 13);
+                if (!(rank_of(y) == 13 || (BUILDERS_OF_HOSTS[y] & avail) || (lower & avail) == lower))
+                    break;
+                if (--exposed[i] > 0)
+                    avail |= 1ULL << s->card[i][exposed[i] - 1];
+                changed = 1;
+            }
+        }
+    }
+    return avail != (1ULL << 52) - 1;
 }
 
 static int is_won(const Ctx *c, const KState *s)
@@ -651,16 +696,17 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
      * wrong, so the next passes start again with the move order shaken (restart noise, seeded
      * by the pass's number), quick_nodes positions each, until quick_total (QUICK_NODES and
      * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
-     * than half a node budget); a pass that runs
-     * out of moves has seen the whole cut space, so no other can win. Then, from scratch, the
-     * full search, whose LOST is a proof. */
+     * than half a node budget); a pass that runs out of moves has seen the whole cut space, so
+     * no other can win. Then, from scratch, the full search, whose LOST is a proof. Before all
+     * that, never_free may prove the loss outright. */
     r = R_DEAD;
     c->quick = 1;
+    int lost_at_root = never_free(c, &root); /* then no search: LOST, 0 positions */
     if (redeals >= 0)
         quick_total = 0; /* passes limited: the cut that waits for a card to follow costs wins */
     if (max_nodes && quick_total > max_nodes / 2)
         quick_total = max_nodes / 2; /* half a node budget stays for the full search */
-    for (int pass = 0; ok; pass++) {
+    for (int pass = 0; ok && !lost_at_root; pass++) {
         uint64_t limit = c->nodes + quick_nodes;
         c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
         c->noisy = pass > 0;
@@ -673,7 +719,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
     }
     c->noisy = 0;
-    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+    if (ok && !lost_at_root && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
         c->quick = 0;
@@ -716,9 +762,13 @@ PyMODINIT_FUNC PyInit__cklondike(void)
 {
     for (int x = 0; x < 52; x++) {
         BUILDERS[x] = 0;
-        for (int y = 0; y < 52; y++)
+        BUILDERS_OF_HOSTS[x] = 0;
+        for (int y = 0; y < 52; y++) {
             if (builds_on(y, x))
                 BUILDERS[x] |= 1ULL << y;
+            if (builds_on(x, y))
+                BUILDERS_OF_HOSTS[x] |= 1ULL << y;
+        }
     }
     uint64_t seed = 0x6B6C6F6E64696BULL;
     for (int w = 0; w < 2; w++) {

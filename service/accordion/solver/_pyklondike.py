@@ -294,6 +294,35 @@ class _Search:
         return False
 
 
+def never_free(s: _Pos) -> bool:
+    """A proof of loss before any search: some card can never leave its pile (_cklondike.c's
+    never_free argues it). ``available`` over-approximates every card that play can ever bring
+    into reach; the pile's blocker (the lowest face-up card, then each face-down card beneath)
+    leaves if it is a King, one of its hosts is available, or every lower card of its suit is."""
+    available = set(s.talon)
+    for su, n in enumerate(s.found):
+        available.update(su * 13 + r for r in range(n))
+    exposed = []
+    for pile, dn in zip(s.piles, s.down):
+        available.update(pile[dn:])
+        exposed.append(dn + 1 if len(pile) > dn else 0)
+    changed = True
+    while changed:
+        changed = False
+        for i, pile in enumerate(s.piles):
+            while exposed[i] > 0:
+                y = pile[exposed[i] - 1]
+                r, su = _rank(y), y // 13
+                if not (r == 13 or any(_builds_on(y, h) and h in available for h in range(52))
+                        or all(su * 13 + q in available for q in range(r - 1))):
+                    break
+                exposed[i] -= 1
+                if exposed[i] > 0:
+                    available.add(pile[exposed[i] - 1])
+                changed = True
+    return len(available) < 52
+
+
 def _turn_up(s: _Pos, i: int) -> None:
     if s.piles[i] and s.down[i] >= len(s.piles[i]):
         s.down[i] = len(s.piles[i]) - 1
@@ -381,6 +410,8 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
         search.quick = True
         won = False
         npass = 0
+        if never_free(root):
+            return LOST, [], 0
         if redeals >= 0:
             quick_total = 0
         if max_nodes and quick_total > max_nodes // 2:
