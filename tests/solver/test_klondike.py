@@ -69,6 +69,43 @@ def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
     assert Outcome.UNKNOWN in outcomes or len(outcomes) > 1  # not every search trivially alike
 
 
+class _SmallQuickPasses:
+    """A backend whose quick passes are tiny (so a few thousand positions run several restarts)."""
+
+    def __init__(self, backend: object, quick_nodes: int, quick_total: int) -> None:
+        self.backend = backend
+        self.quick = {"quick_nodes": quick_nodes, "quick_total": quick_total}
+
+    def klondike_solve(self, *args: object, **kw: object) -> tuple:
+        return self.backend.klondike_solve(*args, **kw, **self.quick)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
+def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> None:
+    """Quick passes of 300 positions up to 3,000, then the full search: C and Python take the same
+    noisy restarts (same moves, node count and verdict), and a win found by a restart replays."""
+    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.core import _klondike_solve
+
+    options = {"partial_runs": True, "foundation_return": True}
+    won_by_a_restart = 0
+    for seed in range(30):
+        game = open_game(variant, options, seed)
+        search = game.rules.search(game.state)
+        answers = [_klondike_solve(_SmallQuickPasses(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
+                   for b in (_cklondike, _pyklondike)]
+        assert answers[0] == answers[1], seed
+        code, moves, nodes = answers[0]
+        if code == 1:  # WON
+            replay(open_game(variant, options, seed), tuple(moves))
+            if 300 < nodes <= 3_000 + 300:  # after the first pass: a restart, or the full search?
+                no_restart = _klondike_solve(_SmallQuickPasses(_cklondike, 300, 0), search, game.state, 6_000,
+                                             0.0, None)
+                won_by_a_restart += no_restart != answers[0]
+    assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
+
+
 # --- small positions: every verdict equals a brute force over the engine's own moves ----------
 
 
@@ -130,6 +167,64 @@ def test_verdicts_match_brute_force(variant: str, options: dict[str, object]) ->
                 assert rules.is_won(s)
         verdicts[truth] += 1
     assert verdicts[True] + verdicts[False] >= 5  # enough positions were small enough to check
+
+
+def hosts_out(y: int, out: list[int]) -> list[int]:
+    """The cards of ``out`` that card y could be built on (opposite colour, one rank higher)."""
+    return [h for h in out if h % 13 == y % 13 + 1 and (h // 13 in (1, 2)) != (y // 13 in (1, 2))]
+
+
+def buried_position(rules: Rules, rng: random.Random, low: int, stock: bool) -> State:
+    """A small position in which a card Y lies face down on both its hosts and a lower card of
+    its suit (under a random order of them), in the first pile; the other cards at random."""
+    while True:
+        base = [rng.randint(low, 11) for _ in range(4)]
+        out = [s * 13 + r for s in range(4) for r in range(base[s], 13)]
+        ys = [y for y in out if y % 13 + 1 < 13 and y % 13 > base[y // 13] and len(hosts_out(y, out)) == 2]
+        if ys:
+            break
+    y = rng.choice(ys)
+    hosts = hosts_out(y, out)
+    lower = rng.choice([c for c in out if c // 13 == y // 13 and c % 13 < y % 13])
+    under = hosts + [lower]
+    rng.shuffle(under)
+    rest = [c for c in out if c not in under and c != y]
+    rng.shuffle(rest)
+    cut = rng.randint(len(rest) // 2, len(rest)) if stock else len(rest)
+    piles: list[list[int]] = [under + [y]] + [[] for _ in range(6)]
+    for card in rest[:cut]:
+        piles[rng.randrange(7)].append(card)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(rest[cut:]))
+    foundations = tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4))
+    return state._replace(foundations=foundations)
+
+
+@pytest.mark.parametrize("variant,options", RULES)
+def test_a_card_that_can_never_leave_is_a_loss_the_brute_force_confirms(variant: str,
+                                                                        options: dict[str, object]) -> None:
+    """The proof before any search (``never_free``: LOST in 0 positions) applies to a card
+    buried on both its hosts and a lower card of its suit, in C and Python alike, and the brute
+    force confirms every such loss it can decide (not with foundation_return: too many states)."""
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"never-free {variant}{sorted(options.items())}")
+    confirmed = 0
+    for _ in range(40):
+        # with foundation_return nearly everything can come back: keep those positions smaller
+        fret = bool(options.get("foundation_return"))
+        state = buried_position(rules, rng, 10 if fret else 8, stock=not fret)
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert (result.outcome, result.nodes) == (Outcome.LOST, 0), (impl, state)
+        if fret:
+            continue  # cards coming back from the foundations make the brute force explode
+        truth = brute_force(rules, state, limit=5_000)
+        assert truth is not True, state  # never a win
+        confirmed += truth is False
+        if confirmed >= 8:
+            break
+    # the brute force could decide enough of them (the proof counts foundation cards as
+    # available, so foundation_return does not change its argument)
+    assert fret or confirmed >= 3
 
 
 # --- what is refused, and budgets --------------------------------------------------------------

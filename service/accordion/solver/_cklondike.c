@@ -30,8 +30,10 @@
 #define MAXMOVES 200
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
-/* Positions of the quick pass, which looks for a win only (see klondike_solve). */
+/* Positions of each quick pass, which looks for a win only, and of all of them together (see
+ * klondike_solve): the first pass in the plain move order, the next ones with restart noise. */
 #define QUICK_NODES 100000
+#define QUICK_TOTAL 2000000
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -68,7 +70,9 @@ typedef struct {
     double deadline;
     volatile const uint8_t *stop;
     int stopped, truncated; /* stopped: by the clock or the caller's flag */
-    int quick; /* the first, quick pass: unproven cuts, so only a win it finds counts */
+    int quick; /* the first, quick passes: unproven cuts, so only a win they find counts */
+    int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
+    uint64_t rng;
     KeySet seen;
     int depth;
     KMove path[MAXDEPTH];
@@ -216,27 +220,46 @@ static int first_empty(const Ctx *c, const KState *s)
     return -1;
 }
 
-/* Whether some card other than pile ``skip``'s from position ``skip_j`` up could be built on
- * card x right now: a talon card in reach, a face-up card that heads a movable run, or a
- * foundation top brought back. */
-static int can_receive(const Ctx *c, const KState *s, int x, int skip, const uint8_t *tal, int nt)
+/* The cards that could be built on each card (opposite colour, one rank lower), as 52-bit sets. */
+static uint64_t BUILDERS[52];
+/* The hosts of each card (opposite colour, one rank higher), as 52-bit sets. */
+static uint64_t BUILDERS_OF_HOSTS[52];
+
+/* The cards free to be built onto another card right now, as 52-bit sets: the talon cards in
+ * reach, the face-up cards of each pile that head a movable run, and with foundation_return
+ * the foundations' tops. Made once a position, so can_receive is two AND operations. */
+typedef struct {
+    uint64_t others; /* talon in reach | foundation tops */
+    uint64_t piles;  /* every pile's movable heads */
+    uint64_t pile[MAXP];
+} Avail;
+
+static void avail_of(const Ctx *c, const KState *s, const uint8_t *tal, int nt, Avail *av)
 {
+    av->others = 0;
+    av->piles = 0;
     for (int q = 0; q < nt; q++)
-        if (builds_on(s->talon[tal[q]], x))
-            return 1;
+        av->others |= 1ULL << s->talon[tal[q]];
     for (int t = 0; t < c->npiles; t++) {
-        if (t == skip)
-            continue;
+        uint64_t m = 0;
         int lo = s->down[t], hi = c->partial ? s->n[t] : (s->n[t] > lo ? lo + 1 : lo);
         for (int j = lo; j < hi; j++)
-            if (builds_on(s->card[t][j], x))
-                return 1;
+            m |= 1ULL << s->card[t][j];
+        av->pile[t] = m;
+        av->piles |= m;
     }
     if (c->fret)
         for (int su = 0; su < 4; su++)
-            if (s->found[su] && builds_on(su * 13 + s->found[su] - 1, x))
-                return 1;
-    return 0;
+            if (s->found[su])
+                av->others |= 1ULL << (su * 13 + s->found[su] - 1);
+}
+
+/* Whether some card other than pile ``skip``'s could be built on card x right now: a talon
+ * card in reach, a face-up card that heads a movable run, or a foundation top brought back. */
+static inline int can_receive(const Avail *av, int x, int skip)
+{
+    uint64_t free_cards = av->others | (skip >= 0 ? av->piles & ~av->pile[skip] : av->piles);
+    return (BUILDERS[x] & free_cards) != 0;
 }
 
 /* Whether a King could go into a space right now (a run headed by a King over face-down
@@ -260,7 +283,8 @@ static int king_waiting(const Ctx *c, const KState *s, const uint8_t *tal, int n
  * turns no card is tried only when what it uncovers is of use at once (docs/solver.md: such a
  * move can always wait until then): a space with a King waiting, or a card that goes to its
  * foundation or takes another card. */
-static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int *k, const uint8_t *tal, int nt)
+static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int *k, const uint8_t *tal, int nt,
+                      const Avail *av)
 {
     int x = s->card[i][j], count = s->n[i] - j;
     if (rank_of(x) == 13) {
@@ -274,7 +298,7 @@ static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int
             return;
     } else if (j > s->down[i]) {
         int under = s->card[i][j - 1];
-        if (!on_found(s, under) && (c->quick || !can_receive(c, s, under, i, tal, nt)))
+        if (!on_found(s, under) && (c->quick || !can_receive(av, under, i)))
             return;
     }
     for (int t = 0; t < c->npiles; t++)
@@ -308,11 +332,13 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
             add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
     uint8_t idx[2 * MAXTALON], wrap[2 * MAXTALON];
     int nt = talon_reach(c, s, idx, wrap);
+    Avail av;
+    avail_of(c, s, idx, nt, &av);
     /* 2. whole runs that turn a face-down card, the pile with most face down first */
     for (int dn = MAXPILE - 1; dn >= 1; dn--)
         for (int i = 0; i < c->npiles; i++)
             if (s->down[i] == dn && s->n[i] > dn)
-                run_moves(c, s, i, dn, m, &k, idx, nt);
+                run_moves(c, s, i, dn, m, &k, idx, nt, &av);
     /* 3. talon cards to the foundations, then onto the piles */
     for (int q = 0; q < nt; q++)
         if (on_found(s, s->talon[idx[q]]))
@@ -327,7 +353,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
         }
         /* turning one with passes unlimited every talon card stays in reach, so a card goes
          * onto a pile only when another card can go onto it at once (docs/solver.md) */
-        if ((c->quick || !c->keep_cur) && !can_receive(c, s, x, -1, idx, nt))
+        if ((c->quick || !c->keep_cur) && !can_receive(&av, x, -1))
             continue;
         for (int t = 0; t < c->npiles; t++)
             if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
@@ -336,12 +362,12 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
     /* 4. whole piles with nothing face down onto other piles (they leave a space) */
     for (int i = 0; i < c->npiles; i++)
         if (s->down[i] == 0 && s->n[i] > 0)
-            run_moves(c, s, i, 0, m, &k, idx, nt);
+            run_moves(c, s, i, 0, m, &k, idx, nt, &av);
     /* 5. part of a run */
     if (c->partial)
         for (int i = 0; i < c->npiles; i++)
             for (int j = s->n[i] - 1; j > s->down[i]; j--)
-                run_moves(c, s, i, j, m, &k, idx, nt);
+                run_moves(c, s, i, j, m, &k, idx, nt, &av);
     /* 6. back from the foundations */
     if (c->fret && !c->quick) {
         for (int su = 0; su < 4; su++) {
@@ -349,7 +375,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
             if (r == 0 || !worth_returning(s, r, su))
                 continue;
             int x = su * 13 + r - 1;
-            if (!can_receive(c, s, x, -1, idx, nt))
+            if (!can_receive(&av, x, -1))
                 continue;
             if (r == 13) {
                 int e = first_empty(c, s);
@@ -413,6 +439,49 @@ static void apply(KState *s, const KMove *mv)
     }
 }
 
+/* A proof of loss before any search: a card that can never leave its pile. A card leaves its
+ * pile only for a host (a card of the opposite colour one rank higher), its foundation (after
+ * every lower card of its suit) or, a King, a space. Over-approximate what can ever be in play
+ * ("available"): every card of the talon, the foundations and the face-up tableau, and a
+ * face-down card once every card above it can leave. The lowest face-up card of a pile and
+ * then each face-down card beneath it, in turn, can leave if it is a King, if one of its two
+ * hosts is available, or if every lower card of its suit is. Grow the set to its fixpoint: a
+ * card buried under a card that can never leave (its hosts and a lower card of its suit under
+ * it, say) is never available, so the deal is lost. Every real line only exposes cards this
+ * set holds (a card leaves as the head of its run, onto a host exposed earlier, and so on), so
+ * the set is a superset of what play can reach and the verdict a proof. Moves never shrink the
+ * set (cards stay face up, turning a card only adds one), so checking the root suffices. */
+static int never_free(const Ctx *c, const KState *s)
+{
+    uint64_t avail = 0;
+    int exposed[MAXP];
+    for (int q = 0; q < s->tlen; q++)
+        avail |= 1ULL << s->talon[q];
+    for (int su = 0; su < 4; su++)
+        for (int r = 0; r < s->found[su]; r++)
+            avail |= 1ULL << (su * 13 + r);
+    for (int i = 0; i < c->npiles; i++) {
+        for (int j = s->down[i]; j < s->n[i]; j++)
+            avail |= 1ULL << s->card[i][j];
+        exposed[i] = s->n[i] > s->down[i] ? s->down[i] + 1 : 0; /* the pile's blocker: exposed - 1 */
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < c->npiles; i++) {
+            while (exposed[i] > 0) {
+                int y = s->card[i][exposed[i] - 1];
+                uint64_t lower = ((1ULL << (rank_of(y) - 1)) - 1) << (suit_of(y) * 13);
+                if (!(rank_of(y) == 13 || (BUILDERS_OF_HOSTS[y] & avail) || (lower & avail) == lower))
+                    break;
+                if (--exposed[i] > 0)
+                    avail |= 1ULL << s->card[i][exposed[i] - 1];
+                changed = 1;
+            }
+        }
+    }
+    return avail != (1ULL << 52) - 1;
+}
+
 static int is_won(const Ctx *c, const KState *s)
 {
     if (s->tlen)
@@ -446,6 +515,16 @@ static int dfs(Ctx *c, const KState *s)
     }
     KMove moves[MAXMOVES];
     int nm = gen_moves(c, s, moves);
+    if (c->noisy && nm > 1) {
+        /* restart noise: half the time another move goes first (the rest keep their order) */
+        uint64_t z = splitmix(&c->rng);
+        if (z & 1) {
+            int j = (int)((z >> 1) % (uint64_t)nm);
+            KMove first = moves[0];
+            moves[0] = moves[j];
+            moves[j] = first;
+        }
+    }
     for (int q = 0; q < nm; q++) {
         KState child = *s;
         apply(&child, &moves[q]);
@@ -569,14 +648,15 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
 static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
-                             "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop", NULL};
+                             "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
+                             "quick_nodes", "quick_total", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal;
-    unsigned long long max_nodes = 0;
+    unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdO", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKK", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
-                                     &stop_obj))
+                                     &stop_obj, &quick_nodes, &quick_total))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -610,13 +690,36 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* First a quick pass with cuts that may lose wins (talon cards onto piles only when a card
+    /* First quick passes with cuts that may lose wins (talon cards onto piles only when a card
      * can follow at once, parts of runs only to send the card beneath up, no returns): most
-     * won deals are won there. Then, from scratch, the full search, whose LOST is a proof. */
+     * won deals are won in the first. A depth-first search that went wrong near the root stays
+     * wrong, so the next passes start again with the move order shaken (restart noise, seeded
+     * by the pass's number), quick_nodes positions each, until quick_total (QUICK_NODES and
+     * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
+     * than half a node budget); a pass that runs out of moves has seen the whole cut space, so
+     * no other can win. Then, from scratch, the full search, whose LOST is a proof. Before all
+     * that, never_free may prove the loss outright. */
+    r = R_DEAD;
     c->quick = 1;
-    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
-    r = dfs(c, &root);
-    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+    int lost_at_root = never_free(c, &root); /* then no search: LOST, 0 positions */
+    if (redeals >= 0)
+        quick_total = 0; /* passes limited: the cut that waits for a card to follow costs wins */
+    if (max_nodes && quick_total > max_nodes / 2)
+        quick_total = max_nodes / 2; /* half a node budget stays for the full search */
+    for (int pass = 0; ok && !lost_at_root; pass++) {
+        uint64_t limit = c->nodes + quick_nodes;
+        c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
+        c->noisy = pass > 0;
+        c->rng = (uint64_t)pass;
+        c->depth = 0;
+        r = dfs(c, &root);
+        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total)
+            break;
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    }
+    c->noisy = 0;
+    if (ok && !lost_at_root && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
         c->quick = 0;
@@ -645,7 +748,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
-     "root_redeal, max_nodes=0, max_seconds=0, stop=None) -> (outcome, [(src_zone, src, dst_zone, dst, "
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000) -> (outcome, [(src_zone, src, dst_zone, dst, "
      "count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };
@@ -657,6 +760,16 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__cklondike(void)
 {
+    for (int x = 0; x < 52; x++) {
+        BUILDERS[x] = 0;
+        BUILDERS_OF_HOSTS[x] = 0;
+        for (int y = 0; y < 52; y++) {
+            if (builds_on(y, x))
+                BUILDERS[x] |= 1ULL << y;
+            if (builds_on(x, y))
+                BUILDERS_OF_HOSTS[x] |= 1ULL << y;
+        }
+    }
     uint64_t seed = 0x6B6C6F6E64696BULL;
     for (int w = 0; w < 2; w++) {
         for (int j = 0; j < MAXPILE; j++) {

@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 import time
 
-from ._pysolver import LOST, UNKNOWN, WON
+from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
 MAXDEPTH = 1000
-QUICK_NODES = 100_000  # positions of the quick pass, which looks for a win only
+QUICK_NODES = 100_000  # positions of each quick pass, which looks for a win only
+QUICK_TOTAL = 2_000_000  # positions of all the quick passes together
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -75,7 +76,9 @@ class _Search:
         self.stop = stop
         self.nodes = 0
         self.truncated = False
-        self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        self.quick = False  # the first passes: unproven cuts, so only a win they find counts
+        self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
+        self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
@@ -274,7 +277,14 @@ class _Search:
         if len(self.path) >= MAXDEPTH:
             self.truncated = True
             return False
-        for mv in self.gen_moves(s):
+        moves = self.gen_moves(s)
+        if self.noisy and len(moves) > 1:
+            # restart noise: half the time another move goes first (the rest keep their order)
+            z = self.rng.next()
+            if z & 1:
+                j = (z >> 1) % len(moves)
+                moves[0], moves[j] = moves[j], moves[0]
+        for mv in moves:
             child = s.copy()
             apply(child, mv)
             self.path.append(mv)
@@ -282,6 +292,35 @@ class _Search:
                 return True
             self.path.pop()
         return False
+
+
+def never_free(s: _Pos) -> bool:
+    """A proof of loss before any search: some card can never leave its pile (_cklondike.c's
+    never_free argues it). ``available`` over-approximates every card that play can ever bring
+    into reach; the pile's blocker (the lowest face-up card, then each face-down card beneath)
+    leaves if it is a King, one of its hosts is available, or every lower card of its suit is."""
+    available = set(s.talon)
+    for su, n in enumerate(s.found):
+        available.update(su * 13 + r for r in range(n))
+    exposed = []
+    for pile, dn in zip(s.piles, s.down):
+        available.update(pile[dn:])
+        exposed.append(dn + 1 if len(pile) > dn else 0)
+    changed = True
+    while changed:
+        changed = False
+        for i, pile in enumerate(s.piles):
+            while exposed[i] > 0:
+                y = pile[exposed[i] - 1]
+                r, su = _rank(y), y // 13
+                if not (r == 13 or any(_builds_on(y, h) and h in available for h in range(52))
+                        or all(su * 13 + q in available for q in range(r - 1))):
+                    break
+                exposed[i] -= 1
+                if exposed[i] > 0:
+                    available.add(pile[exposed[i] - 1])
+                changed = True
+    return len(available) < 52
 
 
 def _turn_up(s: _Pos, i: int) -> None:
@@ -355,7 +394,8 @@ def expand(path: list[Move], s: _Pos, draw: int) -> list[tuple[int, int, int, in
 
 def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int, draw: int,
                    redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
-                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
+                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
+                   quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes)."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
@@ -365,15 +405,34 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # the quick pass first (cuts that may lose wins), then the full search from scratch
+        # quick passes first (cuts that may lose wins; the next ones with restart noise), then
+        # the full search from scratch (as _cklondike.c, where the schedule is argued)
         search.quick = True
-        search.max_nodes = min(max_nodes, QUICK_NODES) if max_nodes else QUICK_NODES
-        try:
-            won = search.dfs(root.copy())
-        except _Stop:
-            if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                raise
-            won = False
+        won = False
+        npass = 0
+        if never_free(root):
+            return LOST, [], 0
+        if redeals >= 0:
+            quick_total = 0
+        if max_nodes and quick_total > max_nodes // 2:
+            quick_total = max_nodes // 2
+        while True:
+            pass_limit = search.nodes + quick_nodes
+            search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
+            search.noisy = npass > 0
+            search.rng = _SplitMix(npass)
+            search.seen.clear()
+            search.path.clear()
+            try:
+                won = search.dfs(root.copy())
+                break  # a win, or the whole cut space seen
+            except _Stop:
+                if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                    raise
+                if search.nodes >= quick_total:
+                    break
+            npass += 1
+        search.noisy = False
         if not won:
             search.quick = False
             search.seen.clear()
