@@ -81,14 +81,14 @@ def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, 
 
 
 def _sample_until(rules: engine.Rules, state: engine.State, *, answer_by: float, budgets: Budgets,
-                  stop: solver.StopFlag) -> solver.SampledHint | None:
+                  seen: frozenset[tuple[object, ...]], stop: solver.StopFlag) -> solver.SampledHint | None:
     """``solver.sampled_hint`` within the time left when a worker takes it up (None: none left).
     Its time cap is well under that, so the answer and its hand-back fit in on a busy machine."""
     left = answer_by - time.monotonic()
     if left <= 0:
         return None
     return solver.sampled_hint(rules, state, worlds=budgets.hint_worlds, nodes_per_solve=budgets.hint_world_nodes,
-                               max_nodes=budgets.hint_nodes, max_seconds=left * 0.8, stop=stop)
+                               max_nodes=budgets.hint_nodes, max_seconds=left * 0.8, seen=seen, stop=stop)
 
 
 class Solving:
@@ -164,12 +164,16 @@ class Solving:
         return suggest(game), False
 
     async def sampled_hint(self, game: engine.Game) -> engine.Move | None:
-        """The sampled Hint's move (not a proven win: the reply says HEURISTIC), within
+        """The sampled Hint's move (not a proven win: the reply says HEURISTIC), never back to a
+        layout of the game's by a move of no progress, within
         ``hint_seconds`` counted from now (time queued included); the visible heuristic if the
         workers are too busy to answer in time."""
         answer_by = time.monotonic() + self.budgets.hint_seconds
+        # The layouts the player was shown so far (the views of the game's positions): the hint
+        # does not lead back to one by a move of no progress.
+        seen = frozenset(solver.layout(game.rules, s) for s in game.positions)
         search = self._run(self._hint_pool, _sample_until, game.rules, game.state, answer_by=answer_by,
-                           budgets=self.budgets)
+                           budgets=self.budgets, seen=seen)
         try:
             found = await asyncio.wait_for(search, timeout=self.budgets.hint_seconds * 0.95)
         except TimeoutError:

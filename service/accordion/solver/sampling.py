@@ -172,19 +172,32 @@ def candidates(search: Search, state: State, legal: tuple[Move, ...]) -> tuple[M
     return tuple(out) or legal
 
 
+def no_progress(state: State, move: Move) -> bool:
+    """A move between tableau piles that turns no card, or a foundation's card coming back: it
+    keeps every chance the position has (it can be undone), so sampling scores it as high as
+    the best move, and a hint that takes it on a small edge of luck may take it back next."""
+    if not (isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU):
+        return False
+    if move.src_zone is Zone.FOUNDATION:
+        return True
+    if move.src_zone is not Zone.TABLEAU:
+        return False
+    pile, n = TABLEAU.get(state)[move.src], DOWN.get(state)[move.src]
+    return not (n > 0 and move.count == len(pile) - n)
+
+
+def layout(rules: Rules, state: State) -> tuple[object, ...]:
+    """The layout as the player sees it (``Rules.zones``), the pass count left out."""
+    return tuple(rules.zones(state))
+
+
 def tie_values(rules: Rules, state: State, moves: tuple[Move, ...]) -> tuple[int, ...]:
-    """How equal scores are broken: the visible heuristic (``engine.tableau_hint``), except that
-    a move between tableau piles turning no card and a foundation's card coming back rank
-    below DRAW (they keep the position's chances, so they tie with the best; taken on a tie
-    they could go back and forth for ever)."""
-    tableau, down = TABLEAU.get(state), DOWN.get(state)
+    """How equal scores are broken: the visible heuristic (``engine.tableau_hint``), with the
+    moves of ``no_progress`` below DRAW (taken on a tie they could go back and forth for ever)."""
     values = list(tableau_values(rules.zones(state), moves))
     for i, move in enumerate(moves):
-        if isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU:
-            turns = move.src_zone is Zone.TABLEAU and down[move.src] > 0 and move.count == len(
-                tableau[move.src]) - down[move.src]
-            if move.src_zone is Zone.FOUNDATION or (move.src_zone is Zone.TABLEAU and not turns):
-                values[i] = -20 + values[i] // 10
+        if no_progress(state, move):
+            values[i] = -20 + values[i] // 10
         elif isinstance(move, (Draw, Redeal)):
             values[i] = max(values[i], -5)
     return tuple(values)
@@ -200,6 +213,7 @@ def sampled_hint(
     max_seconds: float | None = 0.25,
     remember: bool = True,
     hold_waste: bool = True,
+    seen: frozenset[tuple[object, ...]] = frozenset(),
     impl: str | None = None,
     stop: StopFlag | None = None,
 ) -> SampledHint:
@@ -208,6 +222,9 @@ def sampled_hint(
     ``worlds`` worlds at most, each solved from the position and after every legal move on
     ``nodes_per_solve`` positions; no new world is begun once ``max_nodes`` positions were
     searched in all (deterministic), nor once ``max_seconds`` passed or ``stop`` was set.
+    ``seen``: the ``layout`` of every position the game went through (what the player was
+    shown): a move of no progress back to one of them is not suggested, unless nothing else is.
+    ``remember``: use the stock once the player saw it whole; ``hold_waste``: see the module.
 
     Raises:
         ValueError: the position cannot be sampled (``can_sample``).
@@ -232,6 +249,9 @@ def sampled_hint(
     unseen = unseen_cards(rules, state, known)
     opened = rules.opened()
     legal = candidates(search, state, legal)
+    if seen:  # a move of no progress back to a layout the player already had: a circle
+        fresh = tuple(m for m in legal if not (no_progress(state, m) and layout(rules, rules.apply(state, m)) in seen))
+        legal = fresh or legal
     if hold_waste and state.stock and not rules.seen_stock(state):
         # The stock never seen: draw on before taking a card off the waste. Each world knows
         # its stock, so sampling cannot value seeing it first; and a card taken off the waste
@@ -262,7 +282,13 @@ def sampled_hint(
         scores = [a + b for a, b in zip(scores, world_scores)]
     seconds = time.perf_counter() - started
     values = tie_values(rules, state, legal)
-    best = max(range(len(legal)), key=lambda i: (scores[i], values[i]))  # first of equals: deterministic
+    # A move of no progress must beat every other by a clear margin (a quarter of the worlds),
+    # not by the noise of a few unknown verdicts: else two such moves undo each other for ever.
+    margin = max(2, played // 4) if played else 0
+    stalled = [no_progress(state, m) for m in legal]
+    progress_best = max((scores[i] for i in range(len(legal)) if not stalled[i]), default=None)
+    ranked = [scores[i] - (margin if stalled[i] and progress_best is not None else 0) for i in range(len(legal))]
+    best = max(range(len(legal)), key=lambda i: (ranked[i], values[i]))  # first of equals: deterministic
     reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
     return SampledHint(legal[best], reason, played, nodes, seconds, tuple(scores), complete, legal)
 
