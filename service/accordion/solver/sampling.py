@@ -4,10 +4,10 @@ Hindsight optimisation (Bjarnason, Fern and Tadepalli, ICAPS 2009; lonelybot's p
 cards the player cannot know are the deck less every card the view shows (and less the stock
 when the player has seen it whole: ``TableauRules.seen_stock``, Klondike after a REDEAL). Deal
 them at random into the hidden places (``TableauRules.with_hidden``), solve each such *world*
-dealt open on a small node budget after each candidate move, and suggest the move that wins
-in the most worlds (a proven loss counts 0, an unknown 1/2). Ties are broken by the visible
-heuristic (``engine.tableau_hint``), with moves that keep every chance but make no progress
-last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
+dealt open on a small node budget after each candidate move, and score each move by the
+worlds it wins in (a proven loss counts 0, an unknown 1/2). Of the moves within a margin of
+the best score, the visible heuristic (``engine.tableau_hint``) picks, with moves that keep
+every chance but make no progress last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
 move, or a card to its foundation that nothing left could ever need (the solver's own safe
 move). While the stock was never seen, no card is taken off the waste: drawing on shows the
 talon first, a value sampling cannot see (every world knows its own stock).
@@ -282,13 +282,14 @@ def sampled_hint(
         scores = [a + b for a, b in zip(scores, world_scores)]
     seconds = time.perf_counter() - started
     values = tie_values(rules, state, legal)
-    # A move of no progress must beat every other by a clear margin (a quarter of the worlds),
-    # not by the noise of a few unknown verdicts: else two such moves undo each other for ever.
-    margin = max(2, played // 4) if played else 0
-    stalled = [no_progress(state, m) for m in legal]
-    progress_best = max((scores[i] for i in range(len(legal)) if not stalled[i]), default=None)
-    ranked = [scores[i] - (margin if stalled[i] and progress_best is not None else 0) for i in range(len(legal))]
-    best = max(range(len(legal)), key=lambda i: (ranked[i], values[i]))  # first of equals: deterministic
+    # Sampling as a filter, the visible heuristic as the chooser: every move whose score is
+    # within a margin of the best (a third of the worlds: a few unknown verdicts are noise, not
+    # a difference) is as good, and the heuristic picks among them. A move of no progress, last
+    # in the heuristic, is taken only when every other is clearly worse.
+    top = max(scores)
+    margin = max(2, played // 3) if played else 0
+    near = [i for i in range(len(legal)) if scores[i] >= top - margin]
+    best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
     reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
     return SampledHint(legal[best], reason, played, nodes, seconds, tuple(scores), complete, legal)
 
