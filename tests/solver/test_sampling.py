@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import pytest
 
@@ -221,3 +222,26 @@ def test_the_twin_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
         a, b = sampled_hint(rules, state, **SMALL), sampled_hint(rules, other, **SMALL)
         differ += (a.scores, a.nodes) != (b.scores, b.nodes)
     assert differ >= 3
+
+
+def test_a_known_position_is_one_world() -> None:
+    """The stock seen whole and nothing face down: one world, the position itself; a move
+    scored as a win there starts a win."""
+    from accordion.solver import solve
+
+    checked = 0
+    for seed in range(12):
+        game = engine.new_game("klondike", PUBLISHED, seed=seed)
+        rules = game.rules
+        assert isinstance(rules, TableauRules)
+        replace: Any = game.state._replace
+        state = replace(down=(0,) * 7, redeals=1)  # every tableau card shown, the stock turned over once
+        assert rules.seen_stock(state) and can_sample(rules, state)
+        got = sampled_hint(rules, state, **SMALL)
+        assert got.move in rules.legal_moves(state)
+        if got.reason in ("sampled", "no win seen"):
+            assert got.worlds == 1
+            if max(got.scores) == 2:
+                assert solve(rules.apply(state, got.move), rules.opened(), max_nodes=200_000).won
+            checked += 1
+    assert checked >= 3

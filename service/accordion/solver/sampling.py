@@ -247,6 +247,8 @@ def sampled_hint(
     known = known_stock(rules, state, remember)
     gen = SplitMix64(view_seed(rules, state, known))
     unseen = unseen_cards(rules, state, known)
+    if not unseen:  # the player knows every card (the stock seen whole, nothing face down): one world
+        worlds = 1
     opened = rules.opened()
     legal = candidates(search, state, legal)
     if seen:  # a move of no progress back to a layout the player already had: a circle
@@ -287,7 +289,7 @@ def sampled_hint(
     # a difference) is as good, and the heuristic picks among them. A move of no progress, last
     # in the heuristic, is taken only when every other is clearly worse.
     top = max(scores)
-    margin = max(2, played // 3) if played else 0
+    margin = max(2, played // 3) if played and unseen else 0
     near = [i for i in range(len(legal)) if scores[i] >= top - margin]
     best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
     reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
