@@ -80,13 +80,18 @@ def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, 
     return solver.solve(state, rules, max_seconds=left, max_nodes=max_nodes, stop=stop)
 
 
+RECENT_POSITIONS = 100  # a circle of hints is a pass through the stock and a move or two: far fewer
+
+
 def _sample_until(rules: engine.Rules, state: engine.State, *, answer_by: float, budgets: Budgets,
-                  seen: frozenset[tuple[object, ...]], stop: solver.StopFlag) -> solver.SampledHint | None:
+                  recent: tuple[engine.State, ...], stop: solver.StopFlag) -> solver.SampledHint | None:
     """``solver.sampled_hint`` within the time left when a worker takes it up (None: none left).
-    Its time cap is well under that, so the answer and its hand-back fit in on a busy machine."""
+    Its time cap is well under that, so the answer and its hand-back fit in on a busy machine.
+    ``recent``: the game's latest positions, whose layouts the hint does not go back to."""
     left = answer_by - time.monotonic()
     if left <= 0:
         return None
+    seen = frozenset(solver.layout(rules, s) for s in recent)
     return solver.sampled_hint(rules, state, worlds=budgets.hint_worlds, nodes_per_solve=budgets.hint_world_nodes,
                                max_nodes=budgets.hint_nodes, max_seconds=left * 0.8, seen=seen, stop=stop)
 
@@ -169,11 +174,11 @@ class Solving:
         ``hint_seconds`` counted from now (time queued included); the visible heuristic if the
         workers are too busy to answer in time."""
         answer_by = time.monotonic() + self.budgets.hint_seconds
-        # The layouts the player was shown so far (the views of the game's positions): the hint
-        # does not lead back to one by a move of no progress.
-        seen = frozenset(solver.layout(game.rules, s) for s in game.positions)
+        # The game's latest positions: the hint does not lead back to a layout the player was
+        # shown among them by a move of no progress (their views are made on the worker).
+        recent = tuple(game.positions[-RECENT_POSITIONS:])
         search = self._run(self._hint_pool, _sample_until, game.rules, game.state, answer_by=answer_by,
-                           budgets=self.budgets, seen=seen)
+                           budgets=self.budgets, recent=recent)
         try:
             found = await asyncio.wait_for(search, timeout=self.budgets.hint_seconds * 0.95)
         except TimeoutError:
