@@ -51,6 +51,10 @@ class Budgets:
     threads: int = 2  # Solve and winnable searches at once
     cache_size: int = 10_000  # positions
     hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
+    # A Hint on a hidden position sampled (solver/sampling.py): worlds, positions per search, in all.
+    hint_worlds: int = 12
+    hint_world_nodes: int = 3000
+    hint_nodes: int = 400_000
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,22 @@ def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, 
     if left <= 0:
         return _UNKNOWN_QUEUED
     return solver.solve(state, rules, max_seconds=left, max_nodes=max_nodes, stop=stop)
+
+
+RECENT_POSITIONS = 100  # a circle of hints is a pass through the stock and a move or two: far fewer
+
+
+def _sample_until(rules: engine.Rules, state: engine.State, *, answer_by: float, budgets: Budgets,
+                  recent: tuple[engine.State, ...], stop: solver.StopFlag) -> solver.SampledHint | None:
+    """``solver.sampled_hint`` within the time left when a worker takes it up (None: none left).
+    Its time cap is well under that, so the answer and its hand-back fit in on a busy machine.
+    ``recent``: the game's latest positions, whose layouts the hint does not go back to."""
+    left = answer_by - time.monotonic()
+    if left <= 0:
+        return None
+    seen = frozenset(solver.layout(rules, s) for s in recent)
+    return solver.sampled_hint(rules, state, worlds=budgets.hint_worlds, nodes_per_solve=budgets.hint_world_nodes,
+                               max_nodes=budgets.hint_nodes, max_seconds=left * 0.8, seen=seen, stop=stop)
 
 
 class Solving:
@@ -144,10 +164,13 @@ class Solving:
         return await self._answer(self._solve_pool, game, max_seconds, max_nodes)
 
     async def hint(self, game: engine.Game) -> tuple[engine.Move | None, bool]:
-        """(move, from the solver?). Hidden cards or no win found: the visible-only heuristic.
-        Searches on the Hint workers, within ``hint_seconds``."""
+        """(move, from the solver?). Hidden cards: sampled worlds where the game's search allows
+        it (``solver.sampled_hint``: from the player's view only), else the visible-only
+        heuristic, as when no win is found. Searches on the Hint workers, within ``hint_seconds``."""
         if not game.legal_moves():  # over (a resigned position may still have moves: not to hint)
             return None, False
+        if solver.can_sample(game.rules, game.state):
+            return await self.sampled_hint(game), False
         try:
             answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds, None)
         except solver.SolverError:
@@ -155,6 +178,23 @@ class Solving:
         if answer.result.won and answer.result.moves:
             return answer.result.moves[0], True
         return suggest(game), False
+
+    async def sampled_hint(self, game: engine.Game) -> engine.Move | None:
+        """The sampled Hint's move (not a proven win: the reply says HEURISTIC), never back to a
+        layout of the game's by a move of no progress, within
+        ``hint_seconds`` counted from now (time queued included); the visible heuristic if the
+        workers are too busy to answer in time."""
+        answer_by = time.monotonic() + self.budgets.hint_seconds
+        # The game's latest positions: the hint does not lead back to a layout the player was
+        # shown among them by a move of no progress (their views are made on the worker).
+        recent = tuple(game.positions[-RECENT_POSITIONS:])
+        search = self._run(self._hint_pool, _sample_until, game.rules, game.state, answer_by=answer_by,
+                           budgets=self.budgets, recent=recent)
+        try:
+            found = await asyncio.wait_for(search, timeout=self.budgets.hint_seconds * 0.95)
+        except TimeoutError:
+            return suggest(game)
+        return found.move if found is not None else suggest(game)
 
     async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None) -> Winnable:
         """The game of the first seed from ``seed`` whose deal the solver wins.

@@ -164,6 +164,14 @@ class Game:
         return [m for m, _ in self._history]
 
     @property
+    def positions(self) -> list[State]:
+        """Every position the game went through, oldest first, the current one last (moves
+        undone are not among them)."""
+        if self._unreplayed:
+            self._rebuild_history()
+        return [before for _, before in self._history] + [self._state]
+
+    @property
     def move_texts(self) -> list[str]:
         if any(not isinstance(m, str) for m in self._unreplayed):
             self._rebuild_history()  # a move value's text depends on the position it was played in

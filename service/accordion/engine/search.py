@@ -19,6 +19,9 @@ class Search:
     """
 
     chance_ahead: bool = False
+    # A Hint on a hidden position may sample the hidden cards (``TableauRules.with_hidden``) and
+    # solve each world dealt open: the search is quick enough on small budgets (solver/sampling.py).
+    sampling: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ are made from the same masking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from .cards import DECK_SIZE, RANK, SUIT, card_code
@@ -207,3 +207,32 @@ class TableauRules(Rules):
 
     def search(self, state: State) -> Search:
         return NoSearch(reason="the solver does not play tableau games yet")
+
+    # --- sampled worlds (a Hint on a hidden position: solver/sampling.py) -------------------
+    def seen_stock(self, state: State) -> bool:
+        """Whether the player has seen every card of the stock, in its order, though the view
+        shows it face down (a game whose stock is a waste turned over, which the view showed
+        whole: Klondike after a REDEAL). A player who remembers knows it; a Hint may use it."""
+        return False
+
+    def with_hidden(self, state: State, cards: Sequence[int], stock: bool = True) -> State:
+        """The same position with ``cards`` in its hidden places, in this order: the face-down
+        cards of each tableau pile (pile by pile, bottom to top), then (with ``stock``) the
+        stock in drawing order. Everything the player sees stays as it is; the cards that lay
+        there are dropped, so the result depends on ``state``'s hidden cards in nothing."""
+        tableau, down = TABLEAU.get(state), DOWN.get(state)
+        places = sum(down) + (len(state.stock) if stock else 0)
+        if len(cards) != places:
+            raise ValueError(f"{len(cards)} cards for {places} hidden places")
+        piles: list[Pile] = []
+        k = 0
+        for pile, n in zip(tableau, down):
+            piles.append(tuple(cards[k:k + n]) + pile[n:])
+            k += n
+        replace: Any = state._replace
+        result: State = replace(tableau=tuple(piles), stock=tuple(cards[k:]) if stock else state.stock)
+        return result
+
+    def opened(self) -> TableauRules:
+        """The same rules dealt ``open``: the game a sampled world (``with_hidden``) is solved in."""
+        return type(self)({**self.values, OPEN.name: True})

@@ -18,6 +18,12 @@ from .zones import PileView, ZoneView
 
 def tableau_move(zones: tuple[ZoneView, ...], legal: tuple[Move, ...]) -> Move:
     """The legal move of most value (the first of equals: deterministic)."""
+    values = tableau_values(zones, legal)
+    return legal[values.index(max(values))]
+
+
+def tableau_values(zones: tuple[ZoneView, ...], legal: tuple[Move, ...]) -> tuple[int, ...]:
+    """Each legal move's value, from the view alone (the sampled Hint breaks its ties with it)."""
     tableau: tuple[PileView, ...] = ()
     foundations: tuple[PileView, ...] = ()
     for zone in zones:
@@ -25,7 +31,7 @@ def tableau_move(zones: tuple[ZoneView, ...], legal: tuple[Move, ...]) -> Move:
             tableau = zone.piles
         elif zone.zone is Zone.FOUNDATION:
             foundations = zone.piles
-    return max(legal, key=lambda move: _value(move, tableau, foundations))
+    return tuple(_value(move, tableau, foundations) for move in legal)
 
 
 def _goes_home(card: int, foundations: tuple[PileView, ...]) -> bool:

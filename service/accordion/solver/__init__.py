@@ -34,7 +34,10 @@ from .core import (
     solve,
 )
 
+from .sampling import SampledHint, can_sample, layout, sampled_hint
+
 __all__ = [
     "HAVE_C", "IMPLEMENTATIONS", "HiddenInformationError", "Hint", "Outcome", "SolveResult", "SolverError",
     "StopFlag", "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
+    "SampledHint", "can_sample", "layout", "sampled_hint",
 ]

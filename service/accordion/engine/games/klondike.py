@@ -133,7 +133,14 @@ class KlondikeRules(TableauRules):
         whether a REDEAL is allowed now; the solver reads the cards from the state's fields."""
         return KlondikeSearch(draw=self.draw, passes=self.passes, partial_runs=self.partial_runs,
                               foundation_return=self.foundation_return, redeals_used=REDEALS.get(state),
-                              moved=bool(MOVED.get(state)))
+                              moved=bool(MOVED.get(state)), sampling=True)
+
+    def seen_stock(self, state: State) -> bool:
+        """After a REDEAL the stock is the waste turned over, drawn again in the same order, and
+        the player was shown that waste whole: every stock card since is one they saw, in order
+        (cards leave the stock only onto the waste). Before the first REDEAL no stock card was
+        ever turned."""
+        return REDEALS.get(state) > 0
 
     def summary(self, state: State) -> list[str]:
         used = REDEALS.get(state)

@@ -1,0 +1,336 @@
+"""A Hint on a hidden position, from what the player knows: sample the hidden cards, solve each world.
+
+Hindsight optimisation (Bjarnason, Fern and Tadepalli, ICAPS 2009; lonelybot's player): the
+cards the player cannot know are the deck less every card the view shows (and less the stock
+when the player has seen it whole: ``TableauRules.seen_stock``, Klondike after a REDEAL). Deal
+them at random into the hidden places (``TableauRules.with_hidden``), solve each such *world*
+dealt open on a small node budget after each candidate move, and score each move by the
+worlds it wins in (a proven loss counts 0, an unknown 1/2). Of the moves within a margin of
+the best score, the visible heuristic (``engine.tableau_hint``) picks, with moves that keep
+every chance but make no progress last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
+move, or a card to its foundation that nothing left could ever need (the solver's own safe
+move). While the stock was never seen, no card is taken off the waste: drawing on shows the
+talon first, a value sampling cannot see (every world knows its own stock).
+
+Never peeking: the input is what the player was shown: the view (``Rules.zones``: face-up
+cards, counts of face-down ones, the stock's size), and the stock once it was shown whole
+(``remember``; False: the view alone). The worlds' generator is seeded from a hash of that,
+the worlds are filled from the sorted unknown cards, and the budget is a count of positions,
+so two positions that differ only in cards the player never saw get the same worlds, the same
+verdicts and the same move. The time budget is only a safety cap (a world cut short by it is
+dropped); a hint that hits it may differ from run to run, never between the hidden cards.
+
+Which games: those whose search record says ``sampling`` (Klondike), on rules that can fill
+and open a position (``TableauRules``). This module imports no game module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from ..engine.cards import RANK, SUIT
+from ..engine.core import Rules, State
+from ..engine.moves import Draw, Move, Redeal, Transfer, Zone
+from ..engine.rng import SplitMix64
+from ..engine.search import KlondikeSearch, Search
+from ..engine.tableau import BUILDS_ON, DOWN, FOUNDATIONS, RED, TABLEAU, WASTE, TableauRules
+from ..engine.tableau_hint import tableau_values
+from .core import StopFlag, solve
+
+KING = 13
+# SUIT_RED[s]: suit s is red (hearts, diamonds).
+SUIT_RED = tuple(next(RED[c] for c in range(len(SUIT)) if SUIT[c] == s) for s in range(4))
+
+
+@dataclass(frozen=True)
+class SampledHint:
+    """What ``sampled_hint`` suggests and how it chose.
+
+    ``move`` is None only when the game is over. ``moves`` are the moves sampled (the legal
+    ones less those ``candidates`` sets aside) and ``scores`` holds, for each, twice the worlds
+    won after it plus those left unknown; both empty when no sampling was needed. ``reason``:
+    ``"only move"``, ``"safe"``, ``"sampled"``, ``"no win seen"`` (every world lost: the
+    tie-break's move), ``"over"``.
+    ``complete`` is False when the time cap (not the node budget) cut the sampling short.
+    """
+
+    move: Move | None
+    reason: str
+    worlds: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    scores: tuple[int, ...] = ()
+    complete: bool = True
+    moves: tuple[Move, ...] = ()
+
+
+def can_sample(rules: Rules, state: State) -> bool:
+    """Whether a Hint on this hidden position may be made by sampling its hidden cards."""
+    return (isinstance(rules, TableauRules) and rules.hides_anything(state)
+            and rules.search(state).sampling)
+
+
+def known_stock(rules: TableauRules, state: State, remember: bool) -> tuple[int, ...]:
+    """The stock as the player knows it: its cards in order once they saw it whole and
+    ``remember`` (``TableauRules.seen_stock``), else nothing (its size only)."""
+    return state.stock if remember and rules.seen_stock(state) else ()
+
+
+def unseen_cards(rules: TableauRules, state: State, known: tuple[int, ...] = ()) -> list[int]:
+    """The cards the player cannot know, sorted: the deck less every card the view shows and
+    the ``known`` ones (a stock seen whole)."""
+    left = Counter(rules.deck())
+    for zone in rules.zones(state):
+        for pile in zone.piles:
+            left.subtract(pile.cards)
+            left.subtract(pile.face_down_cards)
+    left.subtract(known)
+    return sorted(left.elements())
+
+
+def view_seed(rules: Rules, state: State, known: tuple[int, ...] = ()) -> int:
+    """A 64-bit seed made from what the player knows of the position (the view and the
+    ``known`` stock), and nothing else."""
+    view = (sorted(rules.values.items()), rules.zones(state), rules.search(state), known)
+    return int.from_bytes(hashlib.blake2b(repr(view).encode(), digest_size=8).digest(), "little")
+
+
+def safe_move(search: Search, state: State, legal: tuple[Move, ...]) -> Move | None:
+    """A card to its foundation that no play could ever want back (the Klondike solver's forced
+    move: rank ≤ 2, or both suits of the other colour up to rank − 1, and with foundation
+    returns the other suit of its colour up to rank − 2): a tableau top, or the waste's top
+    turning one (turning three, taking a waste card changes which cards the stock reaches)."""
+    if not isinstance(search, KlondikeSearch):
+        return None
+    foundations = FOUNDATIONS.get(state)
+    heights = [len(pile) for pile in foundations]
+    for move in legal:
+        if not (isinstance(move, Transfer) and move.dst_zone is Zone.FOUNDATION):
+            continue
+        if move.src_zone is Zone.WASTE and search.draw != 1:
+            continue
+        if move.src_zone not in (Zone.TABLEAU, Zone.WASTE):
+            continue
+        suit = move.dst
+        rank = heights[suit] + 1
+        if rank <= 2:
+            return move
+        others = [s for s in range(4) if s != suit]
+        if all(heights[s] >= rank - 1 for s in others if SUIT_RED[s] != SUIT_RED[suit]) and (
+            not search.foundation_return
+            or all(heights[s] >= rank - 2 for s in others if SUIT_RED[s] == SUIT_RED[suit])
+        ):
+            return move
+    return None
+
+
+def candidates(search: Search, state: State, legal: tuple[Move, ...]) -> tuple[Move, ...]:
+    """The legal moves worth sampling: for Klondike, the solver's own waiting rule (a move that
+    turns no card is of use only when its use comes at once, and can be made then as well):
+    a pile emptied only when a King could go into the space now, a King never from a space to
+    a space, part of a run moved only when the card it uncovers can go up or take another card
+    now, a foundation's card back only when a card could go onto it now. All of them when none
+    is left (a position where only such moves remain)."""
+    if not isinstance(search, KlondikeSearch):
+        return legal
+    tableau, down = TABLEAU.get(state), DOWN.get(state)
+    heights = [len(pile) for pile in FOUNDATIONS.get(state)]
+    waste = WASTE.get(state)
+    movable = [c for pile, n in zip(tableau, down)
+               for c in (pile[n:] if search.partial_runs else pile[n:n + 1])]  # cards that may head a move
+    if waste:
+        movable.append(waste[-1])
+    free_king = any(RANK[pile[n]] == KING and n > 0 for pile, n in zip(tableau, down) if pile) or (
+        bool(waste) and RANK[waste[-1]] == KING)
+
+    def of_use(card: int, pile: int) -> bool:
+        """``card``, left on top of tableau pile ``pile``, can go up or take another card now."""
+        if heights[SUIT[card]] == RANK[card] - 1:
+            return True
+        own = set(tableau[pile]) if pile >= 0 else set()
+        return any(BUILDS_ON[c][card] for c in movable if c not in own)
+
+    out = []
+    for move in legal:
+        if isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU:
+            if move.src_zone is Zone.TABLEAU:
+                pile, n = tableau[move.src], down[move.src]
+                face_up = len(pile) - n
+                if move.count == face_up:
+                    if n == 0 and (RANK[pile[0]] == KING or not free_king):
+                        continue  # a space made for no King, or a King from a space to a space
+                elif not of_use(pile[-move.count - 1], move.src):
+                    continue
+            elif move.src_zone is Zone.FOUNDATION:
+                card = FOUNDATIONS.get(state)[move.src][-1]
+                if not any(BUILDS_ON[c][card] for c in movable):
+                    continue
+        out.append(move)
+    return tuple(out) or legal
+
+
+def no_progress(state: State, move: Move) -> bool:
+    """A move between tableau piles that turns no card, or a foundation's card coming back: it
+    keeps every chance the position has (it can be undone), so sampling scores it as high as
+    the best move, and a hint that takes it on a small edge of luck may take it back next."""
+    if not (isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU):
+        return False
+    if move.src_zone is Zone.FOUNDATION:
+        return True
+    if move.src_zone is not Zone.TABLEAU:
+        return False
+    pile, n = TABLEAU.get(state)[move.src], DOWN.get(state)[move.src]
+    return not (n > 0 and move.count == len(pile) - n)
+
+
+def layout(rules: Rules, state: State) -> tuple[object, ...]:
+    """The layout as the player sees it (``Rules.zones``), the pass count left out."""
+    return tuple(rules.zones(state))
+
+
+def tie_values(rules: Rules, state: State, moves: tuple[Move, ...]) -> tuple[int, ...]:
+    """How equal scores are broken: the visible heuristic (``engine.tableau_hint``), with the
+    moves of ``no_progress`` below DRAW (taken on a tie they could go back and forth for ever)."""
+    values = list(tableau_values(rules.zones(state), moves))
+    for i, move in enumerate(moves):
+        if no_progress(state, move):
+            values[i] = -20 + values[i] // 10
+        elif isinstance(move, (Draw, Redeal)):
+            values[i] = max(values[i], -5)
+    return tuple(values)
+
+
+def sampled_hint(
+    rules: Rules,
+    state: State,
+    *,
+    worlds: int = 12,
+    nodes_per_solve: int = 3000,
+    max_nodes: int = 400_000,
+    max_seconds: float | None = 0.25,
+    remember: bool = True,
+    hold_waste: bool = True,
+    seen: frozenset[tuple[object, ...]] = frozenset(),
+    impl: str | None = None,
+    stop: StopFlag | None = None,
+) -> SampledHint:
+    """The move that wins in the most sampled worlds (see the module's docstring).
+
+    ``worlds`` worlds at most, each solved from the position and after every legal move on
+    ``nodes_per_solve`` positions; no new world is begun once ``max_nodes`` positions were
+    searched in all (deterministic), nor once ``max_seconds`` passed or ``stop`` was set.
+    ``seen``: the ``layout`` of every position the game went through (what the player was
+    shown): a move of no progress back to one of them is not suggested, unless nothing else is.
+    ``remember``: use the stock once the player saw it whole; ``hold_waste``: see the module.
+
+    Raises:
+        ValueError: the position cannot be sampled (``can_sample``).
+    """
+    started = time.perf_counter()
+    legal = rules.legal_moves(state)
+    if not legal:
+        return SampledHint(None, "over")
+    if not can_sample(rules, state):
+        raise ValueError(f"{type(rules).__name__}: this position cannot be hinted by sampling")
+    assert isinstance(rules, TableauRules)
+    if len(legal) == 1:
+        return SampledHint(legal[0], "only move", seconds=time.perf_counter() - started)
+    search = rules.search(state)
+    safe = safe_move(search, state, legal)
+    if safe is not None:
+        return SampledHint(safe, "safe", seconds=time.perf_counter() - started)
+
+    deadline = started + max_seconds if max_seconds else None
+    known = known_stock(rules, state, remember)
+    gen = SplitMix64(view_seed(rules, state, known))
+    unseen = unseen_cards(rules, state, known)
+    if not unseen:  # the player knows every card (the stock seen whole, nothing face down): one world
+        worlds = 1
+    opened = rules.opened()
+    legal = candidates(search, state, legal)
+    if seen:  # a move of no progress back to a layout the player already had: a circle
+        fresh = tuple(m for m in legal if not (no_progress(state, m) and layout(rules, rules.apply(state, m)) in seen))
+        legal = fresh or legal
+    if hold_waste and state.stock and not rules.seen_stock(state):
+        # The stock never seen: draw on before taking a card off the waste. Each world knows
+        # its stock, so sampling cannot value seeing it first; and a card taken off the waste
+        # changes which cards later draws reach. The talon is known once the stock runs out.
+        held = tuple(m for m in legal if not (isinstance(m, Transfer) and m.src_zone is Zone.WASTE))
+        legal = held or legal
+    if len(legal) == 1:
+        return SampledHint(legal[0], "only move", seconds=time.perf_counter() - started)
+    scores = [0] * len(legal)
+    nodes = played = 0
+    complete = True
+    for _ in range(worlds):
+        if nodes >= max_nodes or (stop is not None and stop.is_set()):
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            complete = False
+            break
+        cards = list(unseen)
+        gen.shuffle(cards)
+        world = rules.with_hidden(state, cards, stock=not known)
+        got = _world_scores(opened, world, legal, nodes_per_solve, deadline, impl, stop)
+        if got is None:  # cut short by the clock or the flag: dropped whole
+            complete = stop is not None and stop.is_set()
+            break
+        world_scores, world_nodes = got
+        nodes += world_nodes
+        played += 1
+        scores = [a + b for a, b in zip(scores, world_scores)]
+    seconds = time.perf_counter() - started
+    values = tie_values(rules, state, legal)
+    # Sampling as a filter, the visible heuristic as the chooser: every move whose score is
+    # within a margin of the best (a third of the worlds: a few unknown verdicts are noise, not
+    # a difference) is as good, and the heuristic picks among them. A move of no progress, last
+    # in the heuristic, is taken only when every other is clearly worse.
+    top = max(scores)
+    margin = max(2, played // 3) if played and unseen else 0
+    near = [i for i in range(len(legal)) if scores[i] >= top - margin]
+    best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
+    reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
+    return SampledHint(legal[best], reason, played, nodes, seconds, tuple(scores), complete, legal)
+
+
+def _world_scores(
+    opened: Rules, world: State, legal: tuple[Move, ...], nodes_per_solve: int, deadline: float | None,
+    impl: str | None, stop: StopFlag | None,
+) -> tuple[list[int], int] | None:
+    """Each legal move's score in one world (2 won, 1 unknown, 0 lost) and the positions
+    searched; None when the clock or the flag cut a search short (its verdict would not be
+    the node budget's)."""
+
+    def run(position: State) -> tuple[int, int, Move | None] | None:
+        left = None
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return None
+        result = solve(position, opened, max_nodes=nodes_per_solve, max_seconds=left, impl=impl, stop=stop)
+        if result.unknown and ((deadline is not None and time.perf_counter() >= deadline)
+                               or (stop is not None and stop.is_set())):
+            return None  # perhaps stopped by the clock or the flag, not by the node budget
+        first = result.moves[0] if result.won and result.moves else None
+        return (2 if result.won else 0 if result.lost else 1), result.nodes, first
+
+    here = run(world)
+    if here is None:
+        return None
+    score, nodes, first = here
+    if score == 0:  # lost from here: lost after every move
+        return [0] * len(legal), nodes
+    out = []
+    for move in legal:
+        if move == first:
+            out.append(2)  # the win found starts with it
+            continue
+        after = run(opened.apply(world, move))
+        if after is None:
+            return None
+        out.append(after[0])
+        nodes += after[1]
+    return out, nodes
