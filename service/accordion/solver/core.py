@@ -40,10 +40,12 @@ from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
 from ..engine.hint import visible_move
-from ..engine.moves import DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
+from ..engine.moves import DEAL, DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
 from ..engine.search import KlondikeSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
+from ..engine.search import EmperorSearch, SpiderSearch
 from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from . import _pyklondike, _pysolver
+from . import _pyemperor, _pyspider
 
 try:  # the compiled core, built by setup.py; optional
     from . import _csolver  # type: ignore[attr-defined]
@@ -53,6 +55,10 @@ try:  # the compiled Klondike search, built beside it
     from . import _cklondike  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
     _cklondike = None
+try:  # the compiled Emperor and Spider searches, built beside it
+    from . import _cemperor, _cspider  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _cemperor = _cspider = None
 
 HAVE_C = _csolver is not None and _cklondike is not None
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
@@ -245,6 +251,18 @@ def solve(
         code, moves, nodes = _klondike_solve(
             backend, search, state, nodes_limit, seconds_limit, flag)
         method = "klondike-dfs"
+    elif isinstance(search, EmperorSearch):
+        compiled = _backend(impl) is _csolver and _cemperor is not None
+        backend = _cemperor if compiled else _pyemperor
+        code, moves, nodes = _two_deck_solve(backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit,
+                                             flag)
+        method = "emperor-dfs"
+    elif isinstance(search, SpiderSearch):
+        compiled = _backend(impl) is _csolver and _cspider is not None
+        backend = _cspider if compiled else _pyspider
+        code, moves, nodes = _two_deck_solve(backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit,
+                                             flag)
+        method = "spider-dfs"
     else:
         code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
         method = "generic-dfs"
@@ -260,7 +278,7 @@ def solve(
         nodes=nodes,
         seconds=time.perf_counter() - started,
         method=method,
-        implementation="python" if backend is _pysolver or backend is _pyklondike else "c",
+        implementation="python" if backend in (_pysolver, _pyklondike, _pyemperor, _pyspider) else "c",
         without_redeal=search.chance_ahead,
     )
 
@@ -293,6 +311,29 @@ def _klondike_solve(
             moves.append(REDEAL)
         else:
             moves.append(transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count))
+    return code, moves, nodes
+
+
+def _two_deck_solve(
+    entry: Any, from_stock: Move, state: State, waste: bool, max_nodes: int, max_seconds: float,
+    stop: bytearray | None,
+) -> tuple[int, list[Move], int]:
+    """Hand an Emperor (``waste``: with its waste and eight foundation heights) or Spider (the
+    count of suits lifted off) position to its search; its primitive moves as engine moves, a
+    move out of the stock being ``from_stock`` (Emperor's DRAW, Spider's DEAL)."""
+    foundations = FOUNDATIONS.get(state)
+    piles, downs = [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state))
+    if waste:
+        cards = WASTE.get(state)
+        code, raw, nodes = entry(piles, downs, [len(f) for f in foundations], bytes(cards) + bytes(state.stock),
+                                 len(cards), max_nodes, max_seconds, stop=stop)
+    else:
+        code, raw, nodes = entry(piles, downs, sum(1 for f in foundations if f), bytes(state.stock),
+                                 max_nodes, max_seconds, stop=stop)
+    moves: list[Move] = [
+        from_stock if src_zone == _pyklondike.Z_STOCK else transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count)
+        for src_zone, src, dst_zone, dst, count in raw
+    ]
     return code, moves, nodes
 
 
