@@ -304,14 +304,21 @@ static int fits(const EState *s, const EMove *mv)
     return !((mv->kind == M_TAB_TAB || mv->kind == M_TAL_TAB) && s->n[mv->dst] >= MAXPILE);
 }
 
+/* Won once the talon is empty and every pile is face up and built down in alternating colours
+ * from its bottom card (always so in play: a card turns up only as a top, and only builds go on
+ * it): every card under a top is higher than it, so the lowest top can always go up next. */
 static int is_won(const EState *s)
 {
     if (s->tlen)
         return 0;
-    for (int i = 0; i < NPILES; i++)
+    for (int i = 0; i < NPILES; i++) {
         if (s->down[i])
             return 0;
-    return 1; /* every pile a descending run: the lowest top always goes up next */
+        for (int j = 1; j < s->n[i]; j++)
+            if (!builds_on(s->card[i][j], s->card[i][j - 1]))
+                return 0;
+    }
+    return 1;
 }
 
 static int dfs(Ctx *c)

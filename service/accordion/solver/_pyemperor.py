@@ -185,8 +185,9 @@ class _Search:
         ):
             self.stopped = True
             raise _Stop
-        if not s.talon and not any(s.down):
-            return True
+        if not s.talon and not any(s.down) and all(
+                _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p))):
+            return True  # every pile built down from its bottom: the lowest top can always go up
         k = self.key(s)
         if k in self.seen:
             return False
