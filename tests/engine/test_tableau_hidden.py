@@ -148,8 +148,9 @@ def test_state_strings_and_records_round_trip(variant: str) -> None:
 
 
 # Klondike is solved now (issue 13): open deals are searched and hidden ones refused, in
-# tests/solver/test_klondike.py.
-@pytest.mark.parametrize("variant", [v for v in TABLEAU_GAMES if not v.startswith("klondike")])
+# tests/solver/test_klondike.py; so are Emperor and Spider, in tests/solver/test_emperor_spider.py.
+@pytest.mark.parametrize("variant", [v for v in TABLEAU_GAMES
+                                     if not v.startswith("klondike") and v not in ("emperor", "spider")])
 @pytest.mark.parametrize("dealt_open", [False, True])
 def test_the_solver_declines_tableau_games_cleanly_and_hints_from_what_is_seen(
     variant: str, dealt_open: bool
