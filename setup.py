@@ -66,6 +66,20 @@ setup(
             extra_compile_args=["-O2", "-std=c99"],
             optional=True,
         ),
+        Extension(
+            "accordion.solver._cemperor",
+            sources=["service/accordion/solver/_cemperor.c"],
+            depends=["service/accordion/solver/_ccommon.h"],
+            extra_compile_args=["-O2", "-std=c99"],
+            optional=True,
+        ),
+        Extension(
+            "accordion.solver._cspider",
+            sources=["service/accordion/solver/_cspider.c"],
+            depends=["service/accordion/solver/_ccommon.h"],
+            extra_compile_args=["-O2", "-std=c99"],
+            optional=True,
+        ),
         *_mypyc_extensions(),
     ]
 )

@@ -6,6 +6,8 @@
         --option partial_runs=true --option foundation_return=true --deals 1000 --budget-ms 2000
     .venv/bin/python bench/solver.py --variant streets-and-alleys --deals 10000 --budget-ms 2000
     .venv/bin/python bench/solver.py --variant wish --option open=true --deals 10000
+    .venv/bin/python bench/solver.py --variant emperor --option open=true --deals 200 --budget-ms 2000
+    .venv/bin/python bench/solver.py --variant spider --option open=true --option suits=1 --deals 200 --budget-ms 2000
 
 Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1,
 solved from their first position (French: the first deal, without the REDEAL). The time
@@ -33,6 +35,7 @@ from accordion.solver import HAVE_C, solve  # noqa: E402
 DEFAULT_VARIANTS = ["accordion", "royal-marriage", "push-pin", "double-jump", "concertina", "french"]
 # Klondike: pass --option open=true (and the published rules: partial_runs=true foundation_return=true).
 # Wish: --option open=true (its deals hide cards otherwise); Streets and Alleys is all face up.
+# Emperor and Spider: --option open=true (Spider: --option suits=1|2|4, --option layout=standard).
 
 
 def pin_to_one_core(cpu: int | None) -> int | None:

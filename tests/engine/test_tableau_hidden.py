@@ -147,21 +147,15 @@ def test_state_strings_and_records_round_trip(variant: str) -> None:
         Game.from_state_string(game.state_string(hide_stock=True))
 
 
-# Klondike is solved now (issue 13): open deals are searched and hidden ones refused, in
-# tests/solver/test_klondike.py; Streets and Alleys and Wish in tests/solver/test_streets_wish.py.
-@pytest.mark.parametrize("variant", [v for v in TABLEAU_GAMES
-                                     if not v.startswith(("klondike", "streets-and-alleys", "wish"))])
-@pytest.mark.parametrize("dealt_open", [False, True])
-def test_the_solver_declines_tableau_games_cleanly_and_hints_from_what_is_seen(
-    variant: str, dealt_open: bool
-) -> None:
+# Every tableau game is searched now (issue 13: tests/solver/test_klondike.py,
+# test_streets_wish.py, test_emperor_spider.py). What holds for all of them: a deal that hides
+# cards is refused, and its hint comes from what the player sees.
+@pytest.mark.parametrize("variant", sorted(HIDING))
+def test_the_solver_refuses_hidden_tableau_deals_and_hints_from_what_is_seen(variant: str) -> None:
     from accordion import solver
 
-    options = {"open": True} if dealt_open and variant in HIDING else {}
-    game = new_game(variant, options, seed=4)
-    with pytest.raises(solver.UnsupportedGameError, match="tableau"):
+    game = new_game(variant, seed=4)
+    with pytest.raises(solver.HiddenInformationError):
         solver.solve(game)
-    with pytest.raises(solver.SolverError):
-        solver.find_winnable_seed(variant, max_tries=2)
     hint = solver.hint(game)
     assert hint.source == "heuristic" and hint.move == suggest(game) is not None

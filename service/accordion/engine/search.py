@@ -75,6 +75,20 @@ class KlondikeSearch(Search):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EmperorSearch(Search):
+    """Emperor: ten piles built down in alternating colours one card at a time, any card into a
+    space, eight foundations (suit s: s and s + 4), a stock drawn one card at a time in one pass,
+    Aces compelled. The position is read from the tableau fields and ``State.stock``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpiderSearch(Search):
+    """Spider: ten piles, same-suit units moving onto one rank higher (any suit) or into a space,
+    DEAL (ten cards, fewer at the end) only with no empty pile, full suits lifted off. The
+    position is read from the tableau fields (``foundations``: the suits lifted) and ``State.stock``."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class GenericSearch(Search):
     """No special search: a depth-first search through the game's own rules (in Python)."""
 

@@ -36,17 +36,18 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ..engine.cards import RANK
 from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
 from ..engine.hint import visible_move
-from ..engine.moves import DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
-from ..engine.search import KlondikeSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
-from ..engine.cards import RANK
-from ..engine.search import Build, OpenTableauSearch, TopPairsSearch
+from ..engine.moves import DEAL, DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
+from ..engine.search import (
+    Build, EmperorSearch, KlondikeSearch, NoSearch, OpenTableauSearch, Removal, RemoveSearch, Search, SpiderSearch,
+    StackSearch, TopPairsSearch,
+)
 from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
-from . import _pyklondike, _pysolver
-from . import _pystreets, _pywish
+from . import _pyemperor, _pyklondike, _pysolver, _pyspider, _pystreets, _pywish
 
 try:  # the compiled core, built by setup.py; optional
     from . import _csolver  # type: ignore[attr-defined]
@@ -60,8 +61,13 @@ try:  # the compiled open-tableau search (Streets and Alleys), built beside them
     from . import _cstreets  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
     _cstreets = None
+try:  # the compiled Emperor and Spider searches, built beside it
+    from . import _cemperor, _cspider  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _cemperor = _cspider = None
 
-HAVE_C = _csolver is not None and _cklondike is not None
+# Every compiled core built (a missing one would quietly leave its games on the Python path).
+HAVE_C = None not in (_csolver, _cklondike, _cstreets, _cemperor, _cspider)
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
 
 _CHANCE = (Deal, Redeal)
@@ -262,6 +268,18 @@ def solve(
         code, raw, nodes = _pywish.pairs_solve(piles, nodes_limit, seconds_limit, stop=flag)
         moves = [remove(i, j) for i, j in raw]
         method = "pairs-dfs"
+    elif isinstance(search, EmperorSearch):
+        compiled = _backend(impl) is _csolver and _cemperor is not None
+        backend = _cemperor if compiled else _pyemperor
+        code, moves, nodes = _two_deck_solve(backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit,
+                                             flag)
+        method = "emperor-dfs"
+    elif isinstance(search, SpiderSearch):
+        compiled = _backend(impl) is _csolver and _cspider is not None
+        backend = _cspider if compiled else _pyspider
+        code, moves, nodes = _two_deck_solve(backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit,
+                                             flag)
+        method = "spider-dfs"
     else:
         code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
         method = "generic-dfs"
@@ -313,7 +331,7 @@ def _klondike_solve(
     return code, moves, nodes
 
 
-_PY_TWINS = (_pystreets, _pywish)  # the Python-only paths of the tableau searches below
+_PY_TWINS = (_pystreets, _pywish, _pyemperor, _pyspider)  # the Python-only paths of the tableau searches below
 _BUILDS = {Build.ANY_SUIT: _pystreets.BUILD_ANY_SUIT, Build.ALTERNATE: _pystreets.BUILD_ALTERNATE,
            Build.SAME_SUIT: _pystreets.BUILD_SAME_SUIT}
 
@@ -338,6 +356,29 @@ def _streets_solve(
     )
     moves: list[Move] = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
                          for zone, src, dst in raw]
+    return code, moves, nodes
+
+
+def _two_deck_solve(
+    entry: Any, from_stock: Move, state: State, waste: bool, max_nodes: int, max_seconds: float,
+    stop: bytearray | None,
+) -> tuple[int, list[Move], int]:
+    """Hand an Emperor (``waste``: with its waste and eight foundation heights) or Spider (the
+    count of suits lifted off) position to its search; its primitive moves as engine moves, a
+    move out of the stock being ``from_stock`` (Emperor's DRAW, Spider's DEAL)."""
+    foundations = FOUNDATIONS.get(state)
+    piles, downs = [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state))
+    if waste:
+        cards = WASTE.get(state)
+        code, raw, nodes = entry(piles, downs, [len(f) for f in foundations], bytes(cards) + bytes(state.stock),
+                                 len(cards), max_nodes, max_seconds, stop=stop)
+    else:
+        code, raw, nodes = entry(piles, downs, sum(1 for f in foundations if f), bytes(state.stock),
+                                 max_nodes, max_seconds, stop=stop)
+    moves: list[Move] = [
+        from_stock if src_zone == _pyklondike.Z_STOCK else transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count)
+        for src_zone, src, dst_zone, dst, count in raw
+    ]
     return code, moves, nodes
 
 

@@ -16,6 +16,7 @@ from ..cards import RANK, SUIT
 from ..core import State, Variant, register
 from ..moves import DRAW, Draw, Move, MoveKind, Transfer
 from ..rng import SplitMix64
+from ..search import EmperorSearch, Search
 from ..tableau import (
     BUILDS_ON,
     FOUNDATIONS,
@@ -95,6 +96,10 @@ class EmperorRules(TableauRules):
             return drawn
         assert isinstance(move, Transfer)
         return self.apply_transfer(state, move)
+
+    def search(self, state: State) -> Search:
+        """The solver's description (issue 13); it reads the cards from the state's fields."""
+        return EmperorSearch()
 
 
 register(Variant(

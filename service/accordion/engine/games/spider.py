@@ -25,6 +25,7 @@ from ..cards import RANK
 from ..core import Option, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Transfer
 from ..rng import SplitMix64
+from ..search import Search, SpiderSearch
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TABLEAU_TO_TABLEAU, TableauRules, turned_up
 
 PILES = 10
@@ -160,6 +161,10 @@ class SpiderRules(TableauRules):
 
     def win_threshold(self) -> str:
         return "all eight suits lifted off"
+
+    def search(self, state: State) -> Search:
+        """The solver's description (issue 13); it reads the cards from the state's fields."""
+        return SpiderSearch()
 
 
 register(Variant(

@@ -1,0 +1,554 @@
+/*
+ * _cemperor: the compiled Emperor search of accordion.solver (docs/solver.md, "Emperor"),
+ * mirrored step for step by _pyemperor.py (same move order, same node counts, same verdicts).
+ *
+ * The position is plain data: ten tableau piles (bottom to top, face-down cards first), how
+ * many cards of each are face down, eight foundation heights (suit s: foundations s and s + 4,
+ * a card going to the first that takes it, as the engine does), and the talon: the waste
+ * (bottom to top) then the stock (drawing order), ``cur`` the waste's length. One pass, one
+ * card at a time: a card leaving the talon is deleted from it and ``cur`` becomes its index.
+ * The two decks' equal cards are the same byte, so they are interchangeable in every key.
+ *
+ * Depth-first search with a table of every position visited (keyed on the piles as a
+ * multiset, the talon and ``cur``; the foundations follow from the rest), so an exhausted
+ * search proves the loss. Moves, argued in docs/solver.md: an Ace on top goes up as the only
+ * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
+ * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
+ * space only, and a lone card never into a space. A first, quick pass moves a card off a
+ * face-up card only when the card uncovered is of use at once; it may miss wins, so when it
+ * finds none the full search runs from scratch. The GIL is released; the budgets and the
+ * caller's stop flag are read every 1024 positions.
+ */
+#include "_ccommon.h"
+
+#define NPILES 10
+#define MAXPILE 48
+#define MAXTALON 104
+#define MAXMOVES 2048
+#define MAXDEPTH 1000
+#define MAX_SLOTS ((size_t)1 << 23)
+#define QUICK_NODES 200000
+
+#define OUT_UNKNOWN 0
+#define OUT_WON 1
+#define OUT_LOST 2
+
+#define R_DEAD 0
+#define R_WIN 1
+#define R_STOP 2
+
+#define Z_TAB 0
+#define Z_FOUND 1
+#define Z_STOCK 2
+#define Z_WASTE 3
+
+enum { M_TAB_FOUND, M_TAB_TAB, M_TAL_FOUND, M_TAL_TAB };
+
+typedef struct {
+    uint8_t kind, src, dst, tidx;
+} EMove;
+
+typedef struct {
+    uint8_t card[NPILES][MAXPILE];
+    uint8_t n[NPILES], down[NPILES];
+    uint8_t found[8];
+    uint8_t talon[MAXTALON];
+    uint8_t tlen, cur;
+} EState;
+
+typedef struct {
+    uint64_t nodes, max_nodes;
+    double deadline;
+    volatile const uint8_t *stop;
+    int stopped, truncated, quick;
+    KeySet seen;
+    int depth;
+    EMove path[MAXDEPTH];
+    EState st[MAXDEPTH + 1];
+    EMove moves[MAXDEPTH + 1][MAXMOVES];
+} Ctx;
+
+static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE + 1], ZT[2][MAXTALON][52], ZCUR[2][MAXTALON + 1];
+
+static inline int rank_of(int c) { return c % 13 + 1; }
+static inline int suit_of(int c) { return c / 13; }
+static inline int red_suit(int s) { return s == 1 || s == 2; }
+static inline int builds_on(int x, int host)
+{
+    return rank_of(host) == rank_of(x) + 1 && red_suit(suit_of(host)) != red_suit(suit_of(x));
+}
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void key_of(const EState *s, uint64_t *a, uint64_t *b)
+{
+    uint64_t h[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        for (int i = 0; i < NPILES; i++) {
+            uint64_t p = ZDOWN[w][s->down[i]];
+            for (int j = 0; j < s->n[i]; j++)
+                p += ZP[w][j][s->card[i][j]];
+            h[w] += mix64(p + (uint64_t)w); /* a sum: the piles' order never matters */
+        }
+        for (int j = 0; j < s->tlen; j++)
+            h[w] += ZT[w][j][s->talon[j]]; /* by position: equal cards are not a set */
+        h[w] ^= ZCUR[w][s->cur];
+    }
+    *a = h[0];
+    *b = h[1] | 1;
+}
+
+/* The foundation card x goes onto (its suit's first that takes it), or -1. */
+static inline int home(const EState *s, int x)
+{
+    int su = suit_of(x), below = rank_of(x) - 1;
+    if (s->found[su] == below)
+        return su;
+    if (s->found[su + 4] == below)
+        return su + 4;
+    return -1;
+}
+
+/* Nothing could ever be built on x (every opposite-colour card one lower, both decks', is
+ * up, and nothing comes back from a foundation): x does nothing on the tableau that it does
+ * not do better on its foundation. A 2 carries only an Ace, and Aces are compelled up. */
+static int safe(const EState *s, int x)
+{
+    int r = rank_of(x), su = suit_of(x);
+    if (r <= 2)
+        return 1;
+    for (int t = 0; t < 4; t++) {
+        if (red_suit(t) != red_suit(su)) {
+            int lo = s->found[t] < s->found[t + 4] ? s->found[t] : s->found[t + 4];
+            if (lo < r - 1)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The talon cards playable now: the waste's top, then each stock card a DRAW brings up, up
+ * to the first Ace (an Ace on the waste is compelled, so nothing is drawn past it). */
+static int reach(const EState *s, uint8_t *idx)
+{
+    int k = 0;
+    if (s->cur > 0)
+        idx[k++] = (uint8_t)(s->cur - 1);
+    for (int p = s->cur; p < s->tlen; p++) {
+        idx[k++] = (uint8_t)p;
+        if (rank_of(s->talon[p]) == 1)
+            break;
+    }
+    return k;
+}
+
+static int can_receive(const EState *s, int x, int skip, const uint8_t *idx, int nt)
+{
+    for (int q = 0; q < nt; q++)
+        if (builds_on(s->talon[idx[q]], x))
+            return 1;
+    for (int t = 0; t < NPILES; t++)
+        if (t != skip && s->n[t] && builds_on(s->card[t][s->n[t] - 1], x))
+            return 1;
+    return 0;
+}
+
+static int first_empty(const EState *s)
+{
+    for (int i = 0; i < NPILES; i++)
+        if (s->n[i] == 0)
+            return i;
+    return -1;
+}
+
+static inline void add(EMove *m, int *k, int kind, int src, int dst, int tidx)
+{
+    if (*k >= MAXMOVES)
+        return;
+    EMove *x = &m[(*k)++];
+    x->kind = (uint8_t)kind;
+    x->src = (uint8_t)src;
+    x->dst = (uint8_t)dst;
+    x->tidx = (uint8_t)tidx;
+}
+
+/* x onto every pile that takes it (not its own, src; -1 for the talon), then into the first space. */
+static void onto(const EState *s, int x, int src, EMove *m, int *k, int kind, int tidx)
+{
+    for (int t = 0; t < NPILES; t++)
+        if (t != src && s->n[t] && builds_on(x, s->card[t][s->n[t] - 1]))
+            add(m, k, kind, src < 0 ? 0 : src, t, tidx);
+    int e = first_empty(s);
+    if (e >= 0)
+        add(m, k, kind, src < 0 ? 0 : src, e, tidx);
+}
+
+static int gen_moves(const Ctx *c, const EState *s, EMove *m)
+{
+    int k = 0;
+    for (int i = 0; i < NPILES; i++) /* compelled Aces */
+        if (s->n[i] && rank_of(s->card[i][s->n[i] - 1]) == 1) {
+            add(m, &k, M_TAB_FOUND, i, 0, 0);
+            return k;
+        }
+    if (s->cur > 0 && rank_of(s->talon[s->cur - 1]) == 1) {
+        add(m, &k, M_TAL_FOUND, 0, 0, s->cur - 1);
+        return k;
+    }
+    for (int i = 0; i < NPILES; i++)
+        if (s->n[i]) {
+            int x = s->card[i][s->n[i] - 1];
+            if (home(s, x) >= 0 && safe(s, x)) {
+                add(m, &k, M_TAB_FOUND, i, 0, 0);
+                return k;
+            }
+        }
+    if (s->cur > 0) {
+        int x = s->talon[s->cur - 1];
+        if (home(s, x) >= 0 && safe(s, x)) {
+            add(m, &k, M_TAL_FOUND, 0, 0, s->cur - 1);
+            return k;
+        }
+    }
+    /* 1. tableau tops to the foundations */
+    for (int i = 0; i < NPILES; i++)
+        if (s->n[i] && home(s, s->card[i][s->n[i] - 1]) >= 0)
+            add(m, &k, M_TAB_FOUND, i, 0, 0);
+    /* 2. tops that turn a card, the pile with most face down first */
+    int maxdown = 0;
+    for (int i = 0; i < NPILES; i++)
+        if (s->down[i] > maxdown)
+            maxdown = s->down[i];
+    for (int dn = maxdown; dn >= 1; dn--)
+        for (int i = 0; i < NPILES; i++)
+            if (s->down[i] == dn && s->n[i] == dn + 1)
+                onto(s, s->card[i][dn], i, m, &k, M_TAB_TAB, 0);
+    /* 3. talon cards to the foundations, then onto the piles */
+    uint8_t idx[MAXTALON + 1];
+    int nt = reach(s, idx);
+    for (int q = 0; q < nt; q++)
+        if (home(s, s->talon[idx[q]]) >= 0)
+            add(m, &k, M_TAL_FOUND, 0, 0, idx[q]);
+    for (int q = 0; q < nt; q++)
+        onto(s, s->talon[idx[q]], -1, m, &k, M_TAL_TAB, idx[q]);
+    /* 4. lone cards onto other piles (they leave a space) */
+    for (int i = 0; i < NPILES; i++)
+        if (s->n[i] == 1 && s->down[i] == 0)
+            for (int t = 0; t < NPILES; t++)
+                if (t != i && s->n[t] && builds_on(s->card[i][0], s->card[t][s->n[t] - 1]))
+                    add(m, &k, M_TAB_TAB, i, t, 0);
+    /* 5. tops off face-up cards */
+    for (int i = 0; i < NPILES; i++) {
+        int n = s->n[i];
+        if (n - s->down[i] < 2)
+            continue;
+        if (c->quick) { /* only to use the card uncovered at once */
+            int under = s->card[i][n - 2];
+            if (home(s, under) < 0 && !can_receive(s, under, i, idx, nt))
+                continue;
+        }
+        onto(s, s->card[i][n - 1], i, m, &k, M_TAB_TAB, 0);
+    }
+    return k;
+}
+
+static inline void turn_up(EState *s, int i)
+{
+    if (s->n[i] > 0 && s->down[i] >= s->n[i])
+        s->down[i] = (uint8_t)(s->n[i] - 1);
+}
+
+static int take_talon(EState *s, int q)
+{
+    int x = s->talon[q];
+    memmove(s->talon + q, s->talon + q + 1, (size_t)(s->tlen - q - 1));
+    s->tlen--;
+    s->cur = (uint8_t)q;
+    return x;
+}
+
+static void apply(EState *s, const EMove *mv)
+{
+    int x;
+    switch (mv->kind) {
+    case M_TAB_FOUND:
+        x = s->card[mv->src][--s->n[mv->src]];
+        s->found[home(s, x)]++;
+        turn_up(s, mv->src);
+        break;
+    case M_TAB_TAB:
+        s->card[mv->dst][s->n[mv->dst]++] = s->card[mv->src][--s->n[mv->src]];
+        turn_up(s, mv->src);
+        break;
+    case M_TAL_FOUND:
+        x = s->talon[mv->tidx];
+        s->found[home(s, x)]++;
+        take_talon(s, mv->tidx);
+        break;
+    default:
+        x = take_talon(s, mv->tidx);
+        s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
+        break;
+    }
+}
+
+/* Legal moves may not fit in the compact position (a pile past MAXPILE): such a child is
+ * not searched (only hand-made positions come near it; the root is checked on entry). */
+static int fits(const EState *s, const EMove *mv)
+{
+    return !((mv->kind == M_TAB_TAB || mv->kind == M_TAL_TAB) && s->n[mv->dst] >= MAXPILE);
+}
+
+/* Won once the talon is empty and every pile is face up and built down in alternating colours
+ * from its bottom card (always so in play: a card turns up only as a top, and only builds go on
+ * it): every card under a top is higher than it, so the lowest top can always go up next. */
+static int is_won(const EState *s)
+{
+    if (s->tlen)
+        return 0;
+    for (int i = 0; i < NPILES; i++) {
+        if (s->down[i])
+            return 0;
+        for (int j = 1; j < s->n[i]; j++)
+            if (!builds_on(s->card[i][j], s->card[i][j - 1]))
+                return 0;
+    }
+    return 1;
+}
+
+static int dfs(Ctx *c)
+{
+    const EState *s = &c->st[c->depth];
+    c->nodes++;
+    if (c->max_nodes && c->nodes > c->max_nodes)
+        return R_STOP;
+    if ((c->nodes & 1023) == 0 &&
+        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
+        c->stopped = 1;
+        return R_STOP;
+    }
+    if (is_won(s))
+        return R_WIN;
+    uint64_t a, b;
+    key_of(s, &a, &b);
+    if (ks_has(&c->seen, a, b))
+        return R_DEAD;
+    ks_add(&c->seen, a, b);
+    if (c->depth >= MAXDEPTH) {
+        c->truncated = 1;
+        return R_DEAD;
+    }
+    EMove *moves = c->moves[c->depth];
+    int nm = gen_moves(c, s, moves);
+    for (int q = 0; q < nm; q++) {
+        if (!fits(s, &moves[q]))
+            continue;
+        c->st[c->depth + 1] = *s;
+        apply(&c->st[c->depth + 1], &moves[q]);
+        c->path[c->depth++] = moves[q];
+        int r = dfs(c);
+        if (r != R_DEAD)
+            return r;
+        c->depth--;
+        s = &c->st[c->depth];
+    }
+    return R_DEAD;
+}
+
+/* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
+
+static int push(PyObject *out, int sz, int src, int dz, int dst, int count)
+{
+    PyObject *t = Py_BuildValue("(iiiii)", sz, src, dz, dst, count);
+    if (t == NULL)
+        return 0;
+    int ok = PyList_Append(out, t) == 0;
+    Py_DECREF(t);
+    return ok;
+}
+
+static int expand(const Ctx *c, EState s, PyObject *out)
+{
+    for (int q = 0; q < c->depth; q++) {
+        const EMove *mv = &c->path[q];
+        if (mv->kind == M_TAL_FOUND || mv->kind == M_TAL_TAB) {
+            for (int k = mv->tidx + 1 - s.cur; k > 0; k--)
+                if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                    return 0;
+            int x = s.talon[mv->tidx];
+            if (!push(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
+                      mv->kind == M_TAL_FOUND ? home(&s, x) : mv->dst, 1))
+                return 0;
+        } else if (mv->kind == M_TAB_FOUND) {
+            if (!push(out, Z_TAB, mv->src, Z_FOUND, home(&s, s.card[mv->src][s.n[mv->src] - 1]), 1))
+                return 0;
+        } else if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, 1)) {
+            return 0;
+        }
+        apply(&s, mv);
+    }
+    for (;;) { /* play out: the lowest top goes up */
+        int best = -1;
+        for (int i = 0; i < NPILES; i++)
+            if (s.n[i] && (best < 0 || rank_of(s.card[i][s.n[i] - 1]) < rank_of(s.card[best][s.n[best] - 1])))
+                best = i;
+        if (best < 0)
+            return 1;
+        EMove mv = {M_TAB_FOUND, (uint8_t)best, 0, 0};
+        if (!push(out, Z_TAB, best, Z_FOUND, home(&s, s.card[best][s.n[best] - 1]), 1))
+            return 0;
+        apply(&s, &mv);
+    }
+}
+
+/* ---- Python entry ---- */
+
+static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyObject *talon, int cur, EState *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!PyList_Check(piles) || !PyList_Check(downs) || !PyList_Check(found) || !PyBytes_Check(talon)) {
+        PyErr_SetString(PyExc_TypeError, "piles: list of bytes, downs: list of int, found: list of 8 int, talon: bytes");
+        return 0;
+    }
+    if (PyList_GET_SIZE(piles) != NPILES || PyList_GET_SIZE(downs) != NPILES || PyList_GET_SIZE(found) != 8) {
+        PyErr_SetString(PyExc_ValueError, "10 piles, one face-down count a pile, 8 foundations");
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < NPILES; i++) {
+        PyObject *p = PyList_GET_ITEM(piles, i);
+        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
+        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 48 cards, its face-down count within it");
+            return 0;
+        }
+        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
+        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
+        for (int j = 0; j < s->n[i]; j++)
+            if (s->card[i][j] >= 52) {
+                PyErr_SetString(PyExc_ValueError, "a card is 0..51");
+                return 0;
+            }
+        s->down[i] = (uint8_t)dn;
+        turn_up(s, (int)i);
+    }
+    for (int t = 0; t < 8; t++) {
+        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
+        if (f < 0 || f > 13) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
+            return 0;
+        }
+        s->found[t] = (uint8_t)f;
+    }
+    if (PyBytes_GET_SIZE(talon) > MAXTALON || cur < 0 || cur > PyBytes_GET_SIZE(talon)) {
+        PyErr_SetString(PyExc_ValueError, "the talon holds at most 104 cards and cur is within it");
+        return 0;
+    }
+    s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
+    memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
+    for (int j = 0; j < s->tlen; j++)
+        if (s->talon[j] >= 52) {
+            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
+            return 0;
+        }
+    s->cur = (uint8_t)cur;
+    return 1;
+}
+
+static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop", NULL};
+    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
+    int cur;
+    unsigned long long max_nodes = 0;
+    double max_seconds = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdO", kwlist, &piles, &downs, &found, &talon, &cur,
+                                     &max_nodes, &max_seconds, &stop_obj))
+        return NULL;
+    Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
+    if (c == NULL)
+        return PyErr_NoMemory();
+    if (!read_position(piles, downs, found, talon, cur, &c->st[0])) {
+        free(c);
+        return NULL;
+    }
+    EState root = c->st[0];
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    Py_buffer stop_view;
+    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
+        ks_free(&c->seen);
+        free(c);
+        return NULL;
+    }
+    int r, ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    /* The quick pass (a cut that may lose wins), then from scratch the full search. */
+    c->quick = 1;
+    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
+    r = dfs(c);
+    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        c->quick = 0;
+        c->depth = 0;
+        c->truncated = 0;
+        c->max_nodes = max_nodes;
+        c->st[0] = root;
+        if (ok)
+            r = dfs(c);
+    }
+    Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
+    ks_free(&c->seen);
+    if (!ok) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    PyObject *moves = PyList_New(0);
+    if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
+        Py_CLEAR(moves);
+    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    free(c);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
+     "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None) -> "
+     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cemperor",
+    "The compiled Emperor search of accordion.solver; _pyemperor.py is the same in Python.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__cemperor(void)
+{
+    uint64_t seed = 0x656D7065726F72ULL;
+    for (int w = 0; w < 2; w++) {
+        for (int j = 0; j <= MAXPILE; j++)
+            ZDOWN[w][j] = splitmix(&seed);
+        for (int j = 0; j < MAXPILE; j++)
+            for (int x = 0; x < 52; x++)
+                ZP[w][j][x] = splitmix(&seed);
+        for (int j = 0; j < MAXTALON; j++)
+            for (int x = 0; x < 52; x++)
+                ZT[w][j][x] = splitmix(&seed);
+        for (int j = 0; j <= MAXTALON; j++)
+            ZCUR[w][j] = splitmix(&seed);
+    }
+    return PyModule_Create(&module);
+}

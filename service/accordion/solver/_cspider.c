@@ -1,0 +1,428 @@
+/*
+ * _cspider: the compiled Spider search of accordion.solver (docs/solver.md, "Spider"),
+ * mirrored step for step by _pyspider.py (same move order, same node counts, same verdicts).
+ *
+ * The position is plain data: ten tableau piles (bottom to top, face-down cards first), how
+ * many cards of each are face down, the stock (dealt from the front: an index into the root's
+ * stock) and how many suits are lifted off. Equal cards (two decks; 2 or 1 suits: four or
+ * eight copies) are the same byte, so they are interchangeable in every key.
+ *
+ * Depth-first search with a table of every position visited: the piles in order while a
+ * DEAL is to come (a DEAL puts card j on pile j, so which pile is which matters), as a
+ * multiset once the stock is empty, and the stock's length; the suits lifted follow from the
+ * rest. Moves are tried by class: onto a card of the same suit one rank higher, a whole unit
+ * that turns a card, one that empties its pile, one off a card it was not built on, into a
+ * space, the rest, and the DEAL last. A first, quick pass leaves out "the rest" (a unit moved
+ * off its natural host onto a twin one, part of a unit onto another suit, part of a unit or a
+ * unit off its host into a space): it may miss wins, so when it finds none the full search
+ * runs from scratch, over every legal move (with the stock empty: the first space only, and
+ * no whole pile into a space, both the same position), and its LOST is a proof. The GIL is
+ * released; the budgets and the caller's stop flag are read every 1024 positions.
+ */
+#include "_ccommon.h"
+
+#define NPILES 10
+#define MAXPILE 104
+#define MAXSTOCK 104
+#define MAXMOVES 1400
+#define MAXDEPTH 1000
+#define MAX_SLOTS ((size_t)1 << 23)
+#define QUICK_NODES 1000000
+#define SUITLEN 13
+#define NCLASSES 7
+
+#define OUT_UNKNOWN 0
+#define OUT_WON 1
+#define OUT_LOST 2
+
+#define R_DEAD 0
+#define R_WIN 1
+#define R_STOP 2
+
+#define Z_TAB 0
+#define Z_STOCK 2
+
+enum { P_SUIT, P_TURN, P_EMPTY, P_FREE, P_SPACE, P_REST, P_DEAL };
+
+typedef struct {
+    int8_t src; /* -1: the DEAL */
+    uint8_t dst, count;
+} SMove;
+
+typedef struct {
+    uint8_t card[NPILES][MAXPILE];
+    uint8_t n[NPILES], down[NPILES];
+    uint8_t sp, found; /* next stock card; suits lifted off */
+} SState;
+
+typedef struct {
+    uint64_t nodes, max_nodes;
+    double deadline;
+    volatile const uint8_t *stop;
+    int stopped, truncated, quick;
+    uint8_t stock[MAXSTOCK];
+    int slen;
+    KeySet seen;
+    int depth;
+    SMove path[MAXDEPTH];
+    SState st[MAXDEPTH + 1];
+    SMove moves[MAXDEPTH + 1][MAXMOVES];
+} Ctx;
+
+static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE + 1], ZIDX[2][NPILES], ZS[2][MAXSTOCK + 1];
+
+static inline int rank_of(int c) { return c % 13 + 1; }
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void key_of(const Ctx *c, const SState *s, uint64_t *a, uint64_t *b)
+{
+    int ordered = s->sp < c->slen;
+    uint64_t h[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        for (int i = 0; i < NPILES; i++) {
+            uint64_t p = ZDOWN[w][s->down[i]];
+            for (int j = 0; j < s->n[i]; j++)
+                p += ZP[w][j][s->card[i][j]];
+            h[w] += mix64(p + (ordered ? ZIDX[w][i] : (uint64_t)w));
+        }
+        h[w] ^= ZS[w][c->slen - s->sp];
+    }
+    *a = h[0];
+    *b = h[1] | 1;
+}
+
+/* How many top cards of pile i make its unit (face up, one suit in sequence), as the engine. */
+static int unit_length(const SState *s, int i)
+{
+    int n = 1, len = s->n[i], up = len - s->down[i];
+    while (n < up) {
+        int card = s->card[i][len - n];
+        if (rank_of(card) == 13 || s->card[i][len - n - 1] != card + 1)
+            break;
+        n++;
+    }
+    return n;
+}
+
+static int gen_moves(const Ctx *c, const SState *s, SMove *out)
+{
+    SMove tmp[MAXMOVES];
+    uint8_t cls_of[MAXMOVES];
+    int nt = 0, nspaces = 0;
+    int spaces[NPILES];
+    for (int j = 0; j < NPILES; j++)
+        if (s->n[j] == 0)
+            spaces[nspaces++] = j;
+    int has_stock = s->sp < c->slen;
+    int ntargets = has_stock || nspaces == 0 ? nspaces : 1;
+    for (int i = 0; i < NPILES; i++) {
+        int n = s->n[i];
+        if (!n)
+            continue;
+        int u = unit_length(s, i);
+        for (int k = 1; k <= u; k++) {
+            int x = s->card[i][n - k], whole = k == u, rest = n - k;
+            int reveals = whole && rest == s->down[i] && rest > 0;
+            int empties = rest == 0;
+            int below = rest > s->down[i] ? s->card[i][rest - 1] : -1;
+            int natural = below >= 0 && rank_of(below) == rank_of(x) + 1;
+            for (int j = 0; j < NPILES; j++) {
+                if (j == i || !s->n[j])
+                    continue;
+                int top = s->card[j][s->n[j] - 1];
+                if (rank_of(top) != rank_of(x) + 1)
+                    continue;
+                int cls;
+                if (top == x + 1 && below != x + 1)
+                    cls = P_SUIT;
+                else if (reveals)
+                    cls = P_TURN;
+                else if (empties)
+                    cls = P_EMPTY;
+                else if (whole && !natural)
+                    cls = P_FREE;
+                else
+                    cls = P_REST;
+                if (c->quick && cls == P_REST)
+                    continue;
+                if (nt < MAXMOVES) {
+                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)j, (uint8_t)k};
+                    cls_of[nt++] = (uint8_t)cls;
+                }
+            }
+            if (empties && !has_stock)
+                continue; /* a whole pile into a space: the same position */
+            for (int q = 0; q < ntargets; q++) {
+                int cls = reveals || (whole && !natural && !empties) ? P_SPACE : P_REST;
+                if (c->quick && cls == P_REST)
+                    continue;
+                if (nt < MAXMOVES) {
+                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)spaces[q], (uint8_t)k};
+                    cls_of[nt++] = (uint8_t)cls;
+                }
+            }
+        }
+    }
+    if (has_stock && nspaces == 0 && nt < MAXMOVES) {
+        tmp[nt] = (SMove){-1, 0, 0};
+        cls_of[nt++] = P_DEAL;
+    }
+    int k = 0;
+    for (int cls = 0; cls < NCLASSES; cls++)
+        for (int q = 0; q < nt; q++)
+            if (cls_of[q] == cls)
+                out[k++] = tmp[q];
+    return k;
+}
+
+static inline void turn_up(SState *s, int i)
+{
+    if (s->n[i] > 0 && s->down[i] >= s->n[i])
+        s->down[i] = (uint8_t)(s->n[i] - 1);
+}
+
+/* A full suit, K deepest and A on top, on top of pile j leaves it; the card under turns up. */
+static void lift_off(SState *s, int j)
+{
+    int n = s->n[j];
+    if (n - s->down[j] < SUITLEN)
+        return;
+    int ace = s->card[j][n - 1];
+    if (rank_of(ace) != 1)
+        return;
+    for (int k = 1; k < SUITLEN; k++)
+        if (s->card[j][n - 1 - k] != ace + k)
+            return;
+    s->n[j] = (uint8_t)(n - SUITLEN);
+    s->found++;
+    turn_up(s, j);
+}
+
+static void apply(const Ctx *c, SState *s, const SMove *mv)
+{
+    if (mv->src < 0) {
+        int n = c->slen - s->sp < NPILES ? c->slen - s->sp : NPILES;
+        for (int j = 0; j < n; j++)
+            s->card[j][s->n[j]++] = c->stock[s->sp + j];
+        s->sp = (uint8_t)(s->sp + n);
+        for (int j = 0; j < n; j++)
+            lift_off(s, j);
+        return;
+    }
+    int src = mv->src, dst = mv->dst, count = mv->count;
+    memcpy(&s->card[dst][s->n[dst]], &s->card[src][s->n[src] - count], (size_t)count);
+    s->n[dst] = (uint8_t)(s->n[dst] + count);
+    s->n[src] = (uint8_t)(s->n[src] - count);
+    turn_up(s, src);
+    lift_off(s, dst);
+}
+
+/* A move past the room of a pile (MAXPILE) is not searched: only hand-made positions come near. */
+static int fits(const Ctx *c, const SState *s, const SMove *mv)
+{
+    if (mv->src < 0) {
+        for (int j = 0; j < NPILES; j++)
+            if (s->n[j] >= MAXPILE)
+                return 0;
+        return 1;
+    }
+    return s->n[mv->dst] + mv->count <= MAXPILE;
+}
+
+static int is_won(const Ctx *c, const SState *s)
+{
+    if (s->sp < c->slen)
+        return 0;
+    for (int i = 0; i < NPILES; i++)
+        if (s->n[i])
+            return 0;
+    return 1;
+}
+
+static int dfs(Ctx *c)
+{
+    const SState *s = &c->st[c->depth];
+    c->nodes++;
+    if (c->max_nodes && c->nodes > c->max_nodes)
+        return R_STOP;
+    if ((c->nodes & 1023) == 0 &&
+        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
+        c->stopped = 1;
+        return R_STOP;
+    }
+    if (is_won(c, s))
+        return R_WIN;
+    uint64_t a, b;
+    key_of(c, s, &a, &b);
+    if (ks_has(&c->seen, a, b))
+        return R_DEAD;
+    ks_add(&c->seen, a, b);
+    if (c->depth >= MAXDEPTH) {
+        c->truncated = 1;
+        return R_DEAD;
+    }
+    SMove *moves = c->moves[c->depth];
+    int nm = gen_moves(c, s, moves);
+    for (int q = 0; q < nm; q++) {
+        if (!fits(c, s, &moves[q]))
+            continue;
+        c->st[c->depth + 1] = *s;
+        apply(c, &c->st[c->depth + 1], &moves[q]);
+        c->path[c->depth++] = moves[q];
+        int r = dfs(c);
+        if (r != R_DEAD)
+            return r;
+        c->depth--;
+        s = &c->st[c->depth];
+    }
+    return R_DEAD;
+}
+
+/* ---- Python entry ---- */
+
+static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *stock, Ctx *c, SState *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!PyList_Check(piles) || !PyList_Check(downs) || !PyBytes_Check(stock)) {
+        PyErr_SetString(PyExc_TypeError, "piles: list of bytes, downs: list of int, stock: bytes");
+        return 0;
+    }
+    if (PyList_GET_SIZE(piles) != NPILES || PyList_GET_SIZE(downs) != NPILES || found < 0 || found > 8) {
+        PyErr_SetString(PyExc_ValueError, "10 piles, one face-down count a pile, 0..8 suits lifted");
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < NPILES; i++) {
+        PyObject *p = PyList_GET_ITEM(piles, i);
+        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
+        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 104 cards, its face-down count within it");
+            return 0;
+        }
+        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
+        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
+        for (int j = 0; j < s->n[i]; j++)
+            if (s->card[i][j] >= 52) {
+                PyErr_SetString(PyExc_ValueError, "a card is 0..51");
+                return 0;
+            }
+        s->down[i] = (uint8_t)dn;
+        turn_up(s, (int)i);
+    }
+    if (PyBytes_GET_SIZE(stock) > MAXSTOCK) {
+        PyErr_SetString(PyExc_ValueError, "the stock holds at most 104 cards");
+        return 0;
+    }
+    c->slen = (int)PyBytes_GET_SIZE(stock);
+    memcpy(c->stock, PyBytes_AS_STRING(stock), (size_t)c->slen);
+    for (int j = 0; j < c->slen; j++)
+        if (c->stock[j] >= 52) {
+            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
+            return 0;
+        }
+    s->found = (uint8_t)found;
+    return 1;
+}
+
+static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"piles", "downs", "found", "stock", "max_nodes", "max_seconds", "stop", NULL};
+    PyObject *piles, *downs, *stock, *stop_obj = NULL;
+    int found;
+    unsigned long long max_nodes = 0;
+    double max_seconds = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdO", kwlist, &piles, &downs, &found, &stock, &max_nodes,
+                                     &max_seconds, &stop_obj))
+        return NULL;
+    Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
+    if (c == NULL)
+        return PyErr_NoMemory();
+    if (!read_position(piles, downs, found, stock, c, &c->st[0])) {
+        free(c);
+        return NULL;
+    }
+    SState root = c->st[0];
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    Py_buffer stop_view;
+    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
+        ks_free(&c->seen);
+        free(c);
+        return NULL;
+    }
+    int r, ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    /* The quick pass (cuts that may lose wins), then from scratch the full search. */
+    c->quick = 1;
+    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
+    r = dfs(c);
+    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        c->quick = 0;
+        c->depth = 0;
+        c->truncated = 0;
+        c->max_nodes = max_nodes;
+        c->st[0] = root;
+        if (ok)
+            r = dfs(c);
+    }
+    Py_END_ALLOW_THREADS
+    release_stop(&stop_view);
+    ks_free(&c->seen);
+    if (!ok) {
+        free(c);
+        return PyErr_NoMemory();
+    }
+    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    PyObject *moves = PyList_New(0);
+    for (int q = 0; moves != NULL && outcome == OUT_WON && q < c->depth; q++) {
+        const SMove *mv = &c->path[q];
+        PyObject *t = mv->src < 0 ? Py_BuildValue("(iiiii)", Z_STOCK, 0, Z_TAB, 0, 0)
+                                  : Py_BuildValue("(iiiii)", Z_TAB, mv->src, Z_TAB, mv->dst, mv->count);
+        if (t == NULL || PyList_Append(moves, t) < 0)
+            Py_CLEAR(moves);
+        Py_XDECREF(t);
+    }
+    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    free(c);
+    return res;
+}
+
+static PyMethodDef methods[] = {
+    {"spider_solve", (PyCFunction)(void (*)(void))py_spider_solve, METH_VARARGS | METH_KEYWORDS,
+     "spider_solve(piles, downs, found, stock, max_nodes=0, max_seconds=0, stop=None) -> "
+     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cspider",
+    "The compiled Spider search of accordion.solver; _pyspider.py is the same in Python.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__cspider(void)
+{
+    uint64_t seed = 0x737069646572ULL;
+    for (int w = 0; w < 2; w++) {
+        for (int j = 0; j <= MAXPILE; j++)
+            ZDOWN[w][j] = splitmix(&seed);
+        for (int j = 0; j < MAXPILE; j++)
+            for (int x = 0; x < 52; x++)
+                ZP[w][j][x] = splitmix(&seed);
+        for (int i = 0; i < NPILES; i++)
+            ZIDX[w][i] = splitmix(&seed);
+        for (int j = 0; j <= MAXSTOCK; j++)
+            ZS[w][j] = splitmix(&seed);
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,292 @@
+"""The Emperor search in pure Python: ``_cemperor.c`` step for step (docs/solver.md, "Emperor").
+
+Same position data, same move order, same node counting, same cut-offs, so with a node budget
+both return the same verdict, the same moves and the same node count. The table of positions
+seen is keyed by the exact canonical position (C uses two 64-bit hashes of the same form).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ._pysolver import LOST, UNKNOWN, WON
+
+MAXDEPTH = 1000
+MAXPILE = 48  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)
+QUICK_NODES = 200_000  # positions of the quick pass, which looks for a win only
+
+# Zones of the primitive moves handed back (as in _cklondike.c).
+Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
+DRAW_MOVE = (Z_STOCK, 0, Z_WASTE, 0, 0)
+
+# Macro moves: (kind, src, dst, talon index)
+M_TAB_FOUND, M_TAB_TAB, M_TAL_FOUND, M_TAL_TAB = range(4)
+
+Move = tuple[int, int, int, int]
+
+
+def _rank(c: int) -> int:
+    return c % 13 + 1
+
+
+def _red_suit(s: int) -> bool:
+    return s == 1 or s == 2
+
+
+def _builds_on(x: int, host: int) -> bool:
+    return _rank(host) == _rank(x) + 1 and _red_suit(host // 13) != _red_suit(x // 13)
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Pos:
+    """Piles (lists of cards), down counts, eight foundation heights (suit s: s and s + 4), talon, cur."""
+
+    __slots__ = ("piles", "down", "found", "talon", "cur")
+
+    def __init__(self, piles: list[list[int]], down: list[int], found: list[int], talon: list[int],
+                 cur: int) -> None:
+        self.piles = piles
+        self.down = down
+        self.found = found
+        self.talon = talon
+        self.cur = cur
+
+    def copy(self) -> _Pos:
+        return _Pos([list(p) for p in self.piles], list(self.down), list(self.found), list(self.talon), self.cur)
+
+
+def _home(s: _Pos, x: int) -> int:
+    """The foundation card x goes onto (its suit's first that takes it, as the engine), or -1."""
+    su, below = x // 13, _rank(x) - 1
+    if s.found[su] == below:
+        return su
+    if s.found[su + 4] == below:
+        return su + 4
+    return -1
+
+
+class _Search:
+    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None) -> None:
+        self.max_nodes = max_nodes
+        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        self.stop = stop
+        self.nodes = 0
+        self.truncated = False
+        self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        self.stopped = False  # by the clock or the caller, not by a node limit
+        self.seen: set[tuple[object, ...]] = set()
+        self.path: list[Move] = []
+
+    @staticmethod
+    def safe(s: _Pos, x: int) -> bool:
+        r, su = _rank(x), x // 13
+        if r <= 2:
+            return True
+        for t in range(4):
+            if _red_suit(t) != _red_suit(su) and min(s.found[t], s.found[t + 4]) < r - 1:
+                return False
+        return True
+
+    @staticmethod
+    def reach(s: _Pos) -> list[int]:
+        out: list[int] = []
+        if s.cur > 0:
+            out.append(s.cur - 1)
+        for p in range(s.cur, len(s.talon)):
+            out.append(p)
+            if _rank(s.talon[p]) == 1:
+                break  # an Ace on the waste is compelled: no DRAW past it
+        return out
+
+    @staticmethod
+    def can_receive(s: _Pos, x: int, skip: int, reach: list[int]) -> bool:
+        for q in reach:
+            if _builds_on(s.talon[q], x):
+                return True
+        for t, pile in enumerate(s.piles):
+            if t != skip and pile and _builds_on(pile[-1], x):
+                return True
+        return False
+
+    @staticmethod
+    def first_empty(s: _Pos) -> int:
+        for i, pile in enumerate(s.piles):
+            if not pile:
+                return i
+        return -1
+
+    @staticmethod
+    def onto(s: _Pos, x: int, src: int, m: list[Move], kind: int, tidx: int) -> None:
+        """x onto every pile that takes it (not its own), then into the first space."""
+        for t, pile in enumerate(s.piles):
+            if t != src and pile and _builds_on(x, pile[-1]):
+                m.append((kind, src, t, tidx))
+        e = _Search.first_empty(s)
+        if e >= 0:
+            m.append((kind, src, e, tidx))
+
+    def gen_moves(self, s: _Pos) -> list[Move]:
+        piles, down = s.piles, s.down
+        for i, pile in enumerate(piles):  # compelled Aces
+            if pile and _rank(pile[-1]) == 1:
+                return [(M_TAB_FOUND, i, 0, 0)]
+        if s.cur > 0 and _rank(s.talon[s.cur - 1]) == 1:
+            return [(M_TAL_FOUND, 0, 0, s.cur - 1)]
+        for i, pile in enumerate(piles):
+            if pile and _home(s, pile[-1]) >= 0 and self.safe(s, pile[-1]):
+                return [(M_TAB_FOUND, i, 0, 0)]
+        if s.cur > 0 and _home(s, s.talon[s.cur - 1]) >= 0 and self.safe(s, s.talon[s.cur - 1]):
+            return [(M_TAL_FOUND, 0, 0, s.cur - 1)]
+        m: list[Move] = []
+        for i, pile in enumerate(piles):  # 1. tableau tops to the foundations
+            if pile and _home(s, pile[-1]) >= 0:
+                m.append((M_TAB_FOUND, i, 0, 0))
+        for dn in range(max(down), 0, -1):  # 2. tops that turn a card, most face down first
+            for i, pile in enumerate(piles):
+                if down[i] == dn and len(pile) == dn + 1:
+                    self.onto(s, pile[-1], i, m, M_TAB_TAB, 0)
+        reach = self.reach(s)
+        for q in reach:  # 3. talon cards to the foundations, then onto the piles
+            if _home(s, s.talon[q]) >= 0:
+                m.append((M_TAL_FOUND, 0, 0, q))
+        for q in reach:
+            self.onto(s, s.talon[q], -1, m, M_TAL_TAB, q)
+        for i, pile in enumerate(piles):  # 4. lone cards onto other piles (they leave a space)
+            if len(pile) == 1 and down[i] == 0:
+                for t, other in enumerate(piles):
+                    if t != i and other and _builds_on(pile[0], other[-1]):
+                        m.append((M_TAB_TAB, i, t, 0))
+        for i, pile in enumerate(piles):  # 5. tops off face-up cards
+            n = len(pile)
+            if n - down[i] < 2:
+                continue
+            if self.quick:  # only to use the card uncovered at once
+                under = pile[-2]
+                if _home(s, under) < 0 and not self.can_receive(s, under, i, reach):
+                    continue
+            self.onto(s, pile[-1], i, m, M_TAB_TAB, 0)
+        return m
+
+    @staticmethod
+    def key(s: _Pos) -> tuple[object, ...]:
+        piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
+        return piles, tuple(s.talon), s.cur
+
+    def dfs(self, s: _Pos) -> bool:
+        self.nodes += 1
+        if self.max_nodes and self.nodes > self.max_nodes:
+            raise _Stop
+        if (self.nodes & 1023) == 0 and (
+            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
+        ):
+            self.stopped = True
+            raise _Stop
+        if not s.talon and not any(s.down) and all(
+                _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p))):
+            return True  # every pile built down from its bottom: the lowest top can always go up
+        k = self.key(s)
+        if k in self.seen:
+            return False
+        self.seen.add(k)
+        if len(self.path) >= MAXDEPTH:
+            self.truncated = True
+            return False
+        for mv in self.gen_moves(s):
+            if mv[0] in (M_TAB_TAB, M_TAL_TAB) and len(s.piles[mv[2]]) >= MAXPILE:
+                continue
+            child = s.copy()
+            apply(child, mv)
+            self.path.append(mv)
+            if self.dfs(child):
+                return True
+            self.path.pop()
+        return False
+
+
+def _turn_up(s: _Pos, i: int) -> None:
+    if s.piles[i] and s.down[i] >= len(s.piles[i]):
+        s.down[i] = len(s.piles[i]) - 1
+
+
+def _take_talon(s: _Pos, q: int) -> int:
+    s.cur = q
+    return s.talon.pop(q)
+
+
+def apply(s: _Pos, mv: Move) -> None:
+    kind, src, dst, q = mv
+    if kind == M_TAB_FOUND:
+        x = s.piles[src].pop()
+        s.found[_home(s, x)] += 1
+        _turn_up(s, src)
+    elif kind == M_TAB_TAB:
+        s.piles[dst].append(s.piles[src].pop())
+        _turn_up(s, src)
+    elif kind == M_TAL_FOUND:
+        x = s.talon[q]
+        s.found[_home(s, x)] += 1
+        _take_talon(s, q)
+    else:
+        s.piles[dst].append(_take_talon(s, q))
+
+
+def expand(path: list[Move], s: _Pos) -> list[tuple[int, int, int, int, int]]:
+    """The macro moves of a win as primitive moves, then the play-out (the lowest top goes up)."""
+    out: list[tuple[int, int, int, int, int]] = []
+    for mv in path:
+        kind = mv[0]
+        if kind in (M_TAL_FOUND, M_TAL_TAB):
+            out += [DRAW_MOVE] * (mv[3] + 1 - s.cur)
+            out.append((Z_WASTE, 0, Z_FOUND, _home(s, s.talon[mv[3]]), 1) if kind == M_TAL_FOUND
+                       else (Z_WASTE, 0, Z_TAB, mv[2], 1))
+        elif kind == M_TAB_FOUND:
+            out.append((Z_TAB, mv[1], Z_FOUND, _home(s, s.piles[mv[1]][-1]), 1))
+        else:
+            out.append((Z_TAB, mv[1], Z_TAB, mv[2], 1))
+        apply(s, mv)
+    while True:
+        tops = [(_rank(p[-1]), i) for i, p in enumerate(s.piles) if p]
+        if not tops:
+            return out
+        best = min(tops)[1]
+        out.append((Z_TAB, best, Z_FOUND, _home(s, s.piles[best][-1]), 1))
+        apply(s, (M_TAB_FOUND, best, 0, 0))
+
+
+def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int,
+                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
+                  ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+    """As ``_cemperor.emperor_solve``: (outcome, primitive moves of a win, nodes)."""
+    root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
+                list(found), list(talon), cur)
+    search = _Search(max_nodes, max_seconds, stop)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
+    try:
+        # the quick pass first (a cut that may lose wins), then the full search from scratch
+        search.quick = True
+        search.max_nodes = min(max_nodes, QUICK_NODES) if max_nodes else QUICK_NODES
+        try:
+            won = search.dfs(root.copy())
+        except _Stop:
+            if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                raise
+            won = False
+        if not won:
+            search.quick = False
+            search.seen.clear()
+            search.path.clear()
+            search.truncated = False
+            search.max_nodes = max_nodes
+            won = search.dfs(root.copy())
+    except _Stop:
+        return UNKNOWN, [], search.nodes
+    finally:
+        sys.setrecursionlimit(limit)
+    if won:
+        return WON, expand(search.path, root), search.nodes
+    return (UNKNOWN if search.truncated else LOST), [], search.nodes

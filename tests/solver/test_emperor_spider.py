@@ -1,0 +1,223 @@
+"""The Emperor and Spider solvers: wins replay through the engine, losses match a brute force,
+C and Python agree.
+
+The brute force below uses nothing but the engine's own ``legal_moves``/``apply`` (every DRAW,
+DEAL and transfer the rules allow, with a table of positions seen), so a bug in a search's
+compact position, its macro moves through Emperor's talon, the compelled and safe foundation
+moves, Spider's units, DEAL and lift-off, or the pruning of equivalent spaces shows up as a
+disagreement on small late-game positions.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from accordion.engine import Game, Status, new_game
+from accordion.engine.core import Rules, State
+from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
+from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
+from accordion.solver import core as solver_core
+
+HAVE_TWO_DECK_C = HAVE_C and solver_core._cemperor is not None and solver_core._cspider is not None
+IMPLS = ["c", "python"] if HAVE_TWO_DECK_C else ["python"]
+
+# (variant, options): Emperor; Spider with each suit count, and the Windows layout.
+RULES = [
+    ("emperor", {}),
+    ("spider", {"suits": 1}),
+    ("spider", {"suits": 2}),
+    ("spider", {"suits": 4}),
+    ("spider", {"suits": 1, "layout": "standard"}),
+]
+
+
+def open_game(variant: str, options: dict[str, object], seed: int) -> Game:
+    return new_game(variant, {**options, "open": True}, seed=seed)
+
+
+def replay(game: Game, moves: tuple) -> None:
+    for move in moves:
+        game.play(move)  # raises on an illegal move
+    assert game.rules.is_won(game.state), game.state_string()
+    assert game.status is Status.WON
+
+
+@pytest.mark.parametrize("variant,options", RULES)
+def test_won_lines_replay_to_a_win(variant: str, options: dict[str, object]) -> None:
+    won = 0
+    for seed in range(6):
+        game = open_game(variant, options, seed)
+        result = solve(game, max_nodes=3_000_000 if HAVE_TWO_DECK_C else 20_000)
+        assert result.method == f"{variant}-dfs"
+        if result.won:
+            won += 1
+            replay(game, result.moves)
+        else:
+            assert result.moves == ()
+    if HAVE_TWO_DECK_C and (variant, options.get("suits")) != ("spider", 4):
+        assert won >= 1  # a search that never wins fails here
+
+
+@pytest.mark.parametrize("layout", ["seed", "standard"])
+def test_python_path_wins_replay(layout: str) -> None:
+    """The pure-Python twin on its own (what runs where the extension is not built): one-suit
+    Spider is quick enough for it; the other games are held to it by the node-budget agreement."""
+    game = open_game("spider", {"suits": 1, "layout": layout}, 1)
+    result = solve(game, max_nodes=50_000, impl="python")
+    assert result.won and result.implementation == "python"
+    replay(game, result.moves)
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("variant,options", RULES)
+def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
+    outcomes = set()
+    for seed in range(6):
+        game = open_game(variant, options, seed)
+        c = solve(game, max_nodes=2_000, impl="c")
+        py = solve(game, max_nodes=2_000, impl="python")
+        assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
+        assert (c.implementation, py.implementation) == ("c", "python")
+        outcomes.add(c.outcome)
+    assert outcomes <= {Outcome.WON, Outcome.UNKNOWN}
+
+
+# --- small positions: every verdict equals a brute force over the engine's own moves ----------
+
+
+def brute_force(rules: Rules, state: State, limit: int = 4_000) -> bool | None:
+    """Whether the position can be won: depth-first through every legal move, positions seen once.
+    With no stock left the piles' order is left out of the position seen (no rule then names a
+    pile: only a DEAL puts card j on pile j), which keeps Spider's many spaces small enough."""
+    seen: set[object] = set()
+    stack = [state]
+    while stack:
+        s = stack.pop()
+        if rules.is_won(s):
+            return True
+        key: object = s if s.stock else (tuple(sorted(zip(DOWN.get(s), TABLEAU.get(s)))), FOUNDATIONS.get(s),
+                                          WASTE.get(s))
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > limit:
+            return None  # too large for the brute force: the position is not used
+        stack.extend(reversed([rules.apply(s, m) for m in rules.legal_moves(s)]))
+    return False
+
+
+def small_emperor(rules: Rules, rng: random.Random) -> State:
+    """A late-game Emperor position: two suits open (both their foundations up to a random rank
+    7..12), the others complete; the cards left over the ten piles (one each first, the ones
+    under the top face down), the waste and the stock."""
+    open_suits = rng.sample(range(4), 2)
+    heights = [rng.randint(7, 12) if f % 4 in open_suits else 13 for f in range(8)]
+    out = [f % 4 * 13 + r for f in range(8) for r in range(heights[f], 13)]
+    rng.shuffle(out)
+    piles: list[list[int]] = [[] for _ in range(10)]
+    waste: list[int] = []
+    stock: list[int] = []
+    for j, card in enumerate(out):
+        where = rng.random()
+        (piles[j] if j < 10 else waste if where < 0.2 else stock if where < 0.5 else piles[rng.randrange(10)]).append(card)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(stock),
+                         foundations=8)
+    foundations = tuple(tuple(f % 4 * 13 + r for r in range(heights[f])) for f in range(8))
+    return state._replace(foundations=foundations, waste=tuple(waste))
+
+
+def small_spider(rules: Rules, rng: random.Random, suits: int) -> State:
+    """A late-game Spider position: seven suits lifted off, the eighth's cards over a few piles
+    (some face down) and a stock of 0, 4 or 10 (with fewer than ten cards on the tableau no DEAL
+    can ever be made: lost, which the search must prove by exhausting every move)."""
+    kinds = [k % suits for k in range(8)]
+    rng.shuffle(kinds)
+    out = [kinds[7] * 13 + r for r in range(13)]
+    rng.shuffle(out)
+    stock_size = rng.choice((0, 0, 4, 10))
+    stock, rest = out[:stock_size], out[stock_size:]
+    piles: list[list[int]] = [[] for _ in range(10)]
+    for card in rest:
+        piles[rng.randrange(4)].append(card)
+    down = tuple(rng.randint(max(0, len(p) - 3), max(0, len(p) - 1)) for p in piles)
+    state = rules.layout(tuple(map(tuple, piles)), down, tuple(stock), foundations=8)
+    foundations = tuple(tuple(kinds[k] * 13 + r for r in reversed(range(13))) if k < 7 else () for k in range(8))
+    return state._replace(foundations=foundations)
+
+
+CASES = [("emperor", {}, None), ("spider", {"suits": 1}, 1), ("spider", {"suits": 2}, 2), ("spider", {"suits": 4}, 4)]
+
+
+@pytest.mark.parametrize("variant,options,suits", CASES)
+def test_verdicts_match_brute_force(variant: str, options: dict[str, object], suits: int | None) -> None:
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"{variant}{suits}")
+    verdicts = {True: 0, False: 0}
+    for _ in range(16):
+        state = small_emperor(rules, rng) if suits is None else small_spider(rules, rng, suits)
+        rules.check_state(state)
+        truth = brute_force(rules, state)
+        if truth is None:
+            continue
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
+            if truth:
+                s = state
+                for move in result.moves:
+                    assert move in rules.legal_moves(s), (impl, move)
+                    s = rules.apply(s, move)
+                assert rules.is_won(s)
+        verdicts[truth] += 1
+    assert verdicts[True] >= 3, verdicts
+    if suits is not None:
+        assert verdicts[False] >= 2, verdicts  # Spider: both verdicts were checked
+
+
+def test_emperor_deadlock_is_proven_lost() -> None:
+    """Emperor's endgames found at random are all won, so a loss is made by hand: spades left
+    (foundations at 7 and 6), black on black never builds, both 8s face down under a 9 and a
+    10, every pile filled, a 7 to draw from the stock. The brute force agrees: no win."""
+    rules = open_game("emperor", {}, 0).rules
+    spade = [r - 1 for r in range(14)]  # spade[r]: the card of rank r
+    piles = ((spade[8], spade[9]), (spade[8], spade[10]), (spade[9],), (spade[10],), (spade[11],), (spade[11],),
+             (spade[12],), (spade[12],), (spade[13],), (spade[13],))
+    state = rules.layout(piles, (1, 1, 0, 0, 0, 0, 0, 0, 0, 0), (spade[7],), foundations=8)
+    foundations = tuple(tuple(f % 4 * 13 + r for r in range(7 if f == 0 else 6 if f == 4 else 13))
+                        for f in range(8))
+    state = state._replace(foundations=foundations)
+    rules.check_state(state)
+    assert rules.legal_moves(state)  # not stuck at once: the DRAW, then the 7 up
+    assert brute_force(rules, state) is False
+    for impl in IMPLS:
+        assert solve(state, rules, impl=impl).outcome is Outcome.LOST
+
+
+# --- what is refused, and budgets --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["emperor", "spider"])
+def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver(variant: str) -> None:
+    game = new_game(variant, {}, seed=3)
+    with pytest.raises(HiddenInformationError):
+        solve(game)
+    h = hint(game)
+    assert h.source == "heuristic" and h.outcome is None and h.move in game.legal_moves()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("variant,options", [("emperor", {}), ("spider", {"suits": 4})])
+def test_budgets_and_stop_answer_unknown(impl: str, variant: str, options: dict[str, object]) -> None:
+    game = open_game(variant, options, 0)
+    assert solve(game, max_nodes=5, impl=impl).outcome is Outcome.UNKNOWN
+    flag = StopFlag()
+    flag.set()
+    result = solve(game, stop=flag, impl=impl)
+    assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
+    t0 = time.perf_counter()
+    result = solve(game, max_seconds=0.05, impl=impl)
+    assert result.outcome in (Outcome.UNKNOWN, Outcome.WON)
+    assert time.perf_counter() - t0 < 30
