@@ -1,6 +1,7 @@
 """Builds the compiled parts; everything else is in pyproject.toml.
 
-* The solver's core in C (``accordion.solver._csolver``).
+* The solver's searches in C (``accordion.solver._csolver`` for the row games, one module per
+  tableau game family: ``_cklondike``, ``_cstreets``, ``_cemperor``, ``_cspider``).
 * The hot path compiled with mypyc from the same typed Python (issue 17): the engine with
   every game (a glob, so a new game module is compiled too), the session layer, the wire
   codec, validation and the servicer. ``accordion.build_info.COMPILED_MODULES`` lists them;
@@ -43,43 +44,17 @@ def _mypyc_extensions() -> list[Extension]:
     return extensions
 
 
-setup(
-    ext_modules=[
-        Extension(
-            "accordion.solver._csolver",
-            sources=["service/accordion/solver/_csolver.c"],
-            depends=["service/accordion/solver/_ccommon.h"],
-            extra_compile_args=["-O2", "-std=c99"],
-            optional=True,
-        ),
-        Extension(
-            "accordion.solver._cklondike",
-            sources=["service/accordion/solver/_cklondike.c"],
-            depends=["service/accordion/solver/_ccommon.h"],
-            extra_compile_args=["-O2", "-std=c99"],
-            optional=True,
-        ),
-        Extension(
-            "accordion.solver._cstreets",
-            sources=["service/accordion/solver/_cstreets.c"],
-            depends=["service/accordion/solver/_ccommon.h"],
-            extra_compile_args=["-O2", "-std=c99"],
-            optional=True,
-        ),
-        Extension(
-            "accordion.solver._cemperor",
-            sources=["service/accordion/solver/_cemperor.c"],
-            depends=["service/accordion/solver/_ccommon.h"],
-            extra_compile_args=["-O2", "-std=c99"],
-            optional=True,
-        ),
-        Extension(
-            "accordion.solver._cspider",
-            sources=["service/accordion/solver/_cspider.c"],
-            depends=["service/accordion/solver/_ccommon.h"],
-            extra_compile_args=["-O2", "-std=c99"],
-            optional=True,
-        ),
-        *_mypyc_extensions(),
-    ]
-)
+def _solver_core(name: str) -> Extension:
+    """One of the solver's C searches (``accordion.solver.<name>``), optional like the rest."""
+    return Extension(
+        f"accordion.solver.{name}",
+        sources=[f"service/accordion/solver/{name}.c"],
+        depends=["service/accordion/solver/_ccommon.h"],
+        extra_compile_args=["-O2", "-std=c99"],
+        optional=True,
+    )
+
+
+SOLVER_CORES = ["_csolver", "_cklondike", "_cstreets", "_cemperor", "_cspider"]  # the Makefile's $(STAMP) lists them too
+
+setup(ext_modules=[*(_solver_core(name) for name in SOLVER_CORES), *_mypyc_extensions()])
