@@ -146,7 +146,7 @@ class TableauRules(Rules):
         # same deal from a seed (``start`` never reads it), so the position stays as it is.
         if OPEN not in self.options:
             return None
-        return type(self)({**self.values, OPEN.name: True}), state
+        return self.opened(), state
 
     def player_texts(self, state: State) -> Mapping[str, str]:
         if self.open or not any(DOWN.get(state)):
@@ -234,5 +234,6 @@ class TableauRules(Rules):
         return result
 
     def opened(self) -> TableauRules:
-        """The same rules dealt ``open``: the game a sampled world (``with_hidden``) is solved in."""
+        """The same rules dealt ``open``: the game a whole deal is decided in (``dealt_open``) and
+        a sampled world (``with_hidden``) is solved in."""
         return type(self)({**self.values, OPEN.name: True})
