@@ -206,7 +206,7 @@ class TableauRules(Rules):
         return result
 
     def search(self, state: State) -> Search:
-        return NoSearch(reason="the solver does not play tableau games yet")
+        return NoSearch(reason="this tableau game declares no search")
 
     # --- sampled worlds (a Hint on a hidden position: solver/sampling.py) -------------------
     def seen_stock(self, state: State) -> bool:
