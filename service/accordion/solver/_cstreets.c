@@ -76,8 +76,13 @@ typedef struct Frame {
 
 static uint64_t ZP[2][MAXPILE][52];
 
-static inline int rank_of(int c) { return c % 13 + 1; }
-static inline int suit_of(int c) { return c / 13; }
+/* rank and suit by table: they are read for every card of every pile at each expansion */
+static const uint8_t RANK_OF[52] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+static const uint8_t SUIT_OF[52] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3};
+static inline int rank_of(int c) { return RANK_OF[c]; }
+static inline int suit_of(int c) { return SUIT_OF[c]; }
 static inline int red_suit(int s) { return s == 1 || s == 2; }
 
 static inline uint64_t mix64(uint64_t z)
