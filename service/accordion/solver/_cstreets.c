@@ -16,6 +16,8 @@
  *   - a top card that is safe on its foundation (every card that could ever be built on it is
  *     already up) goes there as the only move;
  *   - a card goes into the first empty pile only, and never from a pile it is alone in;
+ *   - the card the last move moved never moves again between piles as the next move (x from A
+ *     to B then B to C is the one move A to C, tried from the position before);
  *   - every pile descending bottom to top is a win (the lowest top always goes up next).
  * The moves are made and unmade in place. The GIL is released; the budgets (nodes, seconds)
  * and the caller's stop flag are read every 1024 positions, as in _csolver.c.
@@ -51,6 +53,7 @@ typedef struct {
     uint8_t n[MAXP];
     uint8_t found[4];
     uint64_t ph[2][MAXP]; /* each pile's Zobrist sum, kept as cards come and go */
+    int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
     uint8_t builds[52][52]; /* builds[x][h]: card x goes on card h */
     uint64_t nodes, max_nodes;
     double deadline;
@@ -73,8 +76,13 @@ typedef struct Frame {
 
 static uint64_t ZP[2][MAXPILE][52];
 
-static inline int rank_of(int c) { return c % 13 + 1; }
-static inline int suit_of(int c) { return c / 13; }
+/* rank and suit by table: they are read for every card of every pile at each expansion */
+static const uint8_t RANK_OF[52] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+static const uint8_t SUIT_OF[52] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3};
+static inline int rank_of(int c) { return RANK_OF[c]; }
+static inline int suit_of(int c) { return SUIT_OF[c]; }
 static inline int red_suit(int s) { return s == 1 || s == 2; }
 
 static inline uint64_t mix64(uint64_t z)
@@ -104,14 +112,7 @@ static int safe(const Ctx *c, int x)
 
 /* Every pile descending from bottom to top: the lowest top is then the lowest card of its
  * suit left, so it goes up, and the piles stay descending: a win. */
-static int is_won(const Ctx *c)
-{
-    for (int i = 0; i < c->npiles; i++)
-        for (int j = 1; j < c->n[i]; j++)
-            if (rank_of(c->card[i][j]) >= rank_of(c->card[i][j - 1]))
-                return 0;
-    return 1;
-}
+static inline int is_won(const Ctx *c) { return c->rises == 0; }
 
 static void key_of(const Ctx *c, uint64_t *a, uint64_t *b)
 {
@@ -127,6 +128,8 @@ static inline void push_card(Ctx *c, int i, int x)
 {
     int j = c->n[i]++;
     c->card[i][j] = (uint8_t)x;
+    if (j && rank_of(x) >= rank_of(c->card[i][j - 1]))
+        c->rises++;
     c->ph[0][i] += ZP[0][j][x];
     c->ph[1][i] += ZP[1][j][x];
 }
@@ -134,6 +137,8 @@ static inline void push_card(Ctx *c, int i, int x)
 static inline int pop_card(Ctx *c, int i)
 {
     int j = --c->n[i], x = c->card[i][j];
+    if (j && rank_of(x) >= rank_of(c->card[i][j - 1]))
+        c->rises--;
     c->ph[0][i] -= ZP[0][j][x];
     c->ph[1][i] -= ZP[1][j][x];
     return x;
@@ -198,8 +203,12 @@ static inline int noise(Ctx *c)
     return c->attempt ? (int)(splitmix(&c->rng) & 15) : 0;
 }
 
-/* Every move worth trying, best first; a safe move to the foundations alone when there is one. */
-static int gen_moves(Ctx *c, SMove *m)
+/* Every move worth trying, best first; a safe move to the foundations alone when there is one.
+ * Card `last` (the one the move into this position moved; -1 at the root) does not move between
+ * piles: x from A to B then from B to C leaves the position x from A to C gives (or, C = A, the
+ * position before; C a space, the same multiset), and the position before is expanded with that
+ * move among its own, so no position the search must reach is lost (docs/solver.md). */
+static int gen_moves(Ctx *c, SMove *m, int last)
 {
     int k = 0;
     for (int i = 0; i < c->npiles; i++)
@@ -226,6 +235,8 @@ static int gen_moves(Ctx *c, SMove *m)
         if (c->n[i] == 0)
             continue;
         int x = top(c, i);
+        if (x == last)
+            continue;
         for (int t = 0; t < c->npiles; t++)
             if (t != i && c->n[t] && c->builds[x][top(c, t)] && k < MAXMOVES) {
                 prio[k] = priority(c, i, t, gap, deep, 0) + noise(c);
@@ -287,7 +298,7 @@ static int enter(Ctx *c)
         c->nframes = n;
     }
     Frame *f = &c->frames[c->depth];
-    f->nm = gen_moves(c, f->moves);
+    f->nm = gen_moves(c, f->moves, c->depth ? c->frames[c->depth - 1].card : -1);
     f->next = 0;
     return -1;
 }
@@ -446,6 +457,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     uint8_t root_card[MAXP][MAXPILE], root_n[MAXP], root_found[4];
     uint64_t root_ph[2][MAXP];
+    int root_rises = c->rises;
     memcpy(root_card, c->card, sizeof root_card);
     memcpy(root_n, c->n, sizeof root_n);
     memcpy(root_found, c->found, sizeof root_found);
@@ -468,6 +480,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         memcpy(c->n, root_n, sizeof root_n);
         memcpy(c->found, root_found, sizeof root_found);
         memcpy(c->ph, root_ph, sizeof root_ph);
+        c->rises = root_rises;
         c->depth = 0;
         c->truncated = 0;
         c->attempt++;
@@ -491,6 +504,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         memcpy(c->n, root_n, sizeof root_n);
         memcpy(c->found, root_found, sizeof root_found);
         memcpy(c->ph, root_ph, sizeof root_ph);
+        c->rises = root_rises;
         if (!expand(c, moves))
             Py_CLEAR(moves);
     }

@@ -123,7 +123,9 @@ class _Search:
     def noise(self) -> int:
         return self.rng.next() & 15 if self.attempt else 0
 
-    def gen_moves(self) -> list[SMove]:
+    def gen_moves(self, last: int) -> list[SMove]:
+        """As C: ``last``, the card the move into this position moved (-1 at the root), does not
+        move between piles (that is one move from the position before)."""
         piles = self.piles
         for i, pile in enumerate(piles):
             if pile and self.on_found(pile[-1]) and self.safe(pile[-1]):
@@ -136,6 +138,8 @@ class _Search:
             if not pile:
                 continue
             x = pile[-1]
+            if x == last:
+                continue
             onto = self.builds[x]
             for t, other in enumerate(piles):
                 if t != i and other and onto[other[-1]]:
@@ -181,7 +185,7 @@ class _Search:
         if len(self.frames) >= MAXDEPTH:
             self.truncated = True
             return False
-        self.frames.append(_Frame(self.gen_moves()))
+        self.frames.append(_Frame(self.gen_moves(self.frames[-1].card if self.frames else -1)))
         return None
 
     def dfs(self) -> bool:
