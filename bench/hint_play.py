@@ -41,20 +41,9 @@ from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.engine import State, new_game  # noqa: E402
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
+from solver import pin_to_one_core, percentile  # noqa: E402  (bench/solver.py, beside this file)
 
 PUBLISHED_RULES = {"draw": "3", "passes": "0", "partial_runs": "true", "foundation_return": "true"}
-
-
-def pin_to_one_core(cpu: int | None) -> int | None:
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    allowed = sorted(os.sched_getaffinity(0))
-    target = cpu if cpu is not None else allowed[-1]
-    try:
-        os.sched_setaffinity(0, {target})
-    except OSError:
-        return None
-    return target
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -65,13 +54,6 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def percentile(sorted_values: list[float], p: float) -> float:
-    if not sorted_values:
-        return 0.0
-    k = max(0, min(len(sorted_values) - 1, -(-len(sorted_values) * p // 100) - 1))
-    return sorted_values[int(k)]
 
 
 def position_key(state: State) -> tuple[object, ...]:

@@ -36,16 +36,9 @@ sys.path.insert(0, str(SERVICE))
 
 from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
+from solver import percentile  # noqa: E402  (bench/solver.py, beside this file)
 
 SEED_SPACING = 1000
-
-
-def percentile(sorted_values: list[float], p: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return 0.0
-    k = max(0, min(len(sorted_values) - 1, -(-len(sorted_values) * p // 100) - 1))
-    return sorted_values[int(k)]
 
 
 def summary(variant: str, options: dict[str, str], times_ms: list[float], tried: list[int], failed: int,
