@@ -42,6 +42,11 @@ T = TypeVar("T")
 class Budgets:
     solve_seconds: float = 10.0  # the most one Solve may search
     hint_seconds: float = 0.25  # the search behind one Hint
+    # ... and at most this many positions on a position the player sees whole (about what
+    # 0.25 s buys the compiled searches): so a Hint's answer does not hang on the clock alone, and
+    # a game whose search rarely settles (open Emperor, four-suit Spider) answers in a fraction
+    # of a second even where an operator allows Hints seconds.
+    hint_solve_nodes: int = 2_000_000
     winnable_seconds: float = 5.0  # all the searches behind one NewGame(winnable_only)
     winnable_deal_seconds: float = 0.5  # one deal's search within that, at most
     # One deal's search in positions: a deal not won within it is passed over for the next seed
@@ -172,7 +177,8 @@ class Solving:
         if solver.can_sample(game.rules, game.state):
             return await self.sampled_hint(game), False
         try:
-            answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds, None)
+            answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds,
+                                        self.budgets.hint_solve_nodes)
         except solver.SolverError:
             return suggest(game), False
         if answer.result.won and answer.result.moves:
