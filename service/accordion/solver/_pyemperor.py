@@ -7,9 +7,10 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-import sys
 import time
 
+from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, quick_then_full, rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -24,22 +25,6 @@ DRAW_MOVE = (Z_STOCK, 0, Z_WASTE, 0, 0)
 M_TAB_FOUND, M_TAB_TAB, M_TAL_FOUND, M_TAL_TAB = range(4)
 
 Move = tuple[int, int, int, int]
-
-
-def _rank(c: int) -> int:
-    return c % 13 + 1
-
-
-def _red_suit(s: int) -> bool:
-    return s == 1 or s == 2
-
-
-def _builds_on(x: int, host: int) -> bool:
-    return _rank(host) == _rank(x) + 1 and _red_suit(host // 13) != _red_suit(x // 13)
-
-
-class _Stop(Exception):
-    pass
 
 
 class _Pos:
@@ -80,6 +65,11 @@ class _Search:
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
+
+    def restart(self) -> None:
+        """Forget the quick pass: its table of positions seen and its line (``quick_then_full``)."""
+        self.seen.clear()
+        self.path.clear()
 
     @staticmethod
     def safe(s: _Pos, x: int) -> bool:
@@ -264,29 +254,10 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur)
     search = _Search(max_nodes, max_seconds, stop)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # the quick pass first (a cut that may lose wins), then the full search from scratch
-        search.quick = True
-        search.max_nodes = min(max_nodes, QUICK_NODES) if max_nodes else QUICK_NODES
-        try:
-            won = search.dfs(root.copy())
-        except _Stop:
-            if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                raise
-            won = False
-        if not won:
-            search.quick = False
-            search.seen.clear()
-            search.path.clear()
-            search.truncated = False
-            search.max_nodes = max_nodes
-            won = search.dfs(root.copy())
+        won = quick_then_full(search, root.copy, max_nodes, QUICK_NODES, MAXDEPTH)
     except _Stop:
         return UNKNOWN, [], search.nodes
-    finally:
-        sys.setrecursionlimit(limit)
     if won:
         return WON, expand(search.path, root), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
+from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, rank as _rank, red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
@@ -26,22 +27,6 @@ REDEAL_MOVE = (Z_WASTE, 0, Z_STOCK, 0, 0)
 M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB = range(5)
 
 Move = tuple[int, int, int, int, int, int]
-
-
-def _rank(c: int) -> int:
-    return c % 13 + 1
-
-
-def _red_suit(s: int) -> bool:
-    return s == 1 or s == 2
-
-
-def _builds_on(x: int, host: int) -> bool:
-    return _rank(host) == _rank(x) + 1 and _red_suit(host // 13) != _red_suit(x // 13)
-
-
-class _Stop(Exception):
-    pass
 
 
 class _Pos:

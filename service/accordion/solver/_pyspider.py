@@ -7,9 +7,9 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-import sys
 import time
 
+from ._pycommon import Stop as _Stop, quick_then_full, rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -31,14 +31,6 @@ DEAL: Move = (-1, 0, 0)
 # a whole unit that turns a card, a whole unit that empties its pile, a whole unit off a card
 # it was not built on, into a space, the rest, the DEAL.
 P_SUIT, P_TURN, P_EMPTY, P_FREE, P_SPACE, P_REST, P_DEAL = range(PRIORITIES)
-
-
-def _rank(c: int) -> int:
-    return c % 13 + 1
-
-
-class _Stop(Exception):
-    pass
 
 
 class _Pos:
@@ -77,6 +69,11 @@ class _Search:
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
+
+    def restart(self) -> None:
+        """Forget the quick pass: its table of positions seen and its line (``quick_then_full``)."""
+        self.seen.clear()
+        self.path.clear()
 
     def gen_moves(self, s: _Pos) -> list[Move]:
         piles, down = s.piles, s.down
@@ -218,29 +215,10 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(stock), found)
     search = _Search(max_nodes, max_seconds, stop)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # the quick pass first (cuts that may lose wins), then the full search from scratch
-        search.quick = True
-        search.max_nodes = min(max_nodes, QUICK_NODES) if max_nodes else QUICK_NODES
-        try:
-            won = search.dfs(root.copy())
-        except _Stop:
-            if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                raise
-            won = False
-        if not won:
-            search.quick = False
-            search.seen.clear()
-            search.path.clear()
-            search.truncated = False
-            search.max_nodes = max_nodes
-            won = search.dfs(root.copy())
+        won = quick_then_full(search, root.copy, max_nodes, QUICK_NODES, MAXDEPTH)
     except _Stop:
         return UNKNOWN, [], search.nodes
-    finally:
-        sys.setrecursionlimit(limit)
     if won:
         return WON, expand(search.path), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from ._pycommon import Stop as _Stop, rank as _rank, red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXDEPTH = 200_000  # deeper positions are cut (then LOST is not claimed), as in C
@@ -22,14 +23,6 @@ BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT = 0, 1, 2
 SMove = tuple[int, int]
 
 
-def _rank(c: int) -> int:
-    return c % 13 + 1
-
-
-def _red_suit(s: int) -> bool:
-    return s == 1 or s == 2
-
-
 def _builds_on(build: int, x: int, h: int) -> bool:
     if _rank(h) != _rank(x) + 1:
         return False
@@ -38,10 +31,6 @@ def _builds_on(build: int, x: int, h: int) -> bool:
     if build == BUILD_SAME_SUIT:
         return x // 13 == h // 13
     return True
-
-
-class _Stop(Exception):
-    pass
 
 
 class _Frame:

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import time
 
+from ._pycommon import Stop as _Stop
 from ._pysolver import LOST, UNKNOWN, WON
-
-
-class _Stop(Exception):
-    pass
 
 
 def pairs_solve(piles: list[bytes], max_nodes: int = 0, max_seconds: float = 0.0,

@@ -1,0 +1,70 @@
+"""What the pure-Python twins of the tableau searches share (as the C cores share ``_ccommon.h``):
+card arithmetic, the exception that unwinds a search, and the quick-pass-then-full-search driver."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+
+def rank(c: int) -> int:
+    """A card's rank, 1 (Ace) to 13 (King); cards are 0..51 (0..103 for two decks), suit by suit."""
+    return c % 13 + 1
+
+
+def red_suit(s: int) -> bool:
+    return s == 1 or s == 2
+
+
+def builds_alternate(x: int, host: int) -> bool:
+    """``x`` goes on ``host``: one rank lower, the other colour."""
+    return rank(host) == rank(x) + 1 and red_suit(host // 13) != red_suit(x // 13)
+
+
+class Stop(Exception):
+    """Unwinds a search at its budget or stop flag."""
+
+
+P = TypeVar("P", contravariant=True)
+
+
+class TwoPassSearch(Protocol[P]):
+    quick: bool
+    max_nodes: int
+    nodes: int
+    stopped: bool
+    truncated: bool
+
+    def dfs(self, root: P) -> bool: ...
+
+    def restart(self) -> None:
+        """Forget the quick pass: its table of positions seen and its line."""
+
+
+def quick_then_full(search: TwoPassSearch[P], fresh: Callable[[], P], max_nodes: int, quick_nodes: int,
+                    max_depth: int) -> bool:
+    """The quick pass (cuts that may lose wins, at most ``quick_nodes`` positions), then, if it
+    found no win, the full search from scratch, whose failure alone proves a loss, as the C
+    cores do. ``fresh()`` gives a new copy of the root position for each pass (a pass changes it).
+    Raises ``Stop`` when the budget or the stop flag ends the search."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, max_depth * 2 + 500))
+    try:
+        search.quick = True
+        search.max_nodes = min(max_nodes, quick_nodes) if max_nodes else quick_nodes
+        try:
+            won = search.dfs(fresh())
+        except Stop:
+            if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                raise
+            won = False
+        if not won:
+            search.quick = False
+            search.restart()
+            search.truncated = False
+            search.max_nodes = max_nodes
+            won = search.dfs(fresh())
+        return won
+    finally:
+        sys.setrecursionlimit(limit)
