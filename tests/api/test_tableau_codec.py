@@ -149,3 +149,17 @@ def test_to_pile_0_takes_the_legal_move_to_a_foundation() -> None:
     zone = {Zone.TABLEAU: pb.ZONE_KIND_TABLEAU, Zone.WASTE: pb.ZONE_KIND_WASTE}[move.src_zone]
     msg = _move(from_zone=zone, from_pile=move.src + 1, to_zone=pb.ZONE_KIND_FOUNDATION, to_pile=0)
     assert codec.decode_move(msg, game) == move
+
+
+def test_a_move_naming_emperors_other_equal_foundation_is_the_listed_move() -> None:
+    """Emperor's two foundations of a suit are one move when equally high: to_pile may name either."""
+    game = engine.new_game("emperor", seed=3, options={"open": True})
+    while not any(isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION for m in game.legal_moves()):
+        game.play(game.legal_moves()[-1])
+    move = next(m for m in game.legal_moves() if isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION)
+    zone = {Zone.TABLEAU: pb.ZONE_KIND_TABLEAU, Zone.WASTE: pb.ZONE_KIND_WASTE}[move.src_zone]
+    other = (move.dst + 4) % 8  # the suit's other foundation
+    heights = [len(f) for f in game.state.foundations]  # type: ignore[attr-defined]
+    assert heights[other] == heights[move.dst]  # (the first card up is an Ace: both still empty)
+    msg = _move(from_zone=zone, from_pile=move.src + 1, to_zone=pb.ZONE_KIND_FOUNDATION, to_pile=other + 1)
+    assert codec.decode_move(msg, game) == move

@@ -80,6 +80,22 @@ def test_the_two_foundations_of_a_suit_are_one_move() -> None:
     assert foundations(game)[0] == ["AS", "2S"] and foundations(game)[4] == ["AS", "2S"]
 
 
+def test_naming_the_other_foundation_of_a_suit_is_the_same_move() -> None:
+    """A player may name either of a suit's two foundations when both take the card (spec: "the two
+    foundations of a suit are interchangeable"): it is the one move listed, to the first."""
+    game = at(piles("2S", "3S"), foundations=["AS", "", "", "", "AS", "", "", ""], rest_under=9)
+    listed = game.parse_move("1>f")
+    assert game.parse_move("1>f5") == game.parse_move("1>f1") == listed and listed.dst == 0
+    game.play("1>f5")
+    assert foundations(game)[0] == ["AS", "2S"] and foundations(game)[4] == ["AS"]
+    # Now the two differ: 3S goes onto foundation 1 only, and naming foundation 5 is refused.
+    assert game.parse_move("2>f").dst == 0
+    with pytest.raises(IllegalMoveError):
+        game.parse_move("2>f5")
+    with pytest.raises(IllegalMoveError):
+        game.play("2>f5")
+
+
 def test_builds_go_down_one_rank_in_the_other_colour_one_card_at_a_time() -> None:
     game = at(piles("8D 7C 6H", "7C", "7D", "8C", "5D", ""), rest_under=9)
     legal = texts(game)

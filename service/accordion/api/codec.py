@@ -157,7 +157,8 @@ def _field_text(msg: pb.Move, name: str) -> str:
 
 def _transfer(msg: pb.Move, game: Game) -> Transfer:
     """The transfer a well-shaped MOVE names (not interned: a request's numbers are anyone's).
-    To the foundations with to_pile 0: the legal move that takes the cards to one, if any."""
+    To the foundations with to_pile 0: the legal move that takes the cards to one, if any; to a
+    foundation the rules count as another (``Rules.listed_foundation``): the move listed."""
     src_zone, dst_zone = ZONES[msg.from_zone], ZONES[msg.to_zone]
     src, count = msg.from_pile - 1, msg.count or 1
     if dst_zone is Zone.FOUNDATION and msg.to_pile == 0:
@@ -165,7 +166,10 @@ def _transfer(msg: pb.Move, game: Game) -> Transfer:
             if (type(m) is Transfer and m.dst_zone is Zone.FOUNDATION and m.src_zone is src_zone
                     and m.src == src and m.count == count):
                 return m
-    return Transfer(src_zone, src, dst_zone, msg.to_pile - 1, count)
+    dst = msg.to_pile - 1
+    if dst_zone is Zone.FOUNDATION:  # (Emperor: either foundation of a suit names the one move)
+        dst = game.rules.listed_foundation(game.state, dst)
+    return Transfer(src_zone, src, dst_zone, dst, count)
 
 
 def _structured(msg: pb.Move) -> Move:

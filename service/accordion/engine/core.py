@@ -238,6 +238,12 @@ class Rules:
         dispatches on it. The default is a generic depth-first search through these rules."""
         return GenericSearch()
 
+    def listed_foundation(self, state: State, foundation: int) -> int:
+        """The foundation (tableau games) a move onto ``foundation`` is listed under. Games with two
+        interchangeable foundations for a suit (Emperor) list a card that either takes once, so a
+        player who names the other one means the same move."""
+        return foundation
+
     def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
         """Rules and a position with every card face up that are won exactly when this
         deal is (a stock-dealt game whose dealing order cannot matter), or None."""

@@ -73,6 +73,8 @@ def parse_tableau_move(rules: TableauRules, state: State, legal: Sequence[Move],
 def _pick(rules: TableauRules, state: State, legal: Sequence[Move], zone: Zone, src: int, count: int | None,
           dst_zone: Zone, dst: int | None) -> Move:
     """The legal transfer meant: ``count`` cards, else the game's plain count, else the longest."""
+    if dst_zone is Zone.FOUNDATION and dst is not None:
+        dst = rules.listed_foundation(state, dst)
     found = [mv for mv in legal if isinstance(mv, Transfer) and mv.src_zone is zone and mv.src == src
              and mv.dst_zone is dst_zone and (dst is None or mv.dst == dst)]
     if count is not None:

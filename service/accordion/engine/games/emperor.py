@@ -55,6 +55,12 @@ class EmperorRules(TableauRules):
     move_kinds = (MoveKind.MOVE, MoveKind.DRAW)
     deck_copies = 2
 
+    def listed_foundation(self, state: State, foundation: int) -> int:
+        """Naming either foundation of a suit when both take the card is the one move listed (to the
+        first, as ``foundation_for`` chooses): they are interchangeable when equally high."""
+        foundations, first = FOUNDATIONS.get(state), foundation % SUITS
+        return first if len(foundations[first]) == len(foundations[foundation]) else foundation
+
     def start(self, cards: list[int], gen: SplitMix64) -> State:
         dealt = PILES * ROWS
         piles = tuple(tuple(cards[j:dealt:PILES]) for j in range(PILES))  # by rows
