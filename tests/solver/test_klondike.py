@@ -106,6 +106,22 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
     assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_time_budget_not_reached_changes_no_search(impl: str) -> None:
+    """The quick passes end at half a time budget (so the full search always gets the other
+    half); a budget never reached changes nothing: the same verdict, line and node count as
+    without a clock, restarts included (seeds whose quick passes reach their node cap)."""
+    options = {"partial_runs": True, "foundation_return": True}
+    restarted = 0
+    for seed in range(6):
+        game = open_game("klondike", options, seed)
+        plain = solve(game, max_nodes=250_000 if impl == "c" else 30_000, impl=impl)
+        timed = solve(game, max_nodes=250_000 if impl == "c" else 30_000, max_seconds=100_000.0, impl=impl)
+        assert (timed.outcome, timed.moves, timed.nodes) == (plain.outcome, plain.moves, plain.nodes), seed
+        restarted += plain.nodes > 100_000 or plain.unknown
+    assert restarted >= 1  # some deal ran past the first quick pass
+
+
 # --- small positions: every verdict equals a brute force over the engine's own moves ----------
 
 

@@ -68,6 +68,8 @@ typedef struct {
     int npiles, draw, partial, fret, keep_cur, root_redeal;
     uint64_t nodes, max_nodes;
     double deadline;
+    double quick_deadline; /* the quick passes end here: half a time budget (0: none) */
+    int quick_over;        /* the quick passes ran out of their time */
     volatile const uint8_t *stop;
     int stopped, truncated; /* stopped: by the clock or the caller's flag */
     int quick; /* the first, quick passes: unproven cuts, so only a win they find counts */
@@ -335,7 +337,11 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
     Avail av;
     avail_of(c, s, idx, nt, &av);
     /* 2. whole runs that turn a face-down card, the pile with most face down first */
-    for (int dn = MAXPILE - 1; dn >= 1; dn--)
+    int most_down = 0;
+    for (int i = 0; i < c->npiles; i++)
+        if (s->n[i] > s->down[i] && s->down[i] > most_down)
+            most_down = s->down[i];
+    for (int dn = most_down; dn >= 1; dn--)
         for (int i = 0; i < c->npiles; i++)
             if (s->down[i] == dn && s->n[i] > dn)
                 run_moves(c, s, i, dn, m, &k, idx, nt, &av);
@@ -497,10 +503,16 @@ static int dfs(Ctx *c, const KState *s)
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
         return R_STOP; /* a node limit: the caller's, or the quick pass's */
-    if ((c->nodes & 1023) == 0 &&
-        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
-        c->stopped = 1;
-        return R_STOP;
+    if ((c->nodes & 1023) == 0) {
+        double now = c->deadline > 0 ? now_seconds() : 0;
+        if ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now > c->deadline)) {
+            c->stopped = 1;
+            return R_STOP;
+        }
+        if (c->quick && c->quick_deadline > 0 && now > c->quick_deadline) {
+            c->quick_over = 1; /* not stopped: the full search has the other half */
+            return R_STOP;
+        }
     }
     if (is_won(c, s))
         return R_WIN;
@@ -690,13 +702,15 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds / 2 : 0;
     /* First quick passes with cuts that may lose wins (talon cards onto piles only when a card
      * can follow at once, parts of runs only to send the card beneath up, no returns): most
      * won deals are won in the first. A depth-first search that went wrong near the root stays
      * wrong, so the next passes start again with the move order shaken (restart noise, seeded
      * by the pass's number), quick_nodes positions each, until quick_total (QUICK_NODES and
      * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
-     * than half a node budget); a pass that runs out of moves has seen the whole cut space, so
+     * than half a node budget or half a time budget: the full search wins some deals at once and
+     * alone proves losses); a pass that runs out of moves has seen the whole cut space, so
      * no other can win. Then, from scratch, the full search, whose LOST is a proof. Before all
      * that, never_free may prove the loss outright. */
     r = R_DEAD;
@@ -713,7 +727,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->rng = (uint64_t)pass;
         c->depth = 0;
         r = dfs(c, &root);
-        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total)
+        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
+            c->quick_over)
             break;
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);

@@ -58,6 +58,9 @@ class _Search:
         self.keep_cur = keep_cur
         self.max_nodes = max_nodes
         self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        # the quick passes end here, half a time budget (0.0: none); quick_over once they did
+        self.quick_deadline = self.deadline - max_seconds / 2 if max_seconds > 0 else 0.0
+        self.quick_over = False
         self.stop = stop
         self.nodes = 0
         self.truncated = False
@@ -248,11 +251,14 @@ class _Search:
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
-        if (self.nodes & 1023) == 0 and (
-            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
-        ):
-            self.stopped = True
-            raise _Stop
+        if (self.nodes & 1023) == 0:
+            now = time.monotonic() if self.deadline else 0.0
+            if (self.stop is not None and self.stop[0]) or (self.deadline and now > self.deadline):
+                self.stopped = True
+                raise _Stop
+            if self.quick and self.quick_deadline and now > self.quick_deadline:
+                self.quick_over = True  # not stopped: the full search has the other half
+                raise _Stop
         if not s.talon and not any(s.down):
             return True
         k = self.key(s)
@@ -414,7 +420,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
             except _Stop:
                 if search.stopped or (max_nodes and search.nodes >= max_nodes):
                     raise
-                if search.nodes >= quick_total:
+                if search.nodes >= quick_total or search.quick_over:
                     break
             npass += 1
         search.noisy = False
