@@ -126,7 +126,10 @@ def decode_move(msg: pb.Move, game: Game) -> Move:
     """
     if msg.kind == pb.MOVE_KIND_UNSPECIFIED:
         return game.parse_move(msg.notation)
-    move = _transfer(msg, game) if msg.kind == pb.MOVE_KIND_MOVE else _structured(msg)
+    if msg.kind == pb.MOVE_KIND_STACK:
+        move: Move = _listed_stack(msg.from_pile - 1, msg.to_pile - 1, game)
+    else:
+        move = _transfer(msg, game) if msg.kind == pb.MOVE_KIND_MOVE else _structured(msg)
     if not game.is_legal(move):
         legal = game.legal_texts()
         listing = ", ".join(legal) or "nothing (the game is over)"
@@ -172,10 +175,19 @@ def _transfer(msg: pb.Move, game: Game) -> Transfer:
     return Transfer(src_zone, src, dst_zone, dst, count)
 
 
+def _listed_stack(src: int, dst: int, game: Game) -> Stack:
+    """The legal move's own (interned) ``Stack(src, dst)`` when it is listed, else a new one: the
+    legality check then finds it by identity, without a dataclass ``__eq__`` (interpreted even
+    in the compiled build) per move listed before it. (Not ``moves.stack``: its cache would
+    grow with whatever numbers clients send.)"""
+    for listed in game.legal_moves():
+        if isinstance(listed, Stack) and listed.src == src and listed.dst == dst:
+            return listed
+    return Stack(src, dst)
+
+
 def _structured(msg: pb.Move) -> Move:
-    kind = msg.kind
-    if kind == pb.MOVE_KIND_STACK:
-        return Stack(msg.from_pile - 1, msg.to_pile - 1)
+    kind = msg.kind  # (STACK: ``_listed_stack``)
     if kind == pb.MOVE_KIND_DEAL:
         return DEAL
     if kind == pb.MOVE_KIND_REDEAL:
