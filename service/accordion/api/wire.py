@@ -183,13 +183,28 @@ def _make_pile_field(pile: tuple[int, ...]) -> bytes:
 MoveKey = tuple[int, int, str] | tuple[Move, str]
 
 
+def _make_stack_head(piles: tuple[int, int]) -> bytes:
+    # kind = STACK (1), from_pile (2), to_pile (3): what upb writes, by hand.
+    return b"".join((b"\x08\x01\x10", varint(piles[0] + 1), b"\x18", varint(piles[1] + 1)))
+
+
+def _make_notation_field(notation: str) -> bytes:
+    text = notation.encode()
+    return b"\x42" + varint(len(text)) + text  # Move.notation (8)
+
+
+# A STACK's body is its piles' head and its notation's field, each from a small cache (a few
+# thousand entries at most: piles by pairs, notations by card pairs), so a move first seen, as
+# most of a fresh deal's are (issue 17: ~18 a deal, from some 80,000 (piles, cards) keys of
+# Accordion alone), costs two lookups and a join.
+_STACK_HEADS = _PieceCache(_make_stack_head)
+_NOTATION_FIELDS = _PieceCache(_make_notation_field)
+
+
 def _make_move_field(key: MoveKey) -> bytes:
     if len(key) == 3:
         src, dst, notation = key
-        text = notation.encode()
-        # kind = STACK (1), from_pile (2), to_pile (3), notation (8): what upb writes, by hand.
-        body = b"".join((b"\x08\x01\x10", varint(src + 1), b"\x18", varint(dst + 1), b"\x42",
-                         varint(len(text)), text))
+        body = _STACK_HEADS[(src, dst)] + _NOTATION_FIELDS[notation]
     else:
         move, notation = key
         body = encode_move(move, notation).SerializeToString()
@@ -330,16 +345,17 @@ def played_reply(result: sessions.Played | sessions.RecordedReply) -> Serialized
     return Serialized(reply_bytes(result.move, result.notation, result.game, result.game_id, result.version))
 
 
-def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewGameResponse:
+def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewGameResponse | Serialized:
+    """NewGame's reply: a serialized ``NewGameResponse`` (game = 1, token = 2, seeds_tried = 3)
+    written from ``game_bytes``, as ApplyMove's is (not parsed into a ``Game`` and copied into
+    the reply to be serialized again); a legacy record's stored reply with its token."""
     if isinstance(result, sessions.RecordedNewGame):
         reply = pb.NewGameResponse.FromString(result.reply)
         reply.token = result.token
         return reply
-    return pb.NewGameResponse(
-        game=encode_game(result.game, result.game_id, sessions.FIRST_VERSION),
-        token=result.token,
-        seeds_tried=result.seeds_tried,
-    )
+    game = game_bytes(result.game, result.game_id, sessions.FIRST_VERSION)
+    seeds_tried = b"\x18" + _int(result.seeds_tried) if result.seeds_tried else b""
+    return Serialized(_field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried)
 
 
 def watch_reply(game_id: str, item: sessions.WatchItem) -> pb.WatchGameResponse:
