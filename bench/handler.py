@@ -95,7 +95,9 @@ async def call(handler: Any, data: bytes, context: Context) -> bytes:
         await handler.unary_unary(handler.request_deserializer(data), context))
 
 
-async def run(moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "ApplyMove") -> tuple[float, float]:
+async def run(
+    moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "ApplyMove"
+) -> tuple[float, float]:
     """Mean µs per handler call of ``rpc`` (ApplyMove or NewGame): (wall, CPU of this thread)."""
     handlers = service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600))
     if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
@@ -129,8 +131,9 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "
             continue
         else:
             handler = apply_move
-            data = pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(game.legal_moves),
-                                       expected_version=game.version, request_id=f"m-{done}").SerializeToString()
+            request = pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(game.legal_moves),
+                                          expected_version=game.version, request_id=f"m-{done}")
+            data = request.SerializeToString()
         if evict:
             evict[:] = filler
         if profiler:

@@ -184,7 +184,9 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
 
 
 @settings(max_examples=40, deadline=None)
-@given(variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), seeds_tried=st.sampled_from([0, 1, 300]))
+@given(
+    variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), seeds_tried=st.sampled_from([0, 1, 300])
+)
 def test_new_game_reply_is_the_message_protobuf_builds(variant: str, seed: int, seeds_tried: int) -> None:
     game = engine.new_game(variant, seed=seed)
     reply = wire.new_game_reply(sessions.Dealt(GAME_ID, "the-token", game, seeds_tried))

@@ -108,7 +108,9 @@ EDGE_SEEDS = [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**63, _MASK64] + [
 @pytest.mark.parametrize("seed", EDGE_SEEDS + [random.Random(17).getrandbits(64) for _ in range(40)])
 @pytest.mark.parametrize("size", [52, 64, 104, 200])
 @pytest.mark.parametrize("loop", [rng._shuffle_big_int, rng._shuffle_in_halves])
-def test_both_shuffle_loops_draw_as_below(loop: Callable[[int, list[int]], int], size: int, seed: int) -> None:
+def test_both_shuffle_loops_draw_as_below(
+    loop: Callable[[int, list[int]], int], size: int, seed: int
+) -> None:
     cards = list(range(size))
     state = loop(seed, cards)
     assert (cards, state) == _shuffled_by_below(seed, size)

@@ -285,7 +285,8 @@ class Variant:
             raise InvalidOptionError(f"{self.id} has no option {unknown[0]!r}; its options: {names}")
         preset = self.preset
         return {
-            name: o.parse(values[name]) if name in values else preset.get(name, o.default) for name, o in known.items()
+            name: o.parse(values[name]) if name in values else preset.get(name, o.default)
+            for name, o in known.items()
         }
 
     def defaults(self) -> dict[str, Any]:

@@ -144,7 +144,8 @@ def _times(hi: i64, lo: i64, c3: i64, c2: i64, c1: i64, c0: i64) -> tuple[i64, i
     low = lo * c0 + ((lo_c1 & 0xFFFF) << 16)  # lo·(c1·2^16 + c0) less its bits from 2^48 up
     # The high half: lo·(c1·2^16 + c0)'s carry, plus lo·(c3·2^16 + c2) and hi·(c1·2^16 + c0)
     # modulo 2^32 (the rest of the product lies above 2^64).
-    high = (low >> 32) + (lo_c1 >> 16) + lo * c2 + ((lo * c3 & 0xFFFF) << 16) + hi * c0 + ((hi * c1 & 0xFFFF) << 16)
+    high = (low >> 32) + (lo_c1 >> 16) + lo * c2 + ((lo * c3 & 0xFFFF) << 16)
+    high += hi * c0 + ((hi * c1 & 0xFFFF) << 16)
     return high & _M32, low & _M32
 
 
