@@ -193,26 +193,33 @@ def _make_notation_field(notation: str) -> bytes:
     return b"\x42" + varint(len(text)) + text  # Move.notation (8)
 
 
-# A STACK's body is its piles' head and its notation's field, each from a small cache (a few
-# thousand entries at most: piles by pairs, notations by card pairs), so a move first seen, as
-# most of a fresh deal's are (issue 17: ~18 a deal, from some 80,000 (piles, cards) keys of
-# Accordion alone), costs two lookups and a join.
+# A STACK's field is joined from its piles' head and its notation's field, each from a small
+# cache (a few thousand entries at most: piles by pairs, notations by card pairs), not cached
+# whole: keyed by (piles, cards) Accordion alone has some 80,000, and a fresh deal's ~18 are
+# mostly new or cold (issue 17: 28-40 µs a fresh deal's moves, compiled, in a cache of 78,000).
 _STACK_HEADS = _PieceCache(_make_stack_head)
 _NOTATION_FIELDS = _PieceCache(_make_notation_field)
 
 
-def _make_move_field(key: MoveKey) -> bytes:
-    if len(key) == 3:
-        src, dst, notation = key
-        body = _STACK_HEADS[(src, dst)] + _NOTATION_FIELDS[notation]
-    else:
-        move, notation = key
-        body = encode_move(move, notation).SerializeToString()
+def _make_move_field(key: tuple[Move, str]) -> bytes:
+    move, notation = key
+    body = encode_move(move, notation).SerializeToString()
     return b"\x42" + varint(len(body)) + body
 
 
 _PILE_FIELDS = _PieceCache(_make_pile_field)  # Game.piles (field 5) entries, by pile
-_MOVE_FIELDS: _PieceCache[MoveKey] = _PieceCache(_make_move_field)  # Game.legal_moves (field 8) entries
+# Game.legal_moves (field 8) entries of the moves other than STACK, by (move, notation).
+_OTHER_MOVE_FIELDS: _PieceCache[tuple[Move, str]] = _PieceCache(_make_move_field)
+
+
+def _move_field(key: MoveKey) -> bytes:
+    """A legal move's ``Game.legal_moves`` (field 8) entry."""
+    if len(key) == 3:
+        src, dst, notation = key
+        body = _STACK_HEADS[(src, dst)] + _NOTATION_FIELDS[notation]
+        return b"\x42" + varint(len(body)) + body
+    move, notation = key
+    return _OTHER_MOVE_FIELDS[(move, notation)]
 # A card as ZonePile.cards (field 2) and ZonePile.face_down_cards (field 3).
 _ZONE_CARD_FIELDS = tuple(b"\x12" + f[1:] for f in _CARD_FIELDS)
 _ZONE_DOWN_CARD_FIELDS = tuple(b"\x1a" + f[1:] for f in _CARD_FIELDS)
@@ -251,7 +258,7 @@ def _move_keys(moves: Sequence[Move], texts: Sequence[str]) -> list[MoveKey]:
 def legal_response(moves: Sequence[Move], texts: Sequence[str], version: int) -> pb.LegalMovesResponse:
     """``LegalMovesResponse(version, moves)`` from the cached move pieces (field 8 → field 2)."""
     msg = pb.LegalMovesResponse(version=version)
-    msg.MergeFromString(b"".join([b"\x12" + _MOVE_FIELDS[k][1:] for k in _move_keys(moves, texts)]))
+    msg.MergeFromString(b"".join([b"\x12" + _move_field(k)[1:] for k in _move_keys(moves, texts)]))
     return msg
 
 
@@ -292,7 +299,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
         b"".join(map(_PILE_FIELDS.__getitem__, tableau_piles(zones) if zones else state.row)),
         b"\x30" + varint(len(state.stock)) if state.stock else b"",
         _STATUS_FIELDS[status],
-        b"".join(map(_MOVE_FIELDS.__getitem__, _move_keys(game.legal_moves(), game.legal_texts()))),
+        b"".join(map(_move_field, _move_keys(game.legal_moves(), game.legal_texts()))),
     ]
     penalty, score = game.penalty, game.score
     if penalty:
@@ -325,8 +332,8 @@ def get_game_reply(opened: sessions.Opened) -> Serialized:
 
 
 def _move_body(key: MoveKey) -> bytes:
-    """The serialized ``Move`` of a ``_MOVE_FIELDS`` key (its field without tag and length)."""
-    field = _MOVE_FIELDS[key]
+    """The serialized ``Move`` of a ``_move_field`` key (its field without tag and length)."""
+    field = _move_field(key)
     i = 1
     while field[i] & 0x80:
         i += 1
