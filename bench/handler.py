@@ -4,6 +4,7 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py                  # warm, then 1, 4 and 16 MiB evicted
     .venv/bin/python bench/handler.py --profile        # and cProfile's top functions
     .venv/bin/python bench/handler.py --against ../old --pairs 8 --evict 0 4   # A/B, alternating runs
+    .venv/bin/python bench/handler.py --rpc NewGame    # the NewGame handler instead (same modes)
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
 per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
@@ -11,6 +12,8 @@ metrics; it reads its one request with ``context.read()``, as in the server), fe
 real requests: like bench/service.py's client, each move is a random legal move of the previous
 reply with ``expected_version`` and a fresh ``request_id``; a finished game is dealt again
 (NewGame is not timed). Only the handler call is timed (the request's bytes are parsed inside).
+``--rpc NewGame`` times the NewGame handler instead, fed what bench/service.py sends: an
+Accordion deal with a server-drawn seed, no request id.
 
 ``--against DIR`` runs this tree and the tree at DIR (its ``service/``, e.g. a checkout of the
 previous commit) in alternating subprocesses, ``--pairs`` times, and prints each run and the
@@ -92,8 +95,10 @@ async def call(handler: Any, data: bytes, context: Context) -> bytes:
         await handler.unary_unary(handler.request_deserializer(data), context))
 
 
-async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[float, float]:
-    """Mean µs per ApplyMove handler call: (wall, CPU of this thread)."""
+async def run(
+    moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "ApplyMove"
+) -> tuple[float, float]:
+    """Mean µs per handler call of ``rpc`` (ApplyMove or NewGame): (wall, CPU of this thread)."""
     handlers = service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600))
     if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
         from accordion.api.limits import Admission, Limits
@@ -117,23 +122,30 @@ async def run(moves: int, evict_mib: int, profile: bool, seed: int) -> tuple[flo
     context, game = await deal()
     spent, cpu, done = 0.0, 0.0, 0
     profiler = cProfile.Profile() if profile else None
+    new_game_data = pb.NewGameRequest(variant="accordion").SerializeToString()
     while done < moves:
-        if not game.legal_moves:
+        if rpc == "NewGame":
+            handler, data = new_game, new_game_data
+        elif not game.legal_moves:
             context, game = await deal()
             continue
-        data = pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(game.legal_moves), expected_version=game.version,
-                                   request_id=f"m-{done}").SerializeToString()
+        else:
+            handler = apply_move
+            request = pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(game.legal_moves),
+                                          expected_version=game.version, request_id=f"m-{done}")
+            data = request.SerializeToString()
         if evict:
             evict[:] = filler
         if profiler:
             profiler.enable()
         started, cpu_started = time.perf_counter(), time.thread_time()
-        reply = await call(apply_move, data, context)
+        reply = await call(handler, data, context)
         spent += time.perf_counter() - started
         cpu += time.thread_time() - cpu_started
         if profiler:
             profiler.disable()
-        game = pb.ApplyMoveResponse.FromString(reply).game
+        if handler is apply_move:
+            game = pb.ApplyMoveResponse.FromString(reply).game
         done += 1
     flush_access_log = getattr(interceptors, "flush_access_log", None)  # a tree from before access_log.py
     if flush_access_log is None:
@@ -155,7 +167,7 @@ def ab(args: argparse.Namespace) -> None:
     for pair in range(args.pairs):
         for name, tree in (trees.items() if pair % 2 == 0 else reversed(trees.items())):
             argv = [sys.executable, __file__, "--source", tree, "--json", "--moves", str(args.moves),
-                    "--seed", str(args.seed), "--evict", *map(str, args.evict)]
+                    "--seed", str(args.seed), "--rpc", args.rpc, "--evict", *map(str, args.evict)]
             out = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
             for mib, wall, cpu in out:
                 results.setdefault((name, mib), []).append((wall, cpu))
@@ -166,12 +178,13 @@ def ab(args: argparse.Namespace) -> None:
         for name in trees:
             walls, cpus = zip(*results[(name, mib)], strict=True)
             row.append(f"{name} wall {statistics.median(walls):6.1f} cpu {statistics.median(cpus):6.1f}")
-        print(f"ApplyMove handler, {_label(mib):<16}: " + " | ".join(row) + " µs per move")
+        print(f"{args.rpc} handler, {_label(mib):<16}: " + " | ".join(row) + " µs per call")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--moves", type=int, default=20_000)
+    parser.add_argument("--moves", type=int, default=20_000, help="calls timed per run")
+    parser.add_argument("--rpc", choices=("ApplyMove", "NewGame"), default="ApplyMove", help="the handler timed")
     parser.add_argument("--evict", type=int, nargs="+", default=[0, 1, 4, 16], help="MiB written between calls")
     parser.add_argument("--profile", action="store_true", help="cProfile a warm run (it inflates the times)")
     parser.add_argument("--seed", type=int, default=1)
@@ -185,14 +198,14 @@ def main() -> None:
         return
     rows = []
     for mib in args.evict:
-        wall, cpu = asyncio.run(run(args.moves, mib, False, args.seed))
+        wall, cpu = asyncio.run(run(args.moves, mib, False, args.seed, args.rpc))
         rows.append((mib, wall, cpu))
         if not args.json:
-            print(f"ApplyMove handler, {_label(mib)}: {wall:6.1f} µs per move (CPU {cpu:6.1f} µs)")
+            print(f"{args.rpc} handler, {_label(mib)}: {wall:6.1f} µs per call (CPU {cpu:6.1f} µs)")
     if args.json:
         print(json.dumps(rows))
     if args.profile:
-        asyncio.run(run(args.moves // 4, 0, True, args.seed))
+        asyncio.run(run(args.moves // 4, 0, True, args.seed, args.rpc))
 
 
 if __name__ == "__main__":

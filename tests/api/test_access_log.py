@@ -305,3 +305,15 @@ async def test_a_failing_flush_loses_nothing_else_and_the_next_batch_is_written(
     await asyncio.sleep(0.1)  # a new timer was armed: the next batch goes out
     assert value("accordion_rpc_total", method=good, code="OK") == 3
     assert len(log_file.read_text().splitlines()) == 3
+
+
+def test_a_new_game_reply_sent_as_bytes_logs_its_game_id() -> None:
+    from accordion import engine, sessions
+    from accordion.api import wire
+
+    game = engine.new_game("accordion", seed=3)
+    reply = wire.new_game_reply(sessions.Dealt("abcdefghijklmnopqrstuv", "the-token", game, 0))
+    assert access_log.game_id_of(pb.NewGameRequest(), reply) == "abcdefghijklmnopqrstuv"
+    # Another layout (a Move first, a cut reply, nothing) names no game, and never fails.
+    for other in (wire.encode_move(game.legal_moves()[0], "x").SerializeToString(), reply[:3], b""):
+        assert access_log.game_id_of(pb.NewGameRequest(), other) == ""

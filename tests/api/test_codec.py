@@ -183,6 +183,19 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
         )
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), seeds_tried=st.sampled_from([0, 1, 300])
+)
+def test_new_game_reply_is_the_message_protobuf_builds(variant: str, seed: int, seeds_tried: int) -> None:
+    game = engine.new_game(variant, seed=seed)
+    reply = wire.new_game_reply(sessions.Dealt(GAME_ID, "the-token", game, seeds_tried))
+    assert isinstance(reply, bytes)  # sent as it is, like ApplyMove's
+    assert pb.NewGameResponse.FromString(reply) == pb.NewGameResponse(
+        game=reference_game(game, GAME_ID, sessions.FIRST_VERSION), token="the-token", seeds_tried=seeds_tried
+    )
+
+
 def test_a_100_move_stock_game_is_a_few_hundred_bytes() -> None:
     """accordion-stock (52 cards, dealt one by one): 100 moves of history, about 2 bytes each."""
     for seed in range(200):

@@ -180,6 +180,10 @@ def test_variant_declares_itself(variant: str) -> None:
     game = new_game(v, seed=0)
     assert game.rules.win_threshold()
     assert isinstance(game.render(), str) and game.render().startswith("1:")
+    # The variant's defaults (its presets over the rules'), however they are asked for.
+    defaults = {o.name: o.default for o in v.options}
+    assert v.defaults() == v.resolve() == v.resolve({}) == defaults
+    assert game.options == defaults
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

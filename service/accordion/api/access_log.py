@@ -69,12 +69,27 @@ MAX_LOGGED_ID = 64  # characters of a game id that is not a valid one
 
 def game_id_of(request: Any, response: Any = None) -> str:
     game_id = getattr(request, "game_id", "")
-    if not game_id and response is not None and hasattr(response, "game"):
+    if not game_id and type(response) is bytes:
+        game_id = _first_game_id(response)
+    elif not game_id and response is not None and hasattr(response, "game"):
         game_id = response.game.id
     game_id = str(game_id)
     if len(game_id) > MAX_LOGGED_ID:
         return game_id[:MAX_LOGGED_ID] + "…"
     return game_id
+
+
+def _first_game_id(reply: bytes) -> str:
+    """The game id of a reply sent as bytes whose field 1 is the Game (NewGame's: api/wire.py
+    writes it; ``Game.id`` is the Game's field 1, written first), without parsing the rest;
+    "" for any other layout."""
+    if reply[:1] != b"\x0a":
+        return ""
+    i = 1
+    while i < len(reply) and reply[i] & 0x80:  # past the Game's length (a varint)
+        i += 1
+    size = reply[i + 2] if reply[i + 1 : i + 2] == b"\x0a" and i + 2 < len(reply) else 0x80
+    return "" if size >= 0x80 else reply[i + 3 : i + 3 + size].decode(errors="replace")
 
 
 class AccessLog:

@@ -127,7 +127,9 @@ class AccordionServicer:
             yield wire.watch_reply(game_id, item)
 
     # --- mutations -------------------------------------------------------------------------
-    async def NewGame(self, request: pb.NewGameRequest, context: Context) -> pb.NewGameResponse:
+    async def NewGame(
+        self, request: pb.NewGameRequest, context: Context
+    ) -> pb.NewGameResponse | wire.Serialized:
         validation.raise_if(validation.new_game(request))
         start = request.WhichOneof("start")
         # The engine is pure; randomness lives here. With a deal, the seed drives later chance only.

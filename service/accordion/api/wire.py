@@ -183,21 +183,43 @@ def _make_pile_field(pile: tuple[int, ...]) -> bytes:
 MoveKey = tuple[int, int, str] | tuple[Move, str]
 
 
-def _make_move_field(key: MoveKey) -> bytes:
-    if len(key) == 3:
-        src, dst, notation = key
-        text = notation.encode()
-        # kind = STACK (1), from_pile (2), to_pile (3), notation (8): what upb writes, by hand.
-        body = b"".join((b"\x08\x01\x10", varint(src + 1), b"\x18", varint(dst + 1), b"\x42",
-                         varint(len(text)), text))
-    else:
-        move, notation = key
-        body = encode_move(move, notation).SerializeToString()
+def _make_stack_head(piles: tuple[int, int]) -> bytes:
+    # kind = STACK (1), from_pile (2), to_pile (3): what upb writes, by hand.
+    return b"".join((b"\x08\x01\x10", varint(piles[0] + 1), b"\x18", varint(piles[1] + 1)))
+
+
+def _make_notation_field(notation: str) -> bytes:
+    text = notation.encode()
+    return b"\x42" + varint(len(text)) + text  # Move.notation (8)
+
+
+# A STACK's field is joined from its piles' head and its notation's field, each from a small
+# cache (a few thousand entries at most: piles by pairs, notations by card pairs), not cached
+# whole: keyed by (piles, cards) Accordion alone has some 80,000, and a fresh deal's ~18 are
+# mostly new or cold (issue 17: 28-40 µs a fresh deal's moves, compiled, in a cache of 78,000).
+_STACK_HEADS = _PieceCache(_make_stack_head)
+_NOTATION_FIELDS = _PieceCache(_make_notation_field)
+
+
+def _make_move_field(key: tuple[Move, str]) -> bytes:
+    move, notation = key
+    body = encode_move(move, notation).SerializeToString()
     return b"\x42" + varint(len(body)) + body
 
 
 _PILE_FIELDS = _PieceCache(_make_pile_field)  # Game.piles (field 5) entries, by pile
-_MOVE_FIELDS: _PieceCache[MoveKey] = _PieceCache(_make_move_field)  # Game.legal_moves (field 8) entries
+# Game.legal_moves (field 8) entries of the moves other than STACK, by (move, notation).
+_OTHER_MOVE_FIELDS: _PieceCache[tuple[Move, str]] = _PieceCache(_make_move_field)
+
+
+def _move_field(key: MoveKey) -> bytes:
+    """A legal move's ``Game.legal_moves`` (field 8) entry."""
+    if len(key) == 3:
+        src, dst, notation = key
+        body = _STACK_HEADS[(src, dst)] + _NOTATION_FIELDS[notation]
+        return b"\x42" + varint(len(body)) + body
+    move, notation = key
+    return _OTHER_MOVE_FIELDS[(move, notation)]
 # A card as ZonePile.cards (field 2) and ZonePile.face_down_cards (field 3).
 _ZONE_CARD_FIELDS = tuple(b"\x12" + f[1:] for f in _CARD_FIELDS)
 _ZONE_DOWN_CARD_FIELDS = tuple(b"\x1a" + f[1:] for f in _CARD_FIELDS)
@@ -236,7 +258,7 @@ def _move_keys(moves: Sequence[Move], texts: Sequence[str]) -> list[MoveKey]:
 def legal_response(moves: Sequence[Move], texts: Sequence[str], version: int) -> pb.LegalMovesResponse:
     """``LegalMovesResponse(version, moves)`` from the cached move pieces (field 8 → field 2)."""
     msg = pb.LegalMovesResponse(version=version)
-    msg.MergeFromString(b"".join([b"\x12" + _MOVE_FIELDS[k][1:] for k in _move_keys(moves, texts)]))
+    msg.MergeFromString(b"".join([b"\x12" + _move_field(k)[1:] for k in _move_keys(moves, texts)]))
     return msg
 
 
@@ -277,7 +299,7 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
         b"".join(map(_PILE_FIELDS.__getitem__, tableau_piles(zones) if zones else state.row)),
         b"\x30" + varint(len(state.stock)) if state.stock else b"",
         _STATUS_FIELDS[status],
-        b"".join(map(_MOVE_FIELDS.__getitem__, _move_keys(game.legal_moves(), game.legal_texts()))),
+        b"".join(map(_move_field, _move_keys(game.legal_moves(), game.legal_texts()))),
     ]
     penalty, score = game.penalty, game.score
     if penalty:
@@ -310,8 +332,8 @@ def get_game_reply(opened: sessions.Opened) -> Serialized:
 
 
 def _move_body(key: MoveKey) -> bytes:
-    """The serialized ``Move`` of a ``_MOVE_FIELDS`` key (its field without tag and length)."""
-    field = _MOVE_FIELDS[key]
+    """The serialized ``Move`` of a ``_move_field`` key (its field without tag and length)."""
+    field = _move_field(key)
     i = 1
     while field[i] & 0x80:
         i += 1
@@ -330,16 +352,17 @@ def played_reply(result: sessions.Played | sessions.RecordedReply) -> Serialized
     return Serialized(reply_bytes(result.move, result.notation, result.game, result.game_id, result.version))
 
 
-def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewGameResponse:
+def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewGameResponse | Serialized:
+    """NewGame's reply: a serialized ``NewGameResponse`` (game = 1, token = 2, seeds_tried = 3)
+    written from ``game_bytes``, as ApplyMove's is (not parsed into a ``Game`` and copied into
+    the reply to be serialized again); a legacy record's stored reply with its token."""
     if isinstance(result, sessions.RecordedNewGame):
         reply = pb.NewGameResponse.FromString(result.reply)
         reply.token = result.token
         return reply
-    return pb.NewGameResponse(
-        game=encode_game(result.game, result.game_id, sessions.FIRST_VERSION),
-        token=result.token,
-        seeds_tried=result.seeds_tried,
-    )
+    game = game_bytes(result.game, result.game_id, sessions.FIRST_VERSION)
+    seeds_tried = b"\x18" + _int(result.seeds_tried) if result.seeds_tried else b""
+    return Serialized(_field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried)
 
 
 def watch_reply(game_id: str, item: sessions.WatchItem) -> pb.WatchGameResponse:

@@ -282,12 +282,23 @@ class Variant:
             InvalidOptionError: an unknown option name or a value not allowed.
         """
         values = dict(values or {})
-        known = {o.name: o for o in self.options}
+        # The rules' own options (``parse`` reads only the allowed values), not ``options``: no
+        # Option is made per call (NewGame resolves once and stores the defaults once).
+        known = {o.name: o for o in self.rules.options}
         unknown = sorted(set(values) - set(known))
         if unknown:
             names = ", ".join(known) or "none"
             raise InvalidOptionError(f"{self.id} has no option {unknown[0]!r}; its options: {names}")
-        return {name: o.parse(values[name]) if name in values else o.default for name, o in known.items()}
+        preset = self.preset
+        return {
+            name: o.parse(values[name]) if name in values else preset.get(name, o.default)
+            for name, o in known.items()
+        }
+
+    def defaults(self) -> dict[str, Any]:
+        """Every option's default in this variant (``options``' defaults, by name)."""
+        preset = self.preset
+        return {o.name: preset.get(o.name, o.default) for o in self.rules.options}
 
     def make_rules(self, values: Mapping[str, Any] | None = None) -> Rules:
         return self.rules(self.resolve(values))

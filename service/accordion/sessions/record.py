@@ -43,7 +43,7 @@ Head = tuple[engine.Variant, engine.Rules, int, tuple[int, ...] | None]
 
 def _encode_head(game: Game) -> bytes:
     variant = game.variant
-    defaults = {o.name: o.default for o in variant.options}
+    defaults = variant.defaults()
     options = [(k, str(v)) for k, v in game.rules.values.items() if defaults.get(k) != v]
     vid = variant.id.encode()
     out = bytearray(varint(len(vid)) + vid + varint(len(options)))
