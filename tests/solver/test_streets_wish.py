@@ -136,6 +136,16 @@ def test_streets_verdicts_match_brute_force() -> None:
     assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
 
 
+def test_streets_safe_rule_reaches_two_ranks_down() -> None:
+    """A card goes up alone once every card two ranks below it is up (a card one rank below it
+    then goes up itself rather than onto it); one rank further is not safe (the brute-force test
+    above fails with it)."""
+    search = _pystreets._Search([[]], [8, 7, 9, 7], _pystreets.BUILD_ANY_SUIT, True, 0, 0.0, None)
+    assert search.safe(0 * 13 + 8)  # the Nine of the first suit: every Seven is up
+    assert not search.safe(2 * 13 + 9)  # the Ten of the third: two Eights are down
+    assert search.safe(1 * 13 + 1)  # a Two whatever else is down: an Ace never needs a host
+
+
 def test_streets_a_blocked_deal_is_lost() -> None:
     """Hand-made: the eight tops are the four Kings and the four Jacks, no row empty: no move."""
     rules = new_game("streets-and-alleys", {}, seed=0).rules

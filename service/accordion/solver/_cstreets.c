@@ -14,7 +14,8 @@
  * visit of a position is its only expansion, so an exhausted search proves the loss. The cuts,
  * each argued in docs/solver.md:
  *   - a top card that is safe on its foundation (every card that could ever be built on it is
- *     already up) goes there as the only move;
+ *     already up, or could go up itself the moment it is uncovered and host nothing) goes there
+ *     as the only move;
  *   - a card goes into the first empty pile only, and never from a pile it is alone in;
  *   - the card the last move moved never moves again between piles as the next move (x from A
  *     to B then B to C is the one move A to C, tried from the position before);
@@ -96,17 +97,28 @@ static inline int top(const Ctx *c, int i) { return c->card[i][c->n[i] - 1]; }
 
 static inline int on_found(const Ctx *c, int x) { return c->found[suit_of(x)] == rank_of(x) - 1; }
 
-/* Whether card x, able to go up, loses nothing by going up now: every card that could ever be
- * built on it (one rank lower, of a suit the build rule allows) is already on its foundation,
- * so x on the tableau could only ever be moved about or block the cards beneath it. */
+/* Whether card x, able to go up, loses nothing by going up now (docs/solver.md, "Safe foundation
+ * moves"): every card y that could be built on it (one rank lower, of a suit the build allows)
+ * is either up already or could itself go up the moment it is uncovered (its suit's foundation
+ * is one below it) and could never host anything (every card that could be built on y is up).
+ * Then a line that puts y on x wins as well with y going up instead, so x is never needed as
+ * a host and could only block the cards beneath it. Aces and Twos always (an Ace never needs
+ * a host). */
 static int safe(const Ctx *c, int x)
 {
     int r = rank_of(x);
-    if (r == 1)
+    if (r <= 2)
         return 1;
-    for (int t = 0; t < 4; t++)
-        if (c->builds[t * 13 + r - 2][x] && c->found[t] < r - 1)
+    for (int t = 0; t < 4; t++) {
+        int y = t * 13 + r - 2; /* rank r - 1 of suit t */
+        if (!c->builds[y][x] || c->found[t] >= r - 1)
+            continue;
+        if (c->found[t] < r - 2)
             return 0;
+        for (int u = 0; u < 4; u++)
+            if (c->builds[u * 13 + r - 3][y] && c->found[u] < r - 2)
+                return 0;
+    }
     return 1;
 }
 

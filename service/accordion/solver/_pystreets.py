@@ -71,11 +71,17 @@ class _Search:
 
     def safe(self, x: int) -> bool:
         r = _rank(x)
-        if r == 1:
+        if r <= 2:
             return True
         for t in range(4):
-            if self.builds[t * 13 + r - 2][x] and self.found[t] < r - 1:
+            y = t * 13 + r - 2  # rank r - 1 of suit t
+            if not self.builds[y][x] or self.found[t] >= r - 1:
+                continue
+            if self.found[t] < r - 2:
                 return False
+            for u in range(4):
+                if self.builds[u * 13 + r - 3][y] and self.found[u] < r - 2:
+                    return False
         return True
 
     def is_won(self) -> bool:
