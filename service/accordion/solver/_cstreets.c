@@ -14,7 +14,8 @@
  * visit of a position is its only expansion, so an exhausted search proves the loss. The cuts,
  * each argued in docs/solver.md:
  *   - a top card that is safe on its foundation (every card that could ever be built on it is
- *     already up) goes there as the only move;
+ *     already up, or could go up itself the moment it is uncovered and host nothing) goes there
+ *     as the only move;
  *   - a card goes into the first empty pile only, and never from a pile it is alone in;
  *   - the card the last move moved never moves again between piles as the next move (x from A
  *     to B then B to C is the one move A to C, tried from the position before);
@@ -56,12 +57,13 @@ typedef struct {
     int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
     uint8_t builds[52][52]; /* builds[x][h]: card x goes on card h */
     uint64_t nodes, max_nodes;
-    double deadline;
+    double start, deadline;
     volatile const uint8_t *stop;
     int stopped, truncated;
     int attempt;          /* restarts so far (see streets_solve) */
     uint64_t rng;         /* the attempt's noise generator */
     uint64_t attempt_end; /* the node count at which this attempt gives up */
+    uint64_t attempt_nodes; /* this attempt's allowance (attempt_end - its first node) */
     KeySet seen;
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
@@ -96,17 +98,28 @@ static inline int top(const Ctx *c, int i) { return c->card[i][c->n[i] - 1]; }
 
 static inline int on_found(const Ctx *c, int x) { return c->found[suit_of(x)] == rank_of(x) - 1; }
 
-/* Whether card x, able to go up, loses nothing by going up now: every card that could ever be
- * built on it (one rank lower, of a suit the build rule allows) is already on its foundation,
- * so x on the tableau could only ever be moved about or block the cards beneath it. */
+/* Whether card x, able to go up, loses nothing by going up now (docs/solver.md, "Safe foundation
+ * moves"): every card y that could be built on it (one rank lower, of a suit the build allows)
+ * is either up already or could itself go up the moment it is uncovered (its suit's foundation
+ * is one below it) and could never host anything (every card that could be built on y is up).
+ * Then a line that puts y on x wins as well with y going up instead, so x is never needed as
+ * a host and could only block the cards beneath it. Aces and Twos always (an Ace never needs
+ * a host). */
 static int safe(const Ctx *c, int x)
 {
     int r = rank_of(x);
-    if (r == 1)
+    if (r <= 2)
         return 1;
-    for (int t = 0; t < 4; t++)
-        if (c->builds[t * 13 + r - 2][x] && c->found[t] < r - 1)
+    for (int t = 0; t < 4; t++) {
+        int y = t * 13 + r - 2; /* rank r - 1 of suit t */
+        if (!c->builds[y][x] || c->found[t] >= r - 1)
+            continue;
+        if (c->found[t] < r - 2)
             return 0;
+        for (int u = 0; u < 4; u++)
+            if (c->builds[u * 13 + r - 3][y] && c->found[u] < r - 2)
+                return 0;
+    }
     return 1;
 }
 
@@ -264,13 +277,35 @@ static int gen_moves(Ctx *c, SMove *m, int last)
     return k;
 }
 
+/* Whether the attempt that reached its allowance goes on to the end of the budget instead of
+ * restarting: when what is left (of max_nodes; of the clock, at the rate so far) is less than
+ * the next attempt's allowance, that attempt could not finish anyway, and this one keeps its
+ * table and its progress (a search that ends within the budget still proves the loss). */
+static int last_attempt(const Ctx *c)
+{
+    uint64_t next = 2 * c->attempt_nodes;
+    if (c->max_nodes && c->max_nodes - c->nodes < next)
+        return 1;
+    if (c->deadline > 0) {
+        double now = now_seconds(), left = c->deadline - now, spent = now - c->start;
+        if (spent > 0 && left * (double)c->nodes < spent * (double)next)
+            return 1;
+    }
+    return 0;
+}
+
 /* Enter the current position: R_WIN, R_STOP, R_DEAD (seen before, or too deep), or -1 with
  * its moves in a new frame. */
 static int enter(Ctx *c)
 {
     c->nodes++;
-    if ((c->max_nodes && c->nodes > c->max_nodes) || c->nodes > c->attempt_end)
+    if (c->max_nodes && c->nodes > c->max_nodes)
         return R_STOP;
+    if (c->nodes > c->attempt_end) {
+        if (!last_attempt(c))
+            return R_STOP;
+        c->attempt_end = UINT64_MAX;
+    }
     if ((c->nodes & 1023) == 0 &&
         ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
         c->stopped = 1;
@@ -463,15 +498,17 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     memcpy(root_found, c->found, sizeof root_found);
     memcpy(root_ph, c->ph, sizeof root_ph);
     int r, ok = 1;
-    uint64_t attempt_nodes = FIRST_ATTEMPT;
+    c->attempt_nodes = FIRST_ATTEMPT;
     Py_BEGIN_ALLOW_THREADS
-    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    c->start = now_seconds();
+    c->deadline = max_seconds > 0 ? c->start + max_seconds : 0;
     /* Restarts: attempt a visits at most FIRST_ATTEMPT * 2^a positions, its table fresh, the
      * moves of equal rank after the first attempt in an order shuffled by noise seeded by a.
      * A win is a win; an attempt that ends without reaching its limit (or the depth cut) has
-     * searched everything reachable, so its LOST is a proof whatever the order. */
+     * searched everything reachable, so its LOST is a proof whatever the order. The attempt
+     * that could not be followed by a whole one runs to the end of the budget (last_attempt). */
     for (;;) {
-        c->attempt_end = c->nodes + attempt_nodes;
+        c->attempt_end = c->nodes + c->attempt_nodes;
         c->rng = (uint64_t)c->attempt;
         r = dfs(c);
         if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
@@ -484,7 +521,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->depth = 0;
         c->truncated = 0;
         c->attempt++;
-        attempt_nodes *= 2;
+        c->attempt_nodes *= 2;
         ks_free(&c->seen);
         if (!(ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
             break;

@@ -52,13 +52,15 @@ class _Search:
         self.builds = [[_builds_on(build, x, h) for h in range(52)] for x in range(52)]
         self.space_any = space_any
         self.max_nodes = max_nodes
-        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        self.start = time.monotonic()
+        self.deadline = self.start + max_seconds if max_seconds > 0 else 0.0
         self.stop = stop
         self.nodes = 0
         self.truncated = False
         self.attempt = 0  # restarts so far
         self.rng = _SplitMix(0)  # the attempt's noise generator
         self.attempt_end = 0  # the node count at which this attempt gives up
+        self.attempt_nodes = FIRST_ATTEMPT  # this attempt's allowance
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[tuple[int, ...], ...]] = set()
         self.path: list[SMove] = []
@@ -71,11 +73,17 @@ class _Search:
 
     def safe(self, x: int) -> bool:
         r = _rank(x)
-        if r == 1:
+        if r <= 2:
             return True
         for t in range(4):
-            if self.builds[t * 13 + r - 2][x] and self.found[t] < r - 1:
+            y = t * 13 + r - 2  # rank r - 1 of suit t
+            if not self.builds[y][x] or self.found[t] >= r - 1:
+                continue
+            if self.found[t] < r - 2:
                 return False
+            for u in range(4):
+                if self.builds[u * 13 + r - 3][y] and self.found[u] < r - 2:
+                    return False
         return True
 
     def is_won(self) -> bool:
@@ -154,12 +162,28 @@ class _Search:
             self.piles[mv[1]].pop()
         self.piles[mv[0]].append(x)
 
+    def last_attempt(self) -> bool:
+        """As C: this attempt runs to the end of the budget when the next could not finish."""
+        following = 2 * self.attempt_nodes
+        if self.max_nodes and self.max_nodes - self.nodes < following:
+            return True
+        if self.deadline:
+            now = time.monotonic()
+            spent = now - self.start
+            if spent > 0 and (self.deadline - now) * self.nodes < spent * following:
+                return True
+        return False
+
     def enter(self) -> bool | None:
         """Enter the current position: True (won), False (seen before, or too deep), or None
         with its moves on the stack. Raises _Stop when the budget is spent."""
         self.nodes += 1
-        if (self.max_nodes and self.nodes > self.max_nodes) or self.nodes > self.attempt_end:
+        if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
+        if self.nodes > self.attempt_end:
+            if not self.last_attempt():
+                raise _Stop
+            self.attempt_end = 1 << 64
         if (self.nodes & 1023) == 0 and (
             (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
         ):
@@ -229,9 +253,8 @@ def streets_solve(
         raise ValueError("build is 0 (any suit), 1 (alternate colours) or 2 (same suit)")
     root = [list(p) for p in piles]
     search = _Search([list(p) for p in piles], list(found), build, space_any, max_nodes, max_seconds, stop)
-    attempt_nodes = FIRST_ATTEMPT
     while True:  # restarts, as in C: each attempt from the root with a fresh table
-        search.attempt_end = search.nodes + attempt_nodes
+        search.attempt_end = search.nodes + search.attempt_nodes
         search.rng = _SplitMix(search.attempt)
         try:
             won = search.dfs()
@@ -245,7 +268,7 @@ def streets_solve(
         search.seen.clear()
         search.truncated = False
         search.attempt += 1
-        attempt_nodes *= 2
+        search.attempt_nodes *= 2
     if won:
         return WON, expand(search.path, root, list(found)), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
