@@ -268,3 +268,37 @@ def test_budgets_and_stop_answer_unknown(impl: str) -> None:
     result = solve(open_game("klondike", {}, hard[0]), max_seconds=0.05, impl=impl)
     assert result.outcome in (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST)
     assert time.perf_counter() - t0 < 30
+
+
+# --- the best progress a search reached (the sampled Hint's score of an undecided world) ------
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_progress_is_the_best_position_searched(impl: str) -> None:
+    """``progress``: cards on the foundations plus cards turned up since the position solved,
+    at its best over the positions searched: the root's own after one position, never less
+    with more positions, more than the root once play went anywhere, and 0 for other games."""
+    grew = 0
+    for seed in range(12):
+        game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, seed)
+        root = solve(game, max_nodes=1, impl=impl)
+        assert root.progress == 0  # a fresh deal: nothing up, nothing turned
+        small, large = (solve(game, max_nodes=n, impl=impl) for n in (300, 3_000))
+        if not small.lost:
+            assert large.progress >= small.progress > 0, seed
+        grew += large.progress > small.progress
+    assert grew >= 1
+    assert solve(new_game("accordion", {}, seed=1), max_nodes=50, impl=impl).progress == 0
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("variant,options", RULES)
+def test_c_and_python_agree_on_progress(variant: str, options: dict[str, object]) -> None:
+    progress = set()
+    for seed in range(8):
+        game = open_game(variant, options, seed)
+        c = solve(game, max_nodes=2_000, impl="c")
+        py = solve(game, max_nodes=2_000, impl="python")
+        assert (c.outcome, c.nodes, c.progress) == (py.outcome, py.nodes, py.progress), seed
+        progress.add(c.progress)
+    assert len(progress) > 1  # not a constant

@@ -23,7 +23,7 @@ from accordion.api.solving import Budgets, Solving
 from accordion.engine.moves import DRAW, Transfer, Zone
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
 from accordion.solver import HAVE_C, can_sample, sampled_hint
-from accordion.solver.sampling import candidates, safe_move, unseen_cards
+from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
 
 PUBLISHED = {"partial_runs": "true", "foundation_return": "true"}
 SMALL = {"worlds": 4, "nodes_per_solve": 1500, "max_nodes": 10**9, "max_seconds": None}
@@ -241,7 +241,7 @@ def test_a_known_position_is_one_world() -> None:
         assert got.move in rules.legal_moves(state)
         if got.reason in ("sampled", "no win seen"):
             assert got.worlds == 1
-            if max(got.scores) == 2:
+            if max(got.scores) == WON_SCORE:
                 assert solve(rules.apply(state, got.move), rules.opened(), max_nodes=200_000).won
             checked += 1
     assert checked >= 3

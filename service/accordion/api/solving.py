@@ -57,8 +57,8 @@ class Budgets:
     cache_size: int = 10_000  # positions
     hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
     # A Hint on a hidden position sampled (solver/sampling.py): worlds, positions per search, in all.
-    hint_worlds: int = 12
-    hint_world_nodes: int = 3000
+    hint_worlds: int = 24
+    hint_world_nodes: int = 1500
     hint_nodes: int = 400_000
 
 

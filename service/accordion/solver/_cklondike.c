@@ -74,6 +74,7 @@ typedef struct {
     int stopped, truncated; /* stopped: by the clock or the caller's flag */
     int quick; /* the first, quick passes: unproven cuts, so only a win they find counts */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
+    int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
     KeySet seen;
     int depth;
@@ -498,6 +499,17 @@ static int is_won(const Ctx *c, const KState *s)
     return 1; /* every card face up in descending runs: the lowest top always goes up next */
 }
 
+/* How far play got in a position: cards on the foundations plus cards turned up since the
+ * root. The sampled Hint scores a world its search left undecided by the best of these (as
+ * Bjarnason et al.'s and lonelybot's rollouts do); the search itself never reads it. */
+static int progress_of(const Ctx *c, const KState *s)
+{
+    int p = s->found[0] + s->found[1] + s->found[2] + s->found[3] + c->root_down;
+    for (int i = 0; i < c->npiles; i++)
+        p -= s->down[i];
+    return p;
+}
+
 static int dfs(Ctx *c, const KState *s)
 {
     c->nodes++;
@@ -514,6 +526,9 @@ static int dfs(Ctx *c, const KState *s)
             return R_STOP;
         }
     }
+    int p = progress_of(c, s);
+    if (p > c->best)
+        c->best = p;
     if (is_won(c, s))
         return R_WIN;
     uint64_t a, b;
@@ -661,14 +676,14 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "quick_total", NULL};
-    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
+                             "quick_nodes", "quick_total", "progress", NULL};
+    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKK", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKO", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
-                                     &stop_obj, &quick_nodes, &quick_total))
+                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -689,12 +704,21 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->root_redeal = root_redeal;
     c->keep_cur = !(draw == 1 && redeals < 0);
     c->max_nodes = max_nodes;
+    for (int i = 0; i < c->npiles; i++)
+        c->root_down += root.down[i];
     if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
         free(c);
         return PyErr_NoMemory();
     }
-    Py_buffer stop_view;
+    Py_buffer stop_view, progress_view;
+    volatile const uint8_t *progress_out; /* written once, after the search */
     if (!get_stop(stop_obj, &stop_view, &c->stop)) {
+        ks_free(&c->seen);
+        free(c);
+        return NULL;
+    }
+    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
+        release_stop(&stop_view);
         ks_free(&c->seen);
         free(c);
         return NULL;
@@ -746,6 +770,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);
+    if (progress_out != NULL)
+        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
+    release_stop(&progress_view);
     ks_free(&c->seen);
     if (!ok) {
         free(c);
@@ -763,8 +790,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
-     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000) -> (outcome, [(src_zone, src, dst_zone, dst, "
-     "count)], nodes)"},
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None) -> (outcome, [(src_zone, src, dst_zone, dst, "
+     "count)], nodes); progress, a writable byte, gets the most progress of a position searched "
+     "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -70,6 +70,13 @@ class _Search:
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
+        self.root_down = 0
+        self.best = 0  # the most progress of a position visited (``progress_of``)
+
+    def progress_of(self, s: _Pos) -> int:
+        """Cards on the foundations plus cards turned up since the root (as _cklondike.c: the
+        sampled Hint scores an undecided world by the best of these; the search never reads it)."""
+        return sum(s.found) + self.root_down - sum(s.down)
 
     # --- the rules of the search (see _cklondike.c for the why of each) ---
 
@@ -259,6 +266,7 @@ class _Search:
             if self.quick and self.quick_deadline and now > self.quick_deadline:
                 self.quick_over = True  # not stopped: the full search has the other half
                 raise _Stop
+        self.best = max(self.best, self.progress_of(s))
         if not s.talon and not any(s.down):
             return True
         k = self.key(s)
@@ -387,12 +395,17 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
+                   progress: bytearray | None = None,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
-    """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes)."""
+    """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
+    gets the most progress of a position searched (``_Search.progress_of``)."""
+    if progress is not None and len(progress) < 1:
+        raise ValueError("progress is a writable buffer of at least one byte")
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur, redeals)
     search = _Search(draw, partial_runs, foundation_return, root_redeal, not (draw == 1 and redeals < 0),
                      max_nodes, max_seconds, stop)
+    search.root_down = sum(root.down)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
@@ -435,6 +448,8 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
         return UNKNOWN, [], search.nodes
     finally:
         sys.setrecursionlimit(limit)
+        if progress is not None:
+            progress[0] = search.best
     if won:
         return WON, expand(search.path, root, draw), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes

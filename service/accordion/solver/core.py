@@ -124,7 +124,9 @@ class SolveResult:
     turn (``Game.play`` accepts them) and ending in a won game. ``nodes`` counts the
     positions visited (cells of the interval programme for the inner eliminators).
     ``without_redeal`` is True when the position still had French's REDEAL to come:
-    the verdict is about winning without it.
+    the verdict is about winning without it. ``progress`` (Klondike only, else 0): the most
+    progress of a position the search visited, cards on the foundations plus cards turned up
+    since the position solved (the sampled Hint's score of a world left UNKNOWN).
     """
 
     outcome: Outcome
@@ -134,6 +136,7 @@ class SolveResult:
     method: str
     implementation: str
     without_redeal: bool = False
+    progress: int = 0
 
     @property
     def won(self) -> bool:
@@ -226,6 +229,7 @@ def solve(
     search = rules.search(state)
     flag = stop.flag if stop is not None else None
     backend: Any = _pysolver
+    progress = bytearray(1)  # written by the Klondike search only
     if isinstance(search, StackSearch):
         backend = _backend(impl)
         tops = bytes(p[-1] for p in state.row)
@@ -256,7 +260,7 @@ def solve(
     elif isinstance(search, KlondikeSearch):
         backend = _cklondike if _backend(impl) is _csolver else _pyklondike
         code, moves, nodes = _klondike_solve(
-            backend, search, state, nodes_limit, seconds_limit, flag)
+            backend, search, state, nodes_limit, seconds_limit, flag, progress)
         method = "klondike-dfs"
     elif isinstance(search, OpenTableauSearch):
         backend = _streets_backend(impl)
@@ -297,6 +301,7 @@ def solve(
         method=method,
         implementation="python" if backend in (_pysolver, _pyklondike) or backend in _PY_TWINS else "c",
         without_redeal=search.chance_ahead,
+        progress=progress[0],
     )
 
 
@@ -305,7 +310,7 @@ _ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's z
 
 def _klondike_solve(
     backend: Any, search: KlondikeSearch, state: State, max_nodes: int, max_seconds: float,
-    stop: bytearray | None,
+    stop: bytearray | None, progress: bytearray | None = None,
 ) -> tuple[int, list[Move], int]:
     """Hand a Klondike position to the search as plain data; its primitive moves as engine moves.
 
@@ -318,7 +323,7 @@ def _klondike_solve(
         [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
         [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste),
         search.draw, redeals, search.partial_runs, search.foundation_return, search.moved,
-        max_nodes, max_seconds, stop=stop,
+        max_nodes, max_seconds, stop=stop, progress=progress,
     )
     moves: list[Move] = []
     for src_zone, src, dst_zone, dst, count in raw:

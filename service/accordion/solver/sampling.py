@@ -5,7 +5,9 @@ cards the player cannot know are the deck less every card the view shows (and le
 when the player has seen it whole: ``TableauRules.seen_stock``, Klondike after a REDEAL). Deal
 them at random into the hidden places (``TableauRules.with_hidden``), solve each such *world*
 dealt open on a small node budget after each candidate move, and score each move by the
-worlds it wins in (a proven loss counts 0, an unknown 1/2). Of the moves within a margin of
+worlds it wins in, and in the worlds the search leaves undecided by how far play got there
+(the best position searched: cards on the foundations plus cards turned up, as Bjarnason et
+al.'s and lonelybot's rollouts measure it); a proven loss counts 0. Of the moves within a margin of
 the best score, the visible heuristic (``engine.tableau_hint``) picks, with moves that keep
 every chance but make no progress last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
 move, or a card to its foundation that nothing left could ever need (the solver's own safe
@@ -41,6 +43,10 @@ from ..engine.tableau_hint import tableau_values
 from .core import StopFlag, solve
 
 KING = 13
+# A won world's score; an undecided one scores 1 + its progress (cards up and turned, at most 52 + 21).
+WON_SCORE = 80
+# Moves whose score is within this much a world of the best are as good (the heuristic picks).
+MARGIN_PER_WORLD = 1
 # SUIT_RED[s]: suit s is red (hearts, diamonds).
 SUIT_RED = tuple(next(RED[c] for c in range(len(SUIT)) if SUIT[c] == s) for s in range(4))
 
@@ -50,8 +56,9 @@ class SampledHint:
     """What ``sampled_hint`` suggests and how it chose.
 
     ``move`` is None only when the game is over. ``moves`` are the moves sampled (the legal
-    ones less those ``candidates`` sets aside) and ``scores`` holds, for each, twice the worlds
-    won after it plus those left unknown; both empty when no sampling was needed. ``reason``:
+    ones less those ``candidates`` sets aside) and ``scores`` holds, for each, the sum over the
+    worlds of ``WON_SCORE`` where it wins, 0 where it loses, and 1 + the progress reached where
+    the search left it undecided; both empty when no sampling was needed. ``reason``:
     ``"only move"``, ``"safe"``, ``"sampled"``, ``"no win seen"`` (every world lost: the
     tie-break's move), ``"over"``.
     ``complete`` is False when the time cap (not the node budget) cut the sampling short.
@@ -207,8 +214,8 @@ def sampled_hint(
     rules: Rules,
     state: State,
     *,
-    worlds: int = 12,
-    nodes_per_solve: int = 3000,
+    worlds: int = 24,
+    nodes_per_solve: int = 1500,
     max_nodes: int = 400_000,
     max_seconds: float | None = 0.25,
     remember: bool = True,
@@ -285,11 +292,11 @@ def sampled_hint(
     seconds = time.perf_counter() - started
     values = tie_values(rules, state, legal)
     # Sampling as a filter, the visible heuristic as the chooser: every move whose score is
-    # within a margin of the best (a third of the worlds: a few unknown verdicts are noise, not
-    # a difference) is as good, and the heuristic picks among them. A move of no progress, last
-    # in the heuristic, is taken only when every other is clearly worse.
+    # within a margin of the best (one card of progress a world) is as good, and the heuristic
+    # picks among them. A move of no progress, last in the heuristic, is taken only when every
+    # other is clearly worse.
     top = max(scores)
-    margin = max(2, played // 3) if played and unseen else 0
+    margin = played * MARGIN_PER_WORLD if unseen else 0
     near = [i for i in range(len(legal)) if scores[i] >= top - margin]
     best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
     reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
@@ -300,7 +307,8 @@ def _world_scores(
     opened: Rules, world: State, legal: tuple[Move, ...], nodes_per_solve: int, deadline: float | None,
     impl: str | None, stop: StopFlag | None,
 ) -> tuple[list[int], int] | None:
-    """Each legal move's score in one world (2 won, 1 unknown, 0 lost) and the positions
+    """Each legal move's score in one world (``WON_SCORE`` won, 0 lost, 1 + the best progress
+    searched when undecided) and the positions
     searched; None when the clock or the flag cut a search short (its verdict would not be
     the node budget's)."""
 
@@ -315,7 +323,12 @@ def _world_scores(
                                or (stop is not None and stop.is_set())):
             return None  # perhaps stopped by the clock or the flag, not by the node budget
         first = result.moves[0] if result.won and result.moves else None
-        return (2 if result.won else 0 if result.lost else 1), result.nodes, first
+        if result.won or result.lost:
+            return (WON_SCORE if result.won else 0), result.nodes, first
+        # Undecided: how far the search got (cards up, plus cards turned since the hinted
+        # position: those the move itself turned count too), 1 more than a loss at the least.
+        turned = sum(DOWN.get(world)) - sum(DOWN.get(position))
+        return 1 + result.progress + turned, result.nodes, first
 
     here = run(world)
     if here is None:
@@ -326,7 +339,7 @@ def _world_scores(
     out = []
     for move in legal:
         if move == first:
-            out.append(2)  # the win found starts with it
+            out.append(WON_SCORE)  # the win found starts with it
             continue
         after = run(opened.apply(world, move))
         if after is None:
