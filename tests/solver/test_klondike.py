@@ -270,6 +270,34 @@ def test_budgets_and_stop_answer_unknown(impl: str) -> None:
     assert time.perf_counter() - t0 < 30
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_a_budget_spent_on_the_quick_passes_proves_nothing(impl: str) -> None:
+    """LOST only from the full search (or ``never_free``): a quick pass may see its whole cut
+    space within a tiny budget, and then no positions are left for the full search, whose
+    verdict alone is a proof: the answer is UNKNOWN, never a verdict the deal contradicts."""
+    decided = 0
+    for seed in range(12):
+        game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, seed)
+        truth = solve(game, max_nodes=300_000, impl="c" if HAVE_C else impl)
+        if truth.unknown:
+            continue
+        decided += 1
+        for budget in (1, 2, 3, 5, 8, 13, 50, 200):
+            result = solve(game, max_nodes=budget, impl=impl)
+            assert result.outcome in (truth.outcome, Outcome.UNKNOWN), (seed, budget)
+    assert decided >= 8
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+def test_c_and_python_agree_on_tiny_budgets() -> None:
+    """The budget edges too (C once answered LOST for seed 2 at one position, Python UNKNOWN)."""
+    for seed in range(12):
+        game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, seed)
+        for budget in (1, 2, 3, 5, 8):
+            c, py = (solve(game, max_nodes=budget, impl=impl) for impl in ("c", "python"))
+            assert (c.outcome, c.nodes) == (py.outcome, py.nodes), (seed, budget)
+
+
 # --- the best progress a search reached (the sampled Hint's score of an undecided world) ------
 
 

@@ -767,6 +767,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->max_nodes = max_nodes;
         if (ok)
             r = dfs(c, &root);
+    } else if (!lost_at_root && r != R_WIN) {
+        r = R_STOP; /* no full search (the budget went on the quick passes, whose cuts prove nothing) */
     }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);

@@ -437,6 +437,8 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                     break
             npass += 1
         search.noisy = False
+        if not won and max_nodes and search.nodes >= max_nodes:
+            raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
         if not won:
             search.quick = False
             search.seen.clear()
