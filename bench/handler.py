@@ -5,6 +5,7 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py --profile        # and cProfile's top functions
     .venv/bin/python bench/handler.py --against ../old --pairs 8 --evict 0 4   # A/B, alternating runs
     .venv/bin/python bench/handler.py --rpc NewGame    # the NewGame handler instead (same modes)
+    .venv/bin/python bench/handler.py --redis --uvloop # on a private redis-server, on uvloop (as served)
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
 per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
@@ -19,6 +20,12 @@ Accordion deal with a server-drawn seed, no request id.
 previous commit) in alternating subprocesses, ``--pairs`` times, and prints each run and the
 medians. Each run reports wall time and the handler's own CPU time (``thread_time``), which
 other processes on a busy machine disturb much less.
+
+``--redis`` puts the games in a ``redis-server`` started here (a free loopback port, never 6379;
+the lean connection, as the server uses it) instead of the memory store: the handler's CPU time
+then includes the store call's own Python (the session layer's timer, the executor, the lean
+connection, the metrics), not Redis's, which runs in its own process. ``--uvloop`` runs on
+uvloop, as the server does by default (timers and futures cost differently there).
 
 Why the eviction: inside the server the same code costs about twice as much (docs/performance.md:
 the handler measured in-server), because between two calls gRPC's core, the event loop and the
@@ -49,7 +56,7 @@ sys.path.insert(0, str(Path(_SOURCE) / "service"))
 from accordion.api import interceptors, service  # noqa: E402
 from accordion.api.servicer import AccordionServicer  # noqa: E402  (the same in every tree since)
 from accordion.server import configure_logging  # noqa: E402
-from accordion.store import MemoryStore  # noqa: E402
+from accordion.store import MemoryStore, open_store  # noqa: E402
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
 
 METHOD = "/accordion.v1.AccordionService/"
@@ -96,10 +103,19 @@ async def call(handler: Any, data: bytes, context: Context) -> bytes:
 
 
 async def run(
-    moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "ApplyMove"
+    moves: int, evict_mib: int, profile: bool, seed: int, rpc: str = "ApplyMove", redis_url: str = ""
 ) -> tuple[float, float]:
-    """Mean µs per handler call of ``rpc`` (ApplyMove or NewGame): (wall, CPU of this thread)."""
-    handlers = service.generic_handler(AccordionServicer(MemoryStore(), game_ttl=3600))
+    """Mean µs per handler call of ``rpc`` (ApplyMove or NewGame): (wall, CPU of this thread).
+    ``redis_url``: the games in that Redis (as the server opens it) instead of a MemoryStore."""
+    store = open_store(redis_url) if redis_url else MemoryStore()
+    try:
+        return await _run(store, moves, evict_mib, profile, seed, rpc)
+    finally:
+        await store.close()
+
+
+async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int, rpc: str) -> tuple[float, float]:
+    handlers = service.generic_handler(AccordionServicer(store, game_ttl=3600))
     if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
         from accordion.api.limits import Admission, Limits
 
@@ -156,6 +172,14 @@ async def run(
     return spent / moves * 1e6, cpu / moves * 1e6
 
 
+def _loop_run(uvloop: bool, main: Any) -> Any:
+    if uvloop:
+        import uvloop as uv
+
+        return uv.run(main)
+    return asyncio.run(main)
+
+
 def _label(mib: int) -> str:
     return "warm" if not mib else f"{mib:>2} MiB evicted"
 
@@ -167,7 +191,9 @@ def ab(args: argparse.Namespace) -> None:
     for pair in range(args.pairs):
         for name, tree in (trees.items() if pair % 2 == 0 else reversed(trees.items())):
             argv = [sys.executable, __file__, "--source", tree, "--json", "--moves", str(args.moves),
-                    "--seed", str(args.seed), "--rpc", args.rpc, "--evict", *map(str, args.evict)]
+                    "--seed", str(args.seed), "--rpc", args.rpc, "--evict", *map(str, args.evict),
+                    *(["--redis-url", args.redis_url] if args.redis_url else []),
+                    *(["--uvloop"] if args.uvloop else [])]
             out = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
             for mib, wall, cpu in out:
                 results.setdefault((name, mib), []).append((wall, cpu))
@@ -192,20 +218,38 @@ def main() -> None:
     parser.add_argument("--against", help="A/B: another tree, run alternately with this one")
     parser.add_argument("--pairs", type=int, default=6, help="A/B: runs of each tree")
     parser.add_argument("--json", action="store_true", help="print [[MiB, wall µs, cpu µs], ...] only")
+    parser.add_argument("--redis", action="store_true", help="the games in a redis-server started here")
+    parser.add_argument("--redis-url", default="", help="the games in this Redis (not 6379 on a shared machine)")
+    parser.add_argument("--uvloop", action="store_true", help="run on uvloop, as the server does")
     args = parser.parse_args()
+    if args.redis and not args.redis_url:  # one server for every run (of both trees, with --against)
+        sys.path.insert(0, str(ROOT / "tests"))
+        from redis_server import RedisServer
+
+        server = RedisServer().start()
+        args.redis_url = server.url
+        try:
+            _main(args)
+        finally:
+            server.stop()
+        return
+    _main(args)
+
+
+def _main(args: argparse.Namespace) -> None:
     if args.against:
         ab(args)
         return
     rows = []
     for mib in args.evict:
-        wall, cpu = asyncio.run(run(args.moves, mib, False, args.seed, args.rpc))
+        wall, cpu = _loop_run(args.uvloop, run(args.moves, mib, False, args.seed, args.rpc, args.redis_url))
         rows.append((mib, wall, cpu))
         if not args.json:
             print(f"{args.rpc} handler, {_label(mib)}: {wall:6.1f} µs per call (CPU {cpu:6.1f} µs)")
     if args.json:
         print(json.dumps(rows))
     if args.profile:
-        asyncio.run(run(args.moves // 4, 0, True, args.seed, args.rpc))
+        _loop_run(args.uvloop, run(args.moves // 4, 0, True, args.seed, args.rpc, args.redis_url))
 
 
 if __name__ == "__main__":

@@ -77,3 +77,77 @@ async def test_store_calls_are_bounded_by_the_timeout_and_the_deadline() -> None
         await flow.open("A" * 22, "t", time.monotonic() - 1)  # already past: no store call at all
     assert time.monotonic() - started < 2 and errors == ["load", "load"]
     assert not GameStore.in_process and MemoryStore.in_process
+
+
+# --- the store call's timer (``flow._within``) behaves as ``asyncio.timeout`` does ------------------
+
+
+async def _reference(seconds: float, call: object) -> object:
+    async with asyncio.timeout(seconds):
+        return await call  # type: ignore[misc]
+
+
+async def _outcome(within: object, seconds: float, work: object, cancel_after: float | None) -> tuple[str, int]:
+    """What a task running ``within(seconds, work())`` ends with, cancelled from outside
+    ``cancel_after`` seconds after it starts (None: never): its result or exception type, and
+    its cancelling() count as the call ends."""
+    seen: list[int] = []
+
+    async def body() -> object:
+        try:
+            return await within(seconds, work())  # type: ignore[operator]
+        finally:
+            seen.append(asyncio.current_task().cancelling())  # type: ignore[union-attr]
+
+    task = asyncio.ensure_future(body())
+    if cancel_after is not None:
+        asyncio.get_running_loop().call_later(cancel_after, task.cancel)
+    try:
+        outcome = repr(await task)
+    except BaseException as exc:  # noqa: BLE001 (the outcome is what is compared)
+        outcome = type(exc).__name__
+    return outcome, seen[0]
+
+
+async def _slow() -> str:
+    await asyncio.sleep(0.3)
+    return "done"
+
+
+async def _quick() -> str:
+    await asyncio.sleep(0)
+    return "done"
+
+
+async def _swallows() -> str:  # catches the cancellation and answers anyway
+    try:
+        await asyncio.sleep(0.3)
+    except asyncio.CancelledError:
+        return "swallowed"
+    return "done"
+
+
+async def _blocks() -> str:  # holds the loop past both timers: they fire in the same turn
+    await asyncio.sleep(0)
+    time.sleep(0.1)
+    await asyncio.sleep(0.3)
+    return "done"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "work", "cancel_after", "expected"),
+    [
+        (1.0, _quick, None, ("'done'", 0)),  # answered in time
+        (0.05, _slow, None, ("TimeoutError", 0)),  # the time ran out
+        (1.0, _slow, 0.05, ("CancelledError", 1)),  # cancelled from outside: not a timeout
+        (0.05, _blocks, 0.05, ("CancelledError", 1)),  # both at once: the outside's cancellation wins
+        (0.05, _swallows, None, ("'swallowed'", 0)),  # fired, but the call answered: its answer
+    ],
+)
+async def test_the_store_timer_is_asyncio_timeout(
+    seconds: float, work: object, cancel_after: float | None, expected: tuple[str, int]
+) -> None:
+    from accordion.sessions import flow
+
+    assert await _outcome(_reference, seconds, work, cancel_after) == expected  # the reference, as read
+    assert await _outcome(flow._within, seconds, work, cancel_after) == expected

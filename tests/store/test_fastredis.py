@@ -11,7 +11,7 @@ import pytest
 from redis import exceptions as rexc
 
 from accordion.store import open_store
-from accordion.store.fastredis import FastRedis, fast_url, pack
+from accordion.store.fastredis import FastRedis, fast_url, pack, pack_python
 from accordion.store.redis import RedisStore
 from accordion.store.redis_exec import (
     ClusterExecutor,
@@ -150,3 +150,85 @@ def test_wait_settings_are_checked(redis_url: str) -> None:
     for replicas, timeout in ((-1, 0.5), (1, 0.0)):
         with pytest.raises(ValueError, match="wait_replicas"):
             open_store(redis_url, wait_replicas=replicas, wait_timeout=timeout)
+
+
+def test_pack_is_the_python_packers_for_every_type_the_store_sends() -> None:
+    """``pack`` goes through hiredis's packer; it must write what ``pack_python`` writes."""
+    values: list[object] = [
+        "", "EVALSHA", "é ∑ 🂡", "a\r\nb", b"", b"\x00\r\n\xff" * 50, 0, 1, -1, 2**63 - 1, 2**64, -(2**70),
+        0.0, -0.0, 0.1, 1.5, 1e300, -2.5e-300, float("inf"), float("-inf"),
+    ]
+    for value in values:
+        assert pack(("SET", value, "k")) == pack_python(("SET", value, "k")), value
+    assert pack(tuple(values)) == pack_python(tuple(values))
+    # What hiredis refuses goes to the Python packer, which answers as before.
+    assert pack(("SET", True)) == pack_python(("SET", True)) == b"*2\r\n$3\r\nSET\r\n$4\r\nTrue\r\n"
+    for refused in (None, object(), [1], bytearray(b"x"), 1j):
+        with pytest.raises(rexc.DataError):
+            pack(("SET", refused))
+
+
+async def test_the_stores_hot_path_never_falls_back_to_the_python_packer(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every argument the Redis store sends on the hot path (create, load, compare_and_set, a
+    claim) is of a type hiredis packs: a bool or None among them would cost a failed hiredis
+    call plus the Python packer on every move."""
+    from accordion.store import GameRecord, fastredis
+
+    def refuse(args: tuple[object, ...]) -> bytes:
+        raise AssertionError(f"fell back to the Python packer for {args!r}")
+
+    monkeypatch.setattr(fastredis, "pack_python", refuse)
+    for watched_only in (False, True):
+        store = open_store(redis_url, watched_only=watched_only)
+        try:
+            assert isinstance(store, RedisStore) and type(store.executor) is FastExecutor
+            game_id = f"pack-{watched_only}"
+            await store.delete(game_id)
+            await store.create(GameRecord(game_id, 1, b"t", b"d"), ttl=60)
+            assert (await store.load(game_id)).data == b"d"
+            assert await store.compare_and_set(game_id, 1, b"d2", ttl=60, event=b"e", request_id="r",
+                                               fingerprint=b"f", reply=b"x") is None
+            assert (await store.compare_and_set(game_id, 1, b"d2", ttl=60, event=b"e", request_id="r",
+                                                fingerprint=b"f", reply=b"x")) is not None  # the retry
+            assert await store.claim_request(f"claim-{watched_only}-{game_id}", b"f", b"x", ttl=60) is None
+        finally:
+            await store.close()
+
+
+async def test_the_fast_executor_maps_errors_as_unavailable_does() -> None:
+    """``FastExecutor`` maps failures in a plain ``except``; it must turn into StoreUnavailable
+    exactly what ``unavailable()`` does, and let the rest out unchanged."""
+    from accordion.store.base import StoreUnavailable
+    from accordion.store.redis_errors import unavailable
+    from accordion.store.redis_scripts import TOUCH
+
+    failures: list[Exception] = [
+        rexc.ConnectionError("gone"), rexc.TimeoutError("slow"), rexc.ReadOnlyError("ro"),
+        rexc.ResponseError("NOREPLICAS Not enough good replicas"), rexc.ResponseError("ERR other"),
+        AttributeError("'NoneType' object has no attribute 'write'"), AttributeError("other"),
+        RuntimeError("unable to perform operation; the handler is closed"), RuntimeError("other"),
+        TypeError("'NoneType' object is not callable"), ValueError("other"),
+    ]
+
+    class Failing:
+        def __init__(self, failure: Exception) -> None:
+            self.failure = failure
+
+        async def call(self, *args: object) -> object:
+            raise self.failure
+
+    for failure in failures:
+        executor = FastExecutor.__new__(FastExecutor)
+        executor.fast = Failing(failure)  # type: ignore[assignment]
+        try:
+            with unavailable():
+                raise failure
+        except Exception as exc:  # noqa: BLE001 (compared below)
+            expected: BaseException = exc
+        for call in (executor.script(TOUCH, ["k"], []), executor.read_game("k")):
+            with pytest.raises(type(expected)) as raised:
+                await call
+            assert str(raised.value) == str(expected)
+            assert (raised.value.__cause__ is failure) == isinstance(expected, StoreUnavailable)

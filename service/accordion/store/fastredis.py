@@ -37,6 +37,8 @@ from redis.asyncio.connection import parse_url
 # …), seen through a typed name: redis-py does not annotate it.
 _parse_error: Callable[[str], rexc.ResponseError] = BaseParser.parse_error
 
+_hiredis_pack: Callable[[tuple[Any, ...]], bytes] = hiredis.pack_command
+
 _FIELDS = {"host", "port", "db", "username", "password", "path"}
 
 
@@ -56,7 +58,18 @@ def fast_url(url: str) -> dict[str, Any] | None:
 
 
 def pack(args: tuple[Any, ...]) -> bytes:
-    """One command in RESP: an array of bulk strings."""
+    """One command in RESP: an array of bulk strings. hiredis's packer (C, ~1.6 µs for a move's
+    EVALSHA against ~4.2 here) writes the same bytes for what the store sends (str, bytes, int,
+    float); it refuses other types with a TypeError, and those go to ``pack_python``, which
+    answers as before (a DataError, or ``True`` for a bool)."""
+    try:
+        return _hiredis_pack(args)
+    except TypeError:
+        return pack_python(args)
+
+
+def pack_python(args: tuple[Any, ...]) -> bytes:
+    """``pack`` in Python: the reference (tests/store/test_fastredis.py holds hiredis's to it)."""
     out = [b"*%d\r\n" % len(args)]
     for arg in args:
         if isinstance(arg, bytes):

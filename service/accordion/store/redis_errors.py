@@ -59,18 +59,24 @@ def retryable_in_cluster(exc: BaseException) -> bool:
     return isinstance(exc, (*TOPOLOGY, rexc.RedisClusterException)) or torn_down(exc) or refused(exc)
 
 
+def as_unavailable(exc: Exception) -> StoreUnavailable | None:
+    """What ``unavailable`` raises for ``exc`` (raised ``from exc``), or None: ``exc`` goes out as it is."""
+    if isinstance(exc, UNAVAILABLE) or refused(exc):
+        return StoreUnavailable(f"redis: {exc}")
+    if isinstance(exc, (AttributeError, TypeError, RuntimeError)) and torn_down(exc):
+        return StoreUnavailable(f"redis: connection torn down mid-call ({exc})")
+    return None
+
+
 @contextlib.contextmanager
 def unavailable() -> Iterator[None]:
-    """Turn what is left of redis-py's connection errors (after its retries) into StoreUnavailable."""
+    """Turn what is left of redis-py's connection errors (after its retries) into StoreUnavailable.
+    (The hot path's calls, ``FastExecutor``, map with ``as_unavailable`` in a plain ``except``
+    instead: entering a generator-based context manager costs ~0.7 µs a call.)"""
     try:
         yield
-    except UNAVAILABLE as exc:
-        raise StoreUnavailable(f"redis: {exc}") from exc
-    except rexc.ResponseError as exc:
-        if not refused(exc):
+    except Exception as exc:
+        mapped = as_unavailable(exc)
+        if mapped is None:
             raise
-        raise StoreUnavailable(f"redis: {exc}") from exc
-    except (AttributeError, TypeError, RuntimeError) as exc:
-        if not torn_down(exc):
-            raise
-        raise StoreUnavailable(f"redis: connection torn down mid-call ({exc})") from exc
+        raise mapped from exc

@@ -30,7 +30,7 @@ from redis.backoff import ExponentialBackoff
 
 from .base import StoreUnavailable
 from .fastredis import FastRedis
-from .redis_errors import TOPOLOGY, UNAVAILABLE, refused, retryable_in_cluster, torn_down, unavailable
+from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, refused, retryable_in_cluster, torn_down, unavailable
 from .redis_scripts import TOUCH, Script
 
 T = TypeVar("T")
@@ -111,20 +111,34 @@ class FastExecutor(Executor):
         super().__init__(client, watch_client, watch_block=watch_block)
         self.fast = fast
 
+    # The mapping of ``unavailable()``, in a plain ``except`` (free until something is raised):
+    # these two run once per move or read.
     async def script(self, script: Script, keys: Keys, args: Args) -> Any:
-        with unavailable():
+        fast = self.fast
+        try:
             try:
-                return await self.fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
+                return await fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
             except rexc.NoScriptError:
-                await self.fast.call("SCRIPT", "LOAD", script.text)
-                return await self.fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
+                await fast.call("SCRIPT", "LOAD", script.text)
+                return await fast.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except Exception as exc:
+            mapped = as_unavailable(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     async def read_game(self, key: str) -> list[Any]:
-        with unavailable():
+        fast = self.fast
+        try:
             try:
-                return list(await self.fast.call("HMGET", key, "v", "t", "d"))
+                return list(await fast.call("HMGET", key, "v", "t", "d"))
             except rexc.ConnectionError:  # a read is safe to send again, on a new connection
-                return list(await self.fast.call("HMGET", key, "v", "t", "d"))
+                return list(await fast.call("HMGET", key, "v", "t", "d"))
+        except Exception as exc:
+            mapped = as_unavailable(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     async def close(self) -> None:
         await self.fast.close()
