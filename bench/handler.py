@@ -6,6 +6,7 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py --against ../old --pairs 8 --evict 0 4   # A/B, alternating runs
     .venv/bin/python bench/handler.py --rpc NewGame    # the NewGame handler instead (same modes)
     .venv/bin/python bench/handler.py --redis --uvloop # on a private redis-server, on uvloop (as served)
+    .venv/bin/python bench/handler.py --rpc NewGame --gc   # and the garbage collector's share
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
 per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
 import os
 import pstats
@@ -138,6 +140,7 @@ async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int,
     context, game = await deal()
     spent, cpu, done = 0.0, 0.0, 0
     profiler = cProfile.Profile() if profile else None
+    collector = _CollectorTime() if COLLECTOR_TIMED else None
     new_game_data = pb.NewGameRequest(variant="accordion").SerializeToString()
     while done < moves:
         if rpc == "NewGame":
@@ -169,7 +172,36 @@ async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int,
     flush_access_log()
     if profiler:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    if collector is not None:
+        collector.report(moves)
     return spent / moves * 1e6, cpu / moves * 1e6
+
+
+COLLECTOR_TIMED = False  # --gc
+
+
+class _CollectorTime:
+    """With --gc: the garbage collector's passes during a run, by generation, and their wall time
+    (``gc.callbacks``), per handler call. (Start-up objects are frozen first, as the server does.)"""
+
+    def __init__(self) -> None:
+        gc.collect()
+        gc.freeze()
+        self.count, self.seconds, self._started = [0, 0, 0], [0.0, 0.0, 0.0], 0.0
+        gc.callbacks.append(self._seen)
+
+    def _seen(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.perf_counter() - self._started
+
+    def report(self, calls: int) -> None:
+        gc.callbacks.remove(self._seen)
+        parts = [f"gen{g} {self.count[g]} passes, {self.seconds[g] / calls * 1e6:.1f} µs/call" for g in range(3)]
+        print(f"collector over {calls} calls: " + "; ".join(parts)
+              + f" (total {sum(self.seconds) / calls * 1e6:.1f} µs/call)", file=sys.stderr)
 
 
 def _loop_run(uvloop: bool, main: Any) -> Any:
@@ -221,10 +253,13 @@ def main() -> None:
     parser.add_argument("--redis", action="store_true", help="the games in a redis-server started here")
     parser.add_argument("--redis-url", default="", help="the games in this Redis (not 6379 on a shared machine)")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop, as the server does")
+    parser.add_argument("--gc", action="store_true", help="also time the garbage collector's passes (on stderr)")
     args = parser.parse_args()
+    global COLLECTOR_TIMED
+    COLLECTOR_TIMED = args.gc
     if args.redis and not args.redis_url:  # one server for every run (of both trees, with --against)
         sys.path.insert(0, str(ROOT / "tests"))
-        from redis_server import RedisServer
+        from redis_server import RedisServer  # type: ignore[import-not-found]  # tests/, on the path above
 
         server = RedisServer().start()
         args.redis_url = server.url
