@@ -162,3 +162,30 @@ async def test_in_process_says_which_store_needs_no_timeout(redis_url: str) -> N
         assert MemoryStore().in_process and not redis_store.in_process
     finally:
         await redis_store.close()
+
+
+async def test_a_game_never_moved_holds_no_event_log_or_replies() -> None:
+    """A dealt game's event log and reply table are made by the first write that needs them: a
+    store of games dealt and never moved holds far less, and the collector walks fewer objects.
+    (Their behaviour once made is what test_store.py checks, on both stores.)"""
+    clock = Clock()
+    store = capped(DEFAULT_MAX_GAMES, clock)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(2000):
+            await store.create(record(f"game-{i:05}", data=b"d" * 200), ttl=30)
+        per_game = (tracemalloc.get_traced_memory()[0] - base) / 2000
+    finally:
+        tracemalloc.stop()
+    # The record (~300 bytes with its 200-byte blob) and the table's entry; an empty deque
+    # alone would add ~620 bytes, an OrderedDict ~100.
+    assert per_game < 1000, per_game
+    await cas(store, 1, game_id="game-00000", ttl=30, request_id="r1", fingerprint=b"f", reply=b"x")
+    assert await store.get_reply("game-00000", "r1") == StoredReply(b"f", b"x")
+    assert await store.get_reply("game-00001", "r1") is None  # a game with no replies yet
+    events = store.watch("game-00000", 0)
+    first = await events.__anext__()
+    assert first.version == 2
+    await events.aclose()  # type: ignore[attr-defined]

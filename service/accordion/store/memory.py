@@ -26,7 +26,7 @@ import heapq
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from .base import (
@@ -53,10 +53,14 @@ DEFAULT_MAX_GAMES = 100_000
 class _Game:
     record: GameRecord
     deadline: float
-    events: deque[tuple[int, bytes]] = field(default_factory=deque)  # (version, payload)
+    # Both made at the first write that needs them (None until then): a game that is dealt and
+    # never moved (or moved without request ids) holds neither, two fewer objects for the garbage
+    # collector's full passes to walk per game (a NewGame's share of them: bench/handler.py --gc)
+    # and ~700 bytes fewer (an empty deque alone allocates a 64-slot block).
+    events: deque[tuple[int, bytes]] | None = None  # (version, payload), the last event_log_len
     # request id → (fingerprint, reply): plain tuples of bytes, which the garbage collector
     # stops tracking (a dataclass per record kept full collections long with many games).
-    replies: OrderedDict[str, tuple[bytes, bytes]] = field(default_factory=OrderedDict)
+    replies: OrderedDict[str, tuple[bytes, bytes]] | None = None
     watchers: int = 0
     serial: int = 0  # set by _Table.add: which item of its heap is this entry's
     # Made by a watcher that waits; set (and dropped) on the next write and on removal: each
@@ -244,7 +248,7 @@ class MemoryStore(GameStore):
         self._check_open()
         if self._table.get(record.game_id) is not None:
             raise GameExists(record.game_id)
-        self._table.add(record.game_id, _Game(record, self._clock() + ttl, deque(maxlen=self._event_log_len)))
+        self._table.add(record.game_id, _Game(record, self._clock() + ttl))
 
     async def load(self, game_id: str) -> GameRecord:
         self._check_open()
@@ -273,7 +277,8 @@ class MemoryStore(GameStore):
             raise GameNotFound(game_id)
         # Same order as the Redis script: a known request id wins over the version check,
         # so a retry of a request that did succeed gets its reply, not a conflict.
-        if request_id and (stored := game.replies.get(request_id)) is not None:
+        replies = game.replies
+        if request_id and replies is not None and (stored := replies.get(request_id)) is not None:
             return StoredReply(*stored)
         current = game.record.version
         if current != expected_version:
@@ -283,18 +288,22 @@ class MemoryStore(GameStore):
         game.deadline = now + ttl
         self._table.use(game_id)
         if game.watchers or not self._watched_only:
+            if game.events is None:
+                game.events = deque(maxlen=self._event_log_len)
             game.events.append((version, event))
         if request_id:
-            game.replies[request_id] = (fingerprint, reply)
-            if len(game.replies) > REPLIES_KEPT:
-                game.replies.popitem(last=False)
+            if replies is None:
+                replies = game.replies = OrderedDict()
+            replies[request_id] = (fingerprint, reply)
+            if len(replies) > REPLIES_KEPT:
+                replies.popitem(last=False)
         game.notify()
         return None
 
     async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:
         self._check_open()
         game = self._table.get(game_id)
-        stored = None if game is None else game.replies.get(request_id)
+        stored = None if game is None or game.replies is None else game.replies.get(request_id)
         return None if stored is None else StoredReply(*stored)
 
     async def claim_request(
@@ -328,7 +337,7 @@ class MemoryStore(GameStore):
                 # is another game.
                 if game is None or game is not first:
                     return
-                pending = [(v, p) for v, p in game.events if v > last]
+                pending = [(v, p) for v, p in game.events or () if v > last]
                 if pending:
                     for version, payload in pending:
                         yield WatchEvent(game_id, version, payload)
