@@ -85,7 +85,8 @@ async def play(solving: Solving, variant: str, options: dict[str, str], seed: in
 
 async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, object]:
     budgets = Budgets(hint_seconds=args.budget_ms / 1000, hint_worlds=args.worlds,
-                      hint_world_nodes=args.world_nodes, hint_nodes=args.nodes)
+                      hint_world_nodes=args.world_nodes, hint_nodes=args.nodes,
+                      hint_deep_worlds=args.deep_worlds, hint_deep_nodes=args.deep_nodes)
     solving = Solving(budgets)
     outcomes: Counter[str] = Counter()
     times_ms: list[float] = []
@@ -118,7 +119,8 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
         "mean_moves": sum(moves) / len(moves) if moves else 0.0,
         "seconds": time.perf_counter() - started,
         "budgets": {"hint_ms": args.budget_ms, "worlds": args.worlds, "world_nodes": args.world_nodes,
-                    "nodes": args.nodes},
+                    "nodes": args.nodes, "deep_worlds": args.deep_worlds,
+                    "deep_nodes": args.deep_nodes},
     }
 
 
@@ -134,6 +136,9 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, default=defaults.hint_worlds)
     parser.add_argument("--world-nodes", type=int, default=defaults.hint_world_nodes)
     parser.add_argument("--nodes", type=int, default=defaults.hint_nodes)
+    parser.add_argument("--deep-worlds", type=int, default=defaults.hint_deep_worlds,
+                        help="worlds searched deeper when the first show no win (0: never)")
+    parser.add_argument("--deep-nodes", type=int, default=defaults.hint_deep_nodes)
     parser.add_argument("--max-moves", type=int, default=1000)
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
