@@ -8,8 +8,10 @@ dealt open on a small node budget after each candidate move, and score each move
 worlds it wins in, and in the worlds the search leaves undecided by how far play got there
 (the best position searched: cards on the foundations plus cards turned up, as Bjarnason et
 al.'s and lonelybot's rollouts measure it); a proven loss counts 0. Of the moves within a margin of
-the best score, the visible heuristic (``engine.tableau_hint``) picks, with moves that keep
-every chance but make no progress last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
+the best score, the one the most worlds' found wins begin with is taken, then the visible
+heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but make no
+progress last, so a hint never goes back and forth on a tie. When the first few worlds show
+no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need no sampling: one legal
 move, or a card to its foundation that nothing left could ever need (the solver's own safe
 move). While the stock was never seen, no card is taken off the waste: drawing on shows the
 talon first, a value sampling cannot see (every world knows its own stock).
