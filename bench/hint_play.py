@@ -63,7 +63,7 @@ def position_key(state: State) -> tuple[object, ...]:
 
 
 async def play(solving: Solving, variant: str, options: dict[str, str], seed: int, max_moves: int,
-               times_ms: list[float]) -> tuple[str, int]:
+               times_ms: list[float], cpu_ms: list[float]) -> tuple[str, int]:
     """Play one deal through Hint; ("won" | "lost" | "stuck", moves played)."""
     game = new_game(variant, options, seed=seed)
     seen: Counter[tuple[object, ...]] = Counter()
@@ -74,9 +74,10 @@ async def play(solving: Solving, variant: str, options: dict[str, str], seed: in
         seen[key] += 1
         if seen[key] >= 3:
             return "stuck", played
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         move, _ = await solving.hint(game)
         times_ms.append((time.perf_counter() - started) * 1000)
+        cpu_ms.append((time.process_time() - cpu) * 1000)  # the process's, worker thread included
         if move is None:
             return "lost", played
         game.play(move)
@@ -85,16 +86,18 @@ async def play(solving: Solving, variant: str, options: dict[str, str], seed: in
 
 async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, object]:
     budgets = Budgets(hint_seconds=args.budget_ms / 1000, hint_worlds=args.worlds,
-                      hint_world_nodes=args.world_nodes, hint_nodes=args.nodes)
+                      hint_world_nodes=args.world_nodes, hint_nodes=args.nodes,
+                      hint_deep_worlds=args.deep_worlds, hint_deep_nodes=args.deep_nodes)
     solving = Solving(budgets)
     outcomes: Counter[str] = Counter()
     times_ms: list[float] = []
+    cpu_ms: list[float] = []  # CPU time of each Hint: what a quiet machine would take, near enough
     moves: list[int] = []
     started = time.perf_counter()
     try:
         for k in range(args.deals):
             seed = args.start_seed + k
-            outcome, n = await play(solving, args.variant, options, seed, args.max_moves, times_ms)
+            outcome, n = await play(solving, args.variant, options, seed, args.max_moves, times_ms, cpu_ms)
             outcomes[outcome] += 1
             moves.append(n)
             if args.progress:
@@ -114,11 +117,14 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
         "hints": len(times_ms), "hint_mean_ms": sum(times_ms) / len(times_ms) if times_ms else 0.0,
         "hint_p50_ms": percentile(ordered, 50), "hint_p99_ms": percentile(ordered, 99),
         "hint_max_ms": ordered[-1] if ordered else 0.0,
+        "hint_cpu_mean_ms": sum(cpu_ms) / len(cpu_ms) if cpu_ms else 0.0,
+        "hint_cpu_p99_ms": percentile(sorted(cpu_ms), 99), "hint_cpu_max_ms": max(cpu_ms, default=0.0),
         "hints_over_budget": sum(1 for t in times_ms if t > args.budget_ms),
         "mean_moves": sum(moves) / len(moves) if moves else 0.0,
         "seconds": time.perf_counter() - started,
         "budgets": {"hint_ms": args.budget_ms, "worlds": args.worlds, "world_nodes": args.world_nodes,
-                    "nodes": args.nodes},
+                    "nodes": args.nodes, "deep_worlds": args.deep_worlds,
+                    "deep_nodes": args.deep_nodes},
     }
 
 
@@ -134,6 +140,9 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, default=defaults.hint_worlds)
     parser.add_argument("--world-nodes", type=int, default=defaults.hint_world_nodes)
     parser.add_argument("--nodes", type=int, default=defaults.hint_nodes)
+    parser.add_argument("--deep-worlds", type=int, default=defaults.hint_deep_worlds,
+                        help="worlds searched deeper when the first show no win (0: never)")
+    parser.add_argument("--deep-nodes", type=int, default=defaults.hint_deep_nodes)
     parser.add_argument("--max-moves", type=int, default=1000)
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
@@ -150,7 +159,9 @@ def main() -> None:
           f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {result['lost']}, stuck {result['stuck']}")
     print(f"{result['hints']} hints: mean {result['hint_mean_ms']:.1f} ms, p50 {result['hint_p50_ms']:.1f} ms, "
           f"p99 {result['hint_p99_ms']:.1f} ms, max {result['hint_max_ms']:.1f} ms, over budget "
-          f"{result['hints_over_budget']}; {result['seconds']:.0f} s; load {result['load']}")
+          f"{result['hints_over_budget']}; CPU mean {result['hint_cpu_mean_ms']:.1f} ms, p99 "
+          f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; {result['seconds']:.0f} s; "
+          f"load {result['load']}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 

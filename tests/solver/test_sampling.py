@@ -23,7 +23,7 @@ from accordion.api.solving import Budgets, Solving
 from accordion.engine.moves import DRAW, Transfer, Zone
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
 from accordion.solver import HAVE_C, can_sample, sampled_hint
-from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
+from accordion.solver.sampling import WON_SCORE, candidates, layout, safe_move, unseen_cards
 
 PUBLISHED = {"partial_runs": "true", "foundation_return": "true"}
 SMALL = {"worlds": 4, "nodes_per_solve": 1500, "max_nodes": 10**9, "max_seconds": None}
@@ -245,3 +245,59 @@ def test_a_known_position_is_one_world() -> None:
                 assert solve(rules.apply(state, got.move), rules.opened(), max_nodes=200_000).won
             checked += 1
     assert checked >= 3
+
+
+
+def test_twins_get_the_same_deepened_hint() -> None:
+    """Deepening (no win in the first worlds: the positions left go to a few worlds searched
+    deeper) is decided from the worlds' verdicts alone: twins deepen alike and get the same
+    hint. A tiny shallow budget makes the first worlds show no win, so it deepens often."""
+    tiny = {"worlds": 8, "nodes_per_solve": 60, "max_nodes": 10**9, "max_seconds": None}
+    compared = deepened = 0
+    for seed in range(3):
+        for game in positions("klondike", seed, 60, PUBLISHED)[::2]:
+            rules, state = game.rules, game.state
+            assert isinstance(rules, TableauRules)
+            if not can_sample(rules, state):
+                continue
+            other = twin(rules, state, seed * 1000 + compared + 5)
+            if other == state:
+                continue
+            mine, theirs = sampled_hint(rules, state, **tiny), sampled_hint(rules, other, **tiny)
+            assert (mine.move, mine.scores, mine.nodes, mine.worlds, mine.deepened) == (
+                theirs.move, theirs.scores, theirs.nodes, theirs.worlds, theirs.deepened)
+            if mine.deepened:
+                assert mine.worlds <= 4 and mine.nodes > 4 * 60
+            compared += 1
+            deepened += mine.deepened
+    assert compared >= 30 and deepened >= 5, (compared, deepened)
+
+
+def test_tied_moves_follow_the_worlds_lines() -> None:
+    """Where the scores tie (here one world, the position known whole, won after several
+    moves), the hint is the first move of the win the world's search found, when it is a
+    candidate: a plan, where the visible heuristic alone drifted (draws, a run moved back and
+    forth) in positions the solver wins at once. Without ``follow_lines`` some hints differ
+    (the check can fail)."""
+    from accordion.solver import solve
+    from accordion.solver.sampling import candidates
+
+    followed = differ = 0
+    for game in [g for seed in range(6) for g in positions("klondike", seed, 40, PUBLISHED)[::2]]:
+        rules = game.rules
+        assert isinstance(rules, TableauRules)
+        replace: Any = game.state._replace
+        state = replace(down=(0,) * 7, redeals=1)  # every card known: one world, the position itself
+        if not can_sample(rules, state):  # (the stock gone: nothing hidden)
+            continue
+        won = solve(state, rules.opened(), max_nodes=1500)
+        legal = candidates(rules.search(state), state, rules.legal_moves(state))
+        if not (won.won and won.moves and won.moves[0] in legal):
+            continue
+        got = sampled_hint(rules, state, **SMALL)
+        if got.reason != "sampled":
+            continue
+        assert got.move == won.moves[0]
+        followed += 1
+        differ += sampled_hint(rules, state, follow_lines=False, **SMALL).move != got.move
+    assert followed >= 4 and differ >= 1, (followed, differ)

@@ -8,8 +8,10 @@ dealt open on a small node budget after each candidate move, and score each move
 worlds it wins in, and in the worlds the search leaves undecided by how far play got there
 (the best position searched: cards on the foundations plus cards turned up, as Bjarnason et
 al.'s and lonelybot's rollouts measure it); a proven loss counts 0. Of the moves within a margin of
-the best score, the visible heuristic (``engine.tableau_hint``) picks, with moves that keep
-every chance but make no progress last, so a hint never goes back and forth on a tie. Cheap cases need no sampling: one legal
+the best score, the one the most worlds' found wins begin with is taken, then the visible
+heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but make no
+progress last, so a hint never goes back and forth on a tie. When the first few worlds show
+no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need no sampling: one legal
 move, or a card to its foundation that nothing left could ever need (the solver's own safe
 move). While the stock was never seen, no card is taken off the waste: drawing on shows the
 talon first, a value sampling cannot see (every world knows its own stock).
@@ -47,6 +49,12 @@ KING = 13
 WON_SCORE = 80
 # Moves whose score is within this much a world of the best are as good (the heuristic picks).
 MARGIN_PER_WORLD = 1
+# Deepen only when the positions left give each deep search this many times the shallow budget.
+DEEPEN_FACTOR = 4
+# ... and each deep search at most this many times the shallow budget (it gets what is left).
+DEEPEN_MAX = 20
+# Worlds sampled before deciding whether to deepen (see ``sampled_hint``).
+PROBE_WORLDS = 4
 # SUIT_RED[s]: suit s is red (hearts, diamonds).
 SUIT_RED = tuple(next(RED[c] for c in range(len(SUIT)) if SUIT[c] == s) for s in range(4))
 
@@ -62,6 +70,8 @@ class SampledHint:
     ``"only move"``, ``"safe"``, ``"sampled"``, ``"no win seen"`` (every world lost: the
     tie-break's move), ``"over"``.
     ``complete`` is False when the time cap (not the node budget) cut the sampling short.
+    ``deepened``: no world was won on ``nodes_per_solve`` positions, and the scores are those
+    of ``deep_worlds`` worlds searched on the positions left.
     """
 
     move: Move | None
@@ -72,6 +82,7 @@ class SampledHint:
     scores: tuple[int, ...] = ()
     complete: bool = True
     moves: tuple[Move, ...] = ()
+    deepened: bool = False
 
 
 def can_sample(rules: Rules, state: State) -> bool:
@@ -221,6 +232,9 @@ def sampled_hint(
     remember: bool = True,
     hold_waste: bool = True,
     seen: frozenset[tuple[object, ...]] = frozenset(),
+    deep_worlds: int = 4,
+    deep_nodes: int = 150_000,
+    follow_lines: bool = True,
     impl: str | None = None,
     stop: StopFlag | None = None,
 ) -> SampledHint:
@@ -232,6 +246,11 @@ def sampled_hint(
     ``seen``: the ``layout`` of every position the game went through (what the player was
     shown): a move of no progress back to one of them is not suggested, unless nothing else is.
     ``remember``: use the stock once the player saw it whole; ``hold_waste``: see the module.
+    ``deep_worlds``: when no move wins in any of the first ``PROBE_WORLDS`` worlds, the
+    positions left, ``deep_nodes`` at most, go to this many worlds searched deeper (0:
+    never), each search on at most ``DEEPEN_MAX`` times ``nodes_per_solve``. ``follow_lines``: among
+    moves of near-best score, prefer the one the most worlds' found wins begin with (False:
+    the visible heuristic alone chooses).
 
     Raises:
         ValueError: the position cannot be sampled (``can_sample``).
@@ -269,8 +288,70 @@ def sampled_hint(
         legal = held or legal
     if len(legal) == 1:
         return SampledHint(legal[0], "only move", seconds=time.perf_counter() - started)
+    deepened = False
+    # The first few worlds first: when no move wins in any of them (late in a game a win is
+    # often longer than a small search sees), every score is progress alone, often the same
+    # for every move, and the heuristic chose: a hint then went round in circles in positions
+    # that were still winnable. The positions left are spent on a few worlds searched deeper
+    # instead. Which way it goes depends on those worlds' verdicts alone, so twin positions
+    # go the same way; otherwise the sampling goes on as if it had not paused.
+    probe = min(worlds, PROBE_WORLDS) if deep_worlds > 0 else worlds
+    scores, nodes, played, wins, complete, firsts = _sample(
+        gen, unseen, rules, opened, state, known, legal, probe, nodes_per_solve, max_nodes, deadline, impl,
+        stop)
+    deep_count = deep_worlds if unseen else 1
+    deep_left = min(max_nodes - nodes, deep_nodes)
+    deep_solve = min(DEEPEN_MAX * nodes_per_solve, deep_left // max(1, deep_count * (1 + len(legal))))
+    # (every probe world lost: a proof, nothing for a deeper search to find)
+    if (complete and played == probe and not wins and any(scores)
+            and deep_solve >= DEEPEN_FACTOR * nodes_per_solve):
+        deep = _sample(gen, unseen, rules, opened, state, known, legal, deep_count, deep_solve,
+                       deep_left, deadline, impl, stop)
+        if deep[2]:  # a deep world finished within the time cap: the deep scores replace the shallow
+            scores, played, firsts, deepened = deep[0], deep[2], deep[5], True
+        nodes += deep[1]
+        complete = deep[4]
+    elif complete and played == probe and worlds > probe:
+        more = _sample(gen, unseen, rules, opened, state, known, legal, worlds - probe, nodes_per_solve,
+                       max_nodes - nodes, deadline, impl, stop)
+        scores = [a + b for a, b in zip(scores, more[0])]
+        nodes += more[1]
+        played += more[2]
+        complete = more[4]
+        firsts = [a + b for a, b in zip(firsts, more[5])]
+    seconds = time.perf_counter() - started
+    values = tie_values(rules, state, legal)
+    # Sampling as a filter, the visible heuristic as the chooser: every move whose score is
+    # within a margin of the best (one card of progress a world) is as good, and the heuristic
+    # picks among them. A move of no progress, last in the heuristic, is taken only when every
+    # other is clearly worse.
+    top = max(scores)
+    margin = played * MARGIN_PER_WORLD if unseen else 0
+    near = [i for i in range(len(legal)) if scores[i] >= top - margin]
+    if follow_lines:
+        # Among the near moves, the one the most worlds' wins begin with: where every move keeps
+        # the win (late in a game), the heuristic alone drifts (draws, a run moved back and forth)
+        # while the solver's line in a world is a plan that gets on with it.
+        best = max(near, key=lambda i: (firsts[i], values[i], scores[i]))
+    else:
+        best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
+    reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
+    return SampledHint(legal[best], reason, played, nodes, seconds, tuple(scores), complete, legal, deepened)
+
+
+def _sample(
+    gen: SplitMix64, unseen: list[int], rules: TableauRules, opened: Rules, state: State,
+    known: tuple[int, ...],
+    legal: tuple[Move, ...], worlds: int, nodes_per_solve: int, max_nodes: int, deadline: float | None,
+    impl: str | None, stop: StopFlag | None,
+) -> tuple[list[int], int, int, int, bool, list[int]]:
+    """Up to ``worlds`` worlds drawn from ``gen``, each move scored in each (``_world_scores``)
+    on ``nodes_per_solve`` positions, none begun once ``max_nodes`` were searched: the summed
+    scores, positions searched, worlds scored, (world, move) pairs won, False when the
+    clock cut it short, and for each move the worlds whose win found begins with it."""
     scores = [0] * len(legal)
-    nodes = played = 0
+    firsts = [0] * len(legal)
+    nodes = played = wins = 0
     complete = True
     for _ in range(worlds):
         if nodes >= max_nodes or (stop is not None and stop.is_set()):
@@ -285,32 +366,25 @@ def sampled_hint(
         if got is None:  # cut short by the clock or the flag: dropped whole
             complete = stop is not None and stop.is_set()
             break
-        world_scores, world_nodes = got
+        world_scores, world_nodes, first = got
+        if first >= 0:
+            firsts[first] += 1
         nodes += world_nodes
         played += 1
+        wins += sum(1 for score in world_scores if score == WON_SCORE)
         scores = [a + b for a, b in zip(scores, world_scores)]
-    seconds = time.perf_counter() - started
-    values = tie_values(rules, state, legal)
-    # Sampling as a filter, the visible heuristic as the chooser: every move whose score is
-    # within a margin of the best (one card of progress a world) is as good, and the heuristic
-    # picks among them. A move of no progress, last in the heuristic, is taken only when every
-    # other is clearly worse.
-    top = max(scores)
-    margin = played * MARGIN_PER_WORLD if unseen else 0
-    near = [i for i in range(len(legal)) if scores[i] >= top - margin]
-    best = max(near, key=lambda i: (values[i], scores[i]))  # first of equals: deterministic
-    reason = "sampled" if any(scores) else "no win seen"  # every world lost: the tie-break alone
-    return SampledHint(legal[best], reason, played, nodes, seconds, tuple(scores), complete, legal)
+    return scores, nodes, played, wins, complete, firsts
 
 
 def _world_scores(
     opened: Rules, world: State, legal: tuple[Move, ...], nodes_per_solve: int, deadline: float | None,
     impl: str | None, stop: StopFlag | None,
-) -> tuple[list[int], int] | None:
+) -> tuple[list[int], int, int] | None:
     """Each legal move's score in one world (``WON_SCORE`` won, 0 lost, 1 + the best progress
     searched when undecided) and the positions
     searched; None when the clock or the flag cut a search short (its verdict would not be
-    the node budget's)."""
+    the node budget's); and the index in ``legal`` of the first move of the win found from
+    the world itself (-1: none, or not a candidate)."""
 
     def run(position: State) -> tuple[int, int, Move | None] | None:
         left = None
@@ -335,7 +409,7 @@ def _world_scores(
         return None
     score, nodes, first = here
     if score == 0:  # lost from here: lost after every move
-        return [0] * len(legal), nodes
+        return [0] * len(legal), nodes, -1
     out = []
     for move in legal:
         if move == first:
@@ -346,4 +420,4 @@ def _world_scores(
             return None
         out.append(after[0])
         nodes += after[1]
-    return out, nodes
+    return out, nodes, legal.index(first) if first in legal else -1
