@@ -336,6 +336,29 @@ class _Options:
         return self.backend.klondike_solve(*args, **kw, **self.options)  # type: ignore[attr-defined]
 
 
+def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
+    """The lemma the talon dominance rests on, for every talon length and ``cur`` turning two and
+    three with passes unlimited: each ``cur`` taken as a dominator reaches (with DRAWs and a
+    REDEAL) every talon card the dominated ``cur`` reaches. Taking any other ``cur`` fails here."""
+    from accordion.solver import _pyklondike
+
+    checked = 0
+    for draw in (2, 3):
+        search = _pyklondike._Search(draw, True, True, True, True, 0, 0.0, None)
+        for tlen in range(1, 25):
+            def reach(cur: int) -> set[int]:
+                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)
+                return {i for i, _ in search.talon_reach(s)}
+
+            canonical = [0] + [q for q in range(1, tlen) if q % draw]
+            for cur in canonical:
+                for better in _pyklondike.dominating_curs(cur, tlen, draw):
+                    assert better in canonical and better != cur, (draw, tlen, cur, better)
+                    assert reach(better) >= reach(cur), (draw, tlen, cur, better)
+                    checked += 1
+    assert checked > 500
+
+
 @pytest.mark.parametrize("options", [{}, {"partial_runs": True}])
 def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[str, object]) -> None:
     """Turning three with passes unlimited, the full search does not expand a position whose piles

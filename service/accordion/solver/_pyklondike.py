@@ -262,12 +262,8 @@ class _Search:
         canonically 0."""
         piles, talon, cur, redeals, root_fixed = k
         assert isinstance(cur, int)
-        d = self.draw
-        if cur == 0:
-            others = [q for q in range(1, len(s.talon)) if q % d]
-        else:
-            others = list(range(cur - d, 0, -d))
-        return any((piles, talon, q, redeals, root_fixed) in self.seen for q in others)
+        return any((piles, talon, q, redeals, root_fixed) in self.seen
+                   for q in dominating_curs(cur, len(s.talon), self.draw))
 
     def dfs(self, s: _Pos) -> bool:
         self.nodes += 1
@@ -310,6 +306,15 @@ class _Search:
                 return True
             self.path.pop()
         return False
+
+
+def dominating_curs(cur: int, tlen: int, draw: int) -> list[int]:
+    """The other canonical values of ``cur`` that reach every talon card ``cur`` reaches (passes
+    unlimited, a REDEAL allowed): any, when ``cur`` is canonically 0; else the smaller ones of
+    its class mod ``draw`` (as _cklondike.c's dominated)."""
+    if cur == 0:
+        return [q for q in range(1, tlen) if q % draw]
+    return list(range(cur - draw, 0, -draw))
 
 
 def never_free(s: _Pos) -> bool:
