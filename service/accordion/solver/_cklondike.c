@@ -18,7 +18,9 @@
  *     top of the waste, then the card onto a foundation or a pile;
  *   - a King-headed run goes into the first empty pile only, and only off face-down cards;
  *   - a card comes back from a foundation only when some card not on the foundations could
- *     ever be built on it.
+ *     ever be built on it;
+ *   - in the full search, a position whose piles and talon were seen with a ``cur`` that
+ *     reaches every talon card this one reaches is not expanded (see dominated).
  * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
  * every 1024 positions, as in _csolver.c.
  */
