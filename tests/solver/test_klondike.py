@@ -320,3 +320,94 @@ def test_progress_is_the_best_position_searched(impl: str) -> None:
         grew += large.progress > small.progress
     assert grew >= 1
     assert solve(new_game("accordion", {}, seed=1), max_nodes=50, impl=impl).progress == 0
+
+
+# --- the full search's talon dominance --------------------------------------------------------
+
+
+class _Options:
+    """A backend whose calls get extra keyword arguments (here: a cut of the full search turned off)."""
+
+    def __init__(self, backend: object, **options: object) -> None:
+        self.backend = backend
+        self.options = options
+
+    def klondike_solve(self, *args: object, **kw: object) -> tuple:
+        return self.backend.klondike_solve(*args, **kw, **self.options)  # type: ignore[attr-defined]
+
+
+def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
+    """The lemma the talon dominance rests on, for every talon length and ``cur`` turning two and
+    three with passes unlimited: each ``cur`` taken as a dominator reaches (with DRAWs and a
+    REDEAL) every talon card the dominated ``cur`` reaches. Taking any other ``cur`` fails here."""
+    from accordion.solver import _pyklondike
+
+    checked = 0
+    for draw in (2, 3):
+        search = _pyklondike._Search(draw, True, True, True, True, 0, 0.0, None)
+        for tlen in range(1, 25):
+            def reach(cur: int) -> set[int]:
+                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)
+                return {i for i, _ in search.talon_reach(s)}
+
+            canonical = [0] + [q for q in range(1, tlen) if q % draw]
+            for cur in canonical:
+                for better in _pyklondike.dominating_curs(cur, tlen, draw):
+                    assert better in canonical and better != cur, (draw, tlen, cur, better)
+                    assert reach(better) >= reach(cur), (draw, tlen, cur, better)
+                    checked += 1
+    assert checked > 500
+
+
+@pytest.mark.parametrize("options", [{}, {"partial_runs": True}])
+def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[str, object]) -> None:
+    """Turning three with passes unlimited, the full search does not expand a position whose piles
+    and talon it saw with a ``cur`` that reaches every talon card this one reaches. On small
+    positions with a long stock where the cut changes the search (fewer positions with it than
+    without), every verdict equals the brute force's, with the cut and without it, and C and
+    Python agree (same moves, same node counts)."""
+    from accordion.solver import _pyklondike
+    from accordion.solver.core import _klondike_solve
+
+    backends = [_pyklondike]
+    if HAVE_C:
+        from accordion.solver import _cklondike  # type: ignore[attr-defined]
+
+        backends.insert(0, _cklondike)
+    rules = open_game("klondike", options, 0).rules
+    rng = random.Random(f"talon dominance {sorted(options.items())}")
+    checked = {True: 0, False: 0}
+    for _ in range(400):
+        state = small_position(rules, rng, 6)
+        if len(state.stock) < 6:
+            continue  # a short talon: few values of cur
+        search = rules.search(state)
+
+        def full_search(backend: object, dominance: bool) -> tuple:
+            # the full search alone (a quick pass of one position), where the cut applies
+            options = _Options(backend, dominance=dominance, quick_nodes=1, quick_total=0)
+            code, moves, nodes = _klondike_solve(options, search, state, 6_000, 0.0, None)
+            return code, tuple(moves), nodes
+
+        with_cut, without = full_search(backends[0], True), full_search(backends[0], False)
+        if with_cut[0] == 0 or with_cut[2] == without[2] or (with_cut[0] == 2 and without[2] > 3_000):
+            continue  # too large, or the cut did not fire here
+        if checked[with_cut[0] == 1] >= 2:
+            continue  # enough of this verdict
+        truth = brute_force(rules, state, limit=300_000)  # the engine's states, DRAWs included
+        if truth is None:
+            continue
+        for backend in backends:
+            for dominance, answer in ((True, with_cut), (False, without)):
+                assert full_search(backend, dominance) == answer, (backend, dominance, state)
+        for code, moves, _ in (with_cut, without):
+            assert code == (1 if truth else 2), state
+            s = state
+            for move in moves:
+                assert move in rules.legal_moves(s), move
+                s = rules.apply(s, move)
+            assert rules.is_won(s) is truth
+        checked[truth] += 1
+        if min(checked.values()) >= 2:
+            break
+    assert checked[False] >= 1 and checked[True] >= 2, checked  # the cut fired on losses and wins the brute force decided

@@ -18,7 +18,9 @@
  *     top of the waste, then the card onto a foundation or a pile;
  *   - a King-headed run goes into the first empty pile only, and only off face-down cards;
  *   - a card comes back from a foundation only when some card not on the foundations could
- *     ever be built on it.
+ *     ever be built on it;
+ *   - in the full search, a position whose piles and talon were seen with a ``cur`` that
+ *     reaches every talon card this one reaches is not expanded (see dominated).
  * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
  * every 1024 positions, as in _csolver.c.
  */
@@ -73,6 +75,7 @@ typedef struct {
     volatile const uint8_t *stop;
     int stopped, truncated; /* stopped: by the clock or the caller's flag */
     int quick; /* the first, quick passes: unproven cuts, so only a win they find counts */
+    int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
@@ -104,11 +107,12 @@ static inline int canonical_cur(const Ctx *c, const KState *s)
     return s->cur;
 }
 
-/* The canonical key: piles summed as a multiset (their order never matters), then the talon. */
-static void key_of(const Ctx *c, const KState *s, uint64_t *a, uint64_t *b)
+/* The canonical key without ``cur``: piles summed as a multiset (their order never matters),
+ * then the talon, the root's mark and the redeals left. key_at adds a value of ``cur``. */
+static void key_base(const Ctx *c, const KState *s, uint64_t *h)
 {
-    uint64_t h[2] = {0, 0};
     for (int w = 0; w < 2; w++) {
+        h[w] = 0;
         for (int i = 0; i < c->npiles; i++) {
             uint64_t p = ZDOWN[w][s->down[i]];
             for (int j = 0; j < s->n[i]; j++)
@@ -117,14 +121,47 @@ static void key_of(const Ctx *c, const KState *s, uint64_t *a, uint64_t *b)
         }
         for (int j = 0; j < s->tlen; j++)
             h[w] ^= ZT[w][s->talon[j]];
-        if (c->keep_cur)
-            h[w] ^= ZCUR[w][canonical_cur(c, s)];
         if (c->depth == 0 && !c->root_redeal)
             h[w] ^= ZCUR[w][MAXTALON]; /* the root may not REDEAL: not the same position later */
         h[w] ^= ZRED[w][(s->redeals + 1) & 15];
     }
-    *a = h[0];
-    *b = h[1] | 1; /* never the empty slot */
+}
+
+static inline void key_at(const Ctx *c, const uint64_t *h, int cur, uint64_t *a, uint64_t *b)
+{
+    *a = c->keep_cur ? h[0] ^ ZCUR[0][cur] : h[0];
+    *b = (c->keep_cur ? h[1] ^ ZCUR[1][cur] : h[1]) | 1; /* never the empty slot */
+}
+
+/* Talon dominance (docs/solver.md, "Klondike", *A waste that reaches more*). With passes
+ * unlimited and a REDEAL allowed, the talon cards in reach from ``cur`` are R(cur) =
+ * {cur-1, cur-1+d, cur-1+2d, ...} plus the last card plus R(0) (the ones a REDEAL brings), so
+ * R(cur) holds R(cur + d) and every R holds R(0); playing a talon card sets ``cur`` to its
+ * index whatever ``cur`` was, and every other move's test reads the cards in reach only as
+ * "some card in reach ..." (more cards, more moves). So a position already seen with the same
+ * piles and talon and a ``cur`` of the same class mod d that is no larger (or, when ``cur`` is
+ * canonically 0, any ``cur``) has every move this one has, to the same or a dominating
+ * position: this one can add nothing. Returns whether such a position is in the table. */
+static int dominated(const Ctx *c, const KState *s, const uint64_t *h)
+{
+    int cur = canonical_cur(c, s), d = c->draw;
+    uint64_t a, b;
+    if (cur == 0) {
+        for (int q = 1; q < s->tlen; q++) {
+            if (q % d == 0)
+                continue;
+            key_at(c, h, q, &a, &b);
+            if (ks_has(&c->seen, a, b))
+                return 1;
+        }
+        return 0;
+    }
+    for (int q = cur - d; q >= 1; q -= d) {
+        key_at(c, h, q, &a, &b);
+        if (ks_has(&c->seen, a, b))
+            return 1;
+    }
+    return 0;
 }
 
 /* Whether card x can do nothing on the tableau that it cannot do better on its foundation:
@@ -531,11 +568,17 @@ static int dfs(Ctx *c, const KState *s)
         c->best = p;
     if (is_won(c, s))
         return R_WIN;
-    uint64_t a, b;
-    key_of(c, s, &a, &b);
+    uint64_t h[2], a, b;
+    key_base(c, s, h);
+    key_at(c, h, canonical_cur(c, s), &a, &b);
     if (ks_has(&c->seen, a, b))
         return R_DEAD;
     ks_add(&c->seen, a, b);
+    /* the full search only (the quick passes keep their moves, and their node counts); with a
+     * REDEAL allowed, as R(0) needs it */
+    if (!c->quick && c->dominance && c->keep_cur && s->redeals < 0 && (c->depth > 0 || c->root_redeal) &&
+        dominated(c, s, h))
+        return R_DEAD;
     if (c->depth >= MAXDEPTH) {
         c->truncated = 1;
         return R_DEAD;
@@ -676,14 +719,14 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "quick_total", "progress", NULL};
+                             "quick_nodes", "quick_total", "progress", "dominance", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
-    int cur, draw, redeals, partial, fret, root_redeal;
+    int cur, draw, redeals, partial, fret, root_redeal, dominance = 1;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKO", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOp", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
-                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj))
+                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj, &dominance))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -701,6 +744,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->draw = draw;
     c->partial = partial;
     c->fret = fret;
+    c->dominance = dominance;
     c->root_redeal = root_redeal;
     c->keep_cur = !(draw == 1 && redeals < 0);
     c->max_nodes = max_nodes;
@@ -792,8 +836,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
-     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None) -> (outcome, [(src_zone, src, dst_zone, dst, "
-     "count)], nodes); progress, a writable byte, gets the most progress of a position searched "
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, dominance=True) -> (outcome, [(src_zone, src, "
+     "dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off (comparisons); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };

@@ -65,6 +65,7 @@ class _Search:
         self.nodes = 0
         self.truncated = False
         self.quick = False  # the first passes: unproven cuts, so only a win they find counts
+        self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
         self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
@@ -254,6 +255,16 @@ class _Search:
         root_fixed = not self.path and not self.root_redeal  # the root may not REDEAL
         return piles, tuple(s.talon), cur, s.redeals, root_fixed
 
+    def dominated(self, s: _Pos, k: tuple[object, ...]) -> bool:
+        """Whether a position with the same piles and talon and a ``cur`` that reaches every talon
+        card this one reaches is in the table (_cklondike.c's dominated argues it): a ``cur`` of
+        the same class mod ``draw`` that is no larger, or any ``cur`` when this one is
+        canonically 0."""
+        piles, talon, cur, redeals, root_fixed = k
+        assert isinstance(cur, int)
+        return any((piles, talon, q, redeals, root_fixed) in self.seen
+                   for q in dominating_curs(cur, len(s.talon), self.draw))
+
     def dfs(self, s: _Pos) -> bool:
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
@@ -273,6 +284,10 @@ class _Search:
         if k in self.seen:
             return False
         self.seen.add(k)
+        # talon dominance: the full search only, with a REDEAL allowed (as _cklondike.c)
+        if (not self.quick and self.dominance and self.keep_cur and s.redeals < 0
+                and (self.path or self.root_redeal) and self.dominated(s, k)):
+            return False
         if len(self.path) >= MAXDEPTH:
             self.truncated = True
             return False
@@ -291,6 +306,15 @@ class _Search:
                 return True
             self.path.pop()
         return False
+
+
+def dominating_curs(cur: int, tlen: int, draw: int) -> list[int]:
+    """The other canonical values of ``cur`` that reach every talon card ``cur`` reaches (passes
+    unlimited, a REDEAL allowed): any, when ``cur`` is canonically 0; else the smaller ones of
+    its class mod ``draw`` (as _cklondike.c's dominated)."""
+    if cur == 0:
+        return [q for q in range(1, tlen) if q % draw]
+    return list(range(cur - draw, 0, -draw))
 
 
 def never_free(s: _Pos) -> bool:
@@ -395,10 +419,11 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
-                   progress: bytearray | None = None,
+                   progress: bytearray | None = None, dominance: bool = True,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
-    gets the most progress of a position searched (``_Search.progress_of``)."""
+    gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
+    turns the full search's talon dominance off (for comparisons)."""
     if progress is not None and len(progress) < 1:
         raise ValueError("progress is a writable buffer of at least one byte")
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
@@ -406,6 +431,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     search = _Search(draw, partial_runs, foundation_return, root_redeal, not (draw == 1 and redeals < 0),
                      max_nodes, max_seconds, stop)
     search.root_down = sum(root.down)
+    search.dominance = dominance
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
