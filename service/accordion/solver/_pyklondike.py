@@ -15,8 +15,9 @@ from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
 MAXDEPTH = 1000
-QUICK_NODES = 100_000  # positions of each quick pass, which looks for a win only
+QUICK_NODES = 30_000  # positions of each quick pass, which looks for a win only
 QUICK_TOTAL = 2_000_000  # positions of all the quick passes together
+FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -64,7 +65,8 @@ class _Search:
         self.stop = stop
         self.nodes = 0
         self.truncated = False
-        self.quick = False  # the first passes: unproven cuts, so only a win they find counts
+        self.quick = False  # the first passes: only a win they find counts
+        self.cut = False  # a quick pass with the unproven cuts (else the full search's moves)
         self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
         self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
@@ -179,7 +181,7 @@ class _Search:
         elif j > s.down[i]:
             under = pile[j - 1]
             if not (s.found[under // 13] == _rank(under) - 1
-                    or (not self.quick and self.can_receive(s, under, i, reach))):
+                    or (not self.cut and self.can_receive(s, under, i, reach))):
                 return
         for t, other in enumerate(s.piles):
             if t != i and other and _builds_on(x, other[-1]):
@@ -216,7 +218,7 @@ class _Search:
                 if e >= 0:
                     self.add(m, (M_TAL_TAB, 0, e, 1, q, w))
                 continue
-            if (self.quick or not self.keep_cur) and not self.can_receive(s, x, -1, reach):
+            if (self.cut or not self.keep_cur) and not self.can_receive(s, x, -1, reach):
                 continue
             for t, pile in enumerate(s.piles):
                 if pile and _builds_on(x, pile[-1]):
@@ -228,7 +230,7 @@ class _Search:
             for i, pile in enumerate(s.piles):
                 for j in range(len(pile) - 1, s.down[i], -1):
                     self.run_moves(s, i, j, m, reach)
-        if self.fret and not self.quick:
+        if self.fret and not self.cut:
             for su in range(4):
                 r = found[su]
                 if r == 0 or not self.worth_returning(s, r, su):
@@ -395,7 +397,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
-                   progress: bytearray | None = None,
+                   progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``)."""
@@ -409,8 +411,9 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # quick passes first (cuts that may lose wins; the next ones with restart noise), then
-        # the full search from scratch (as _cklondike.c, where the schedule is argued)
+        # quick passes first (cuts that may lose wins; the next ones with restart noise, every
+        # full_moves_every-th of them with the full search's moves), then the full search from
+        # scratch (as _cklondike.c, where the schedule is argued)
         search.quick = True
         won = False
         npass = 0
@@ -424,6 +427,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
             pass_limit = search.nodes + quick_nodes
             search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
             search.noisy = npass > 0
+            search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
             search.rng = _SplitMix(npass)
             search.seen.clear()
             search.path.clear()
@@ -437,6 +441,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                     break
             npass += 1
         search.noisy = False
+        search.cut = False
         if not won and max_nodes and search.nodes >= max_nodes:
             raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
         if not won:
