@@ -110,18 +110,21 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
 
 
 class _QuickPassMoves(_SmallQuickPasses):
-    """Small quick passes, and how often a restart takes the full search's moves (0: never)."""
+    """Small quick passes, shorter restarts, and how often a restart takes the full search's moves
+    (0: never)."""
 
-    def __init__(self, backend: object, quick_nodes: int, quick_total: int, full_moves_every: int) -> None:
+    def __init__(self, backend: object, quick_nodes: int, quick_total: int, full_moves_every: int,
+                 restart_nodes: int) -> None:
         super().__init__(backend, quick_nodes, quick_total)
         self.quick["full_moves_every"] = full_moves_every
+        self.quick["restart_nodes"] = restart_nodes
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
 @pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
 def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) -> None:
-    """Restarts that take the full search's moves (every one, every other one, none): C and Python
-    agree move for move, wins replay, LOST only where the cut-only schedule says LOST too (the
+    """Restarts (shorter than the first pass) that take the full search's moves (every one, every
+    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only schedule says LOST too (the
     full search decides it), and the full-move restarts do search differently (else the knob,
     or the split of the cuts from the quick phase, does nothing)."""
     from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
@@ -134,7 +137,8 @@ def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) 
         search = game.rules.search(game.state)
         answers = {}
         for every in (0, 1, 2):
-            pair = [_klondike_solve(_QuickPassMoves(b, 200, 2_000, every), search, game.state, 4_000, 0.0, None)
+            pair = [_klondike_solve(_QuickPassMoves(b, 300, 2_000, every, 150), search, game.state, 4_000, 0.0,
+                                    None)
                     for b in (_cklondike, _pyklondike)]
             assert pair[0] == pair[1], (seed, every)
             answers[every] = pair[0]

@@ -30,11 +30,13 @@
 #define MAXMOVES 200
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
-/* Positions of each quick pass, which looks for a win only, and of all of them together (see
- * klondike_solve): the first pass in the plain move order, the next ones with restart noise.
- * Short passes (30,000, not 100,000: docs/solver.md, "Restarts") give more restarts, which is
- * where the late wins come from. */
-#define QUICK_NODES 30000
+/* Positions of the first quick pass, which looks for a win only, of each restart, and of all of
+ * them together (see klondike_solve): the first pass in the plain move order, the restarts with
+ * restart noise. Restarts shorter than the first pass (docs/solver.md, "Restarts") make more of
+ * them, which is where the late wins come from; the first pass keeps its 100,000 positions, in
+ * which it finds the early wins and sees the whole cut space of most lost deals. */
+#define QUICK_NODES 100000
+#define RESTART_NODES 30000
 #define QUICK_TOTAL 2000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
@@ -682,15 +684,17 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "quick_total", "progress", "full_moves_every", NULL};
+                             "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
     int full_moves_every = FULL_MOVES_EVERY;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOi", kwlist, &piles, &downs, &found, &talon, &cur,
+    unsigned long long restart_nodes = RESTART_NODES;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiK", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
-                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every))
+                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
+                                     &restart_nodes))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -738,7 +742,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
      * can follow at once, parts of runs only to send the card beneath up, no returns): most
      * won deals are won in the first. A depth-first search that went wrong near the root stays
      * wrong, so the next passes start again with the move order shaken (restart noise, seeded
-     * by the pass's number), quick_nodes positions each, until quick_total (QUICK_NODES and
+     * by the pass's number), quick_nodes positions the first, restart_nodes (at most
+     * quick_nodes) each restart, until quick_total (QUICK_NODES, RESTART_NODES and
      * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
      * than half a node budget or half a time budget: the full search wins some deals at once and
      * alone proves losses). Every full_moves_every-th restart drops the cuts and takes the full
@@ -756,7 +761,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     if (max_nodes && quick_total > max_nodes / 2)
         quick_total = max_nodes / 2; /* half a node budget stays for the full search */
     for (int pass = 0; ok && !lost_at_root; pass++) {
-        uint64_t limit = c->nodes + quick_nodes;
+        uint64_t limit = c->nodes + (pass > 0 && restart_nodes < quick_nodes ? restart_nodes : quick_nodes);
+        if (pass > 0 && limit > quick_total)
+            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
         c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
         c->noisy = pass > 0;
         c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
@@ -805,7 +812,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
-     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=30000, quick_total=2000000, progress=None, full_moves_every=2) -> (outcome, [(src_zone, src, dst_zone, dst, "
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000) -> (outcome, [(src_zone, src, dst_zone, dst, "
      "count)], nodes); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},

@@ -15,7 +15,8 @@ from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
 MAXDEPTH = 1000
-QUICK_NODES = 30_000  # positions of each quick pass, which looks for a win only
+QUICK_NODES = 100_000  # positions of the first quick pass, which looks for a win only
+RESTART_NODES = 30_000  # positions of each restart of the quick pass (at most QUICK_NODES)
 QUICK_TOTAL = 2_000_000  # positions of all the quick passes together
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 
@@ -398,6 +399,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
                    progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
+                   restart_nodes: int = RESTART_NODES,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``)."""
@@ -424,7 +426,9 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
         if max_nodes and quick_total > max_nodes // 2:
             quick_total = max_nodes // 2
         while True:
-            pass_limit = search.nodes + quick_nodes
+            pass_limit = search.nodes + (min(restart_nodes, quick_nodes) if npass > 0 else quick_nodes)
+            if npass > 0 and pass_limit > quick_total:
+                pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
             search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
             search.noisy = npass > 0
             search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
