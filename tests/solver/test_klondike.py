@@ -109,6 +109,48 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
     assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
 
 
+class _QuickPassMoves(_SmallQuickPasses):
+    """Small quick passes, shorter restarts, and how often a restart takes the full search's moves
+    (0: never)."""
+
+    def __init__(self, backend: object, quick_nodes: int, quick_total: int, full_moves_every: int,
+                 restart_nodes: int) -> None:
+        super().__init__(backend, quick_nodes, quick_total)
+        self.quick["full_moves_every"] = full_moves_every
+        self.quick["restart_nodes"] = restart_nodes
+
+
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
+def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) -> None:
+    """Restarts (shorter than the first pass) that take the full search's moves (every one, every
+    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only schedule says LOST too (the
+    full search decides it), and the full-move restarts do search differently (else the knob,
+    or the split of the cuts from the quick phase, does nothing)."""
+    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.core import _klondike_solve
+
+    options = {"partial_runs": True, "foundation_return": True}
+    differs = 0
+    for seed in range(12):
+        game = open_game(variant, options, seed)
+        search = game.rules.search(game.state)
+        answers = {}
+        for every in (0, 1, 2):
+            pair = [_klondike_solve(_QuickPassMoves(b, 300, 2_000, every, 150), search, game.state, 4_000, 0.0,
+                                    None)
+                    for b in (_cklondike, _pyklondike)]
+            assert pair[0] == pair[1], (seed, every)
+            answers[every] = pair[0]
+            code, moves, _ = pair[0]
+            if code == 1:  # WON
+                replay(open_game(variant, options, seed), tuple(moves))
+        lost = {every for every, answer in answers.items() if answer[0] == 2}
+        assert lost in (set(), {0, 1, 2}), seed  # a loss is the full search's, whatever came first
+        differs += answers[1] != answers[0]
+    assert differs >= 1
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 def test_a_time_budget_not_reached_changes_no_search(impl: str) -> None:
     """The quick passes end at half a time budget (so the full search always gets the other

@@ -32,10 +32,16 @@
 #define MAXMOVES 200
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
-/* Positions of each quick pass, which looks for a win only, and of all of them together (see
- * klondike_solve): the first pass in the plain move order, the next ones with restart noise. */
+/* Positions of the first quick pass, which looks for a win only, of each restart, and of all of
+ * them together (see klondike_solve): the first pass in the plain move order, the restarts with
+ * restart noise. Restarts shorter than the first pass (docs/solver.md, "Restarts") make more of
+ * them, which is where the late wins come from; the first pass keeps its 100,000 positions, in
+ * which it finds the early wins and sees the whole cut space of most lost deals. */
 #define QUICK_NODES 100000
+#define RESTART_NODES 30000
 #define QUICK_TOTAL 2000000
+/* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
+#define FULL_MOVES_EVERY 2
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -74,7 +80,9 @@ typedef struct {
     int quick_over;        /* the quick passes ran out of their time */
     volatile const uint8_t *stop;
     int stopped, truncated; /* stopped: by the clock or the caller's flag */
-    int quick; /* the first, quick passes: unproven cuts, so only a win they find counts */
+    int quick; /* the first, quick passes: only a win they find counts */
+    int cut;   /* a quick pass with the unproven cuts (talon cards and part runs only with a use at
+                * once, no returns); the other quick passes take the full search's moves */
     int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
@@ -338,7 +346,7 @@ static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int
             return;
     } else if (j > s->down[i]) {
         int under = s->card[i][j - 1];
-        if (!on_found(s, under) && (c->quick || !can_receive(av, under, i)))
+        if (!on_found(s, under) && (c->cut || !can_receive(av, under, i)))
             return;
     }
     for (int t = 0; t < c->npiles; t++)
@@ -397,7 +405,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
         }
         /* turning one with passes unlimited every talon card stays in reach, so a card goes
          * onto a pile only when another card can go onto it at once (docs/solver.md) */
-        if ((c->quick || !c->keep_cur) && !can_receive(&av, x, -1))
+        if ((c->cut || !c->keep_cur) && !can_receive(&av, x, -1))
             continue;
         for (int t = 0; t < c->npiles; t++)
             if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
@@ -413,7 +421,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
             for (int j = s->n[i] - 1; j > s->down[i]; j--)
                 run_moves(c, s, i, j, m, &k, idx, nt, &av);
     /* 6. back from the foundations */
-    if (c->fret && !c->quick) {
+    if (c->fret && !c->cut) {
         for (int su = 0; su < 4; su++) {
             int r = s->found[su];
             if (r == 0 || !worth_returning(s, r, su))
@@ -719,14 +727,18 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "quick_total", "progress", "dominance", NULL};
+                             "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
+                             "dominance", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal, dominance = 1;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOp", kwlist, &piles, &downs, &found, &talon, &cur,
+    int full_moves_every = FULL_MOVES_EVERY;
+    unsigned long long restart_nodes = RESTART_NODES;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKp", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
-                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj, &dominance))
+                                     &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
+                                     &restart_nodes, &dominance))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -775,12 +787,17 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
      * can follow at once, parts of runs only to send the card beneath up, no returns): most
      * won deals are won in the first. A depth-first search that went wrong near the root stays
      * wrong, so the next passes start again with the move order shaken (restart noise, seeded
-     * by the pass's number), quick_nodes positions each, until quick_total (QUICK_NODES and
+     * by the pass's number), quick_nodes positions the first, restart_nodes (at most
+     * quick_nodes) each restart, until quick_total (QUICK_NODES, RESTART_NODES and
      * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
      * than half a node budget or half a time budget: the full search wins some deals at once and
-     * alone proves losses); a pass that runs out of moves has seen the whole cut space, so
-     * no other can win. Then, from scratch, the full search, whose LOST is a proof. Before all
-     * that, never_free may prove the loss outright. */
+     * alone proves losses). Every full_moves_every-th restart drops the cuts and takes the full
+     * search's moves, still shaken: the cuts lose some wins whatever the order (seed 47 turning
+     * three: the full search wins in 2,000 positions what no cut pass finds), and those are
+     * reached without waiting for the full search. A pass that runs out of moves has seen its
+     * whole space (a cut pass: the whole cut space, so no cut pass can win; a full-move pass:
+     * every position), so the full search starts at once. Then, from scratch, the full search,
+     * whose LOST is a proof. Before all that, never_free may prove the loss outright. */
     r = R_DEAD;
     c->quick = 1;
     int lost_at_root = never_free(c, &root); /* then no search: LOST, 0 positions */
@@ -789,9 +806,12 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     if (max_nodes && quick_total > max_nodes / 2)
         quick_total = max_nodes / 2; /* half a node budget stays for the full search */
     for (int pass = 0; ok && !lost_at_root; pass++) {
-        uint64_t limit = c->nodes + quick_nodes;
+        uint64_t limit = c->nodes + (pass > 0 && restart_nodes < quick_nodes ? restart_nodes : quick_nodes);
+        if (pass > 0 && limit > quick_total)
+            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
         c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
         c->noisy = pass > 0;
+        c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
         c->rng = (uint64_t)pass;
         c->depth = 0;
         r = dfs(c, &root);
@@ -802,6 +822,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
     }
     c->noisy = 0;
+    c->cut = 0;
     if (ok && !lost_at_root && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
@@ -836,8 +857,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
-     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, dominance=True) -> (outcome, [(src_zone, src, "
-     "dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off (comparisons); progress, a writable byte, gets the most progress of a position searched "
+     "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
+     "dominance=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off "
+     "(comparisons); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };

@@ -15,8 +15,10 @@ from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
 MAXDEPTH = 1000
-QUICK_NODES = 100_000  # positions of each quick pass, which looks for a win only
+QUICK_NODES = 100_000  # positions of the first quick pass, which looks for a win only
+RESTART_NODES = 30_000  # positions of each restart of the quick pass (at most QUICK_NODES)
 QUICK_TOTAL = 2_000_000  # positions of all the quick passes together
+FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -64,7 +66,8 @@ class _Search:
         self.stop = stop
         self.nodes = 0
         self.truncated = False
-        self.quick = False  # the first passes: unproven cuts, so only a win they find counts
+        self.quick = False  # the first passes: only a win they find counts
+        self.cut = False  # a quick pass with the unproven cuts (else the full search's moves)
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
         self.rng = _SplitMix(0)
@@ -180,7 +183,7 @@ class _Search:
         elif j > s.down[i]:
             under = pile[j - 1]
             if not (s.found[under // 13] == _rank(under) - 1
-                    or (not self.quick and self.can_receive(s, under, i, reach))):
+                    or (not self.cut and self.can_receive(s, under, i, reach))):
                 return
         for t, other in enumerate(s.piles):
             if t != i and other and _builds_on(x, other[-1]):
@@ -217,7 +220,7 @@ class _Search:
                 if e >= 0:
                     self.add(m, (M_TAL_TAB, 0, e, 1, q, w))
                 continue
-            if (self.quick or not self.keep_cur) and not self.can_receive(s, x, -1, reach):
+            if (self.cut or not self.keep_cur) and not self.can_receive(s, x, -1, reach):
                 continue
             for t, pile in enumerate(s.piles):
                 if pile and _builds_on(x, pile[-1]):
@@ -229,7 +232,7 @@ class _Search:
             for i, pile in enumerate(s.piles):
                 for j in range(len(pile) - 1, s.down[i], -1):
                     self.run_moves(s, i, j, m, reach)
-        if self.fret and not self.quick:
+        if self.fret and not self.cut:
             for su in range(4):
                 r = found[su]
                 if r == 0 or not self.worth_returning(s, r, su):
@@ -419,7 +422,8 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
-                   progress: bytearray | None = None, dominance: bool = True,
+                   progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
+                   restart_nodes: int = RESTART_NODES, dominance: bool = True,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
@@ -435,8 +439,9 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # quick passes first (cuts that may lose wins; the next ones with restart noise), then
-        # the full search from scratch (as _cklondike.c, where the schedule is argued)
+        # quick passes first (cuts that may lose wins; the next ones with restart noise, every
+        # full_moves_every-th of them with the full search's moves), then the full search from
+        # scratch (as _cklondike.c, where the schedule is argued)
         search.quick = True
         won = False
         npass = 0
@@ -447,9 +452,12 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
         if max_nodes and quick_total > max_nodes // 2:
             quick_total = max_nodes // 2
         while True:
-            pass_limit = search.nodes + quick_nodes
+            pass_limit = search.nodes + (min(restart_nodes, quick_nodes) if npass > 0 else quick_nodes)
+            if npass > 0 and pass_limit > quick_total:
+                pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
             search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
             search.noisy = npass > 0
+            search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
             search.rng = _SplitMix(npass)
             search.seen.clear()
             search.path.clear()
@@ -463,6 +471,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                     break
             npass += 1
         search.noisy = False
+        search.cut = False
         if not won and max_nodes and search.nodes >= max_nodes:
             raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
         if not won:
