@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
@@ -30,7 +31,8 @@ def main() -> None:
     ap.add_argument("--max-nodes", type=int, default=4_000_000)
     ap.add_argument("--best-first-nodes", type=int, default=None, help="side B's pass (default: the core's)")
     args = ap.parse_args()
-    if core._cstreets is None:
+    cstreets: Any = core._cstreets  # type: ignore[attr-defined]
+    if cstreets is None:
         sys.exit("the compiled core is not built")
     sides = {"A (no pass)": {"best_first_nodes": 0}, "B (pass)": {}}
     if args.best_first_nodes is not None:
@@ -41,8 +43,8 @@ def main() -> None:
         piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
         order = list(sides) if seed % 2 == 0 else list(reversed(sides))
         for name in order:
-            outcome, _, nodes = core._cstreets.streets_solve(piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes,
-                                                              **sides[name])
+            outcome, _, nodes = cstreets.streets_solve(piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes,
+                                                       **sides[name])
             results[name].append((outcome, nodes))
     print(f"streets-and-alleys seeds {args.start_seed}..{args.start_seed + args.deals - 1}, "
           f"max_nodes={args.max_nodes}")

@@ -20,6 +20,9 @@
  *   - the card the last move moved never moves again between piles as the next move (x from A
  *     to B then B to C is the one move A to C, tried from the position before);
  *   - every pile descending bottom to top is a win (the lowest top always goes up next).
+ * The search restarts with noise on its move order, and between the first attempt and the second
+ * a greedy best-first pass (best_first) tries the positions that look nearest a win first, with
+ * the same moves; a pass or attempt that runs out of positions proves the loss.
  * The moves are made and unmade in place. The GIL is released; the budgets (nodes, seconds)
  * and the caller's stop flag are read every 1024 positions, as in _csolver.c.
  */

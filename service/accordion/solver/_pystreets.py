@@ -258,11 +258,12 @@ class _Search:
                         k = states[k][3]
                     self.path = line[::-1]
                     return True
-                key = tuple(sorted(tuple(p) for p in self.piles))
+                piles_now = tuple(tuple(p) for p in self.piles)
+                key = tuple(sorted(piles_now))  # shares the piles' tuples with the stored position
                 if key not in seen:
                     seen.add(key)
                     heapq.heappush(heap, (self.score(), -len(states)))
-                    states.append((tuple(tuple(p) for p in self.piles), tuple(self.found), x, -neg, mv))
+                    states.append((piles_now, tuple(self.found), x, -neg, mv))
                 self.undo(mv, x)
         return False
 
