@@ -17,6 +17,7 @@ import pytest
 from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.games.wish import DECK
+from accordion.engine.moves import Zone, transfer
 from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
 from accordion.solver import _pystreets, core
 
@@ -75,10 +76,9 @@ def test_streets_won_lines_replay_to_a_win() -> None:
 
 @pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
 def test_streets_c_and_python_agree() -> None:
-    """At 70,000 positions the first attempt has 20,000, the second 40,000 and, since a third
-    (80,000) could not finish, runs on to the end: seeds 13 and 21 are won in the second attempt
-    (with noise), 5 after it would have restarted."""
-    outcomes, restarted, ran_on = set(), False, False
+    """Through ``solve``, as the service calls it: at 70,000 positions the first attempt has
+    20,000 and the best-first pass the rest."""
+    outcomes = set()
     for seed in range(22):
         game = new_game("streets-and-alleys", {}, seed=seed)
         c = solve(game, max_nodes=70_000, impl="c")
@@ -86,9 +86,48 @@ def test_streets_c_and_python_agree() -> None:
         assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
         assert (c.implementation, py.implementation) == ("c", "python")
         outcomes.add(c.outcome)
-        restarted |= c.won and c.nodes > _pystreets.FIRST_ATTEMPT  # won after a restart, with noise
-        ran_on |= c.won and c.nodes > 3 * _pystreets.FIRST_ATTEMPT  # the last attempt went on
+    assert len(outcomes) == 3
+
+
+def deal_piles(seed: int) -> list[bytes]:
+    return [bytes(p) for p in new_game("streets-and-alleys", {}, seed=seed).state.tableau]  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
+def test_streets_restarts_c_and_python_agree() -> None:
+    """The depth-first attempts alone (the pass off): at 70,000 positions the first attempt has
+    20,000, the second 40,000 and, since a third (80,000) could not finish, runs on to the end:
+    seeds 13 and 21 are won in the second attempt (with noise), 5 after it would have restarted."""
+    outcomes, restarted, ran_on = set(), False, False
+    for seed in range(22):
+        piles = deal_piles(seed)
+        c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
+        py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
+        assert c == py, seed
+        outcomes.add(c[0])
+        restarted |= c[0] == _pystreets.WON and c[2] > _pystreets.FIRST_ATTEMPT  # won after a restart, with noise
+        ran_on |= c[0] == _pystreets.WON and c[2] > 3 * _pystreets.FIRST_ATTEMPT  # the last attempt went on
     assert len(outcomes) == 3 and restarted and ran_on  # not every search trivially alike
+
+
+@pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
+@pytest.mark.parametrize(("first_attempt", "best_first_nodes", "max_nodes"), [(100, 5_000, 30_000), (1, 20_000, 25_000)])
+def test_streets_best_first_c_and_python_agree(first_attempt: int, best_first_nodes: int, max_nodes: int) -> None:
+    """The best-first pass, small: the same verdicts, lines and node counts; among them wins the
+    pass found, losses it proved by running out of positions, and attempts after it."""
+    pass_won = pass_lost = after = 0
+    for seed in range(30):
+        piles = deal_piles(seed)
+        c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, max_nodes,
+                                         first_attempt=first_attempt, best_first_nodes=best_first_nodes)
+        py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, max_nodes,
+                                      first_attempt=first_attempt, best_first_nodes=best_first_nodes)
+        assert c == py, seed
+        in_pass = first_attempt < c[2] <= first_attempt + best_first_nodes
+        pass_won += in_pass and c[0] == _pystreets.WON
+        pass_lost += in_pass and c[0] == _pystreets.LOST
+        after += c[2] > first_attempt + best_first_nodes
+    assert pass_won and pass_lost and after, (pass_won, pass_lost, after)
 
 
 @pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
@@ -137,6 +176,32 @@ def test_streets_verdicts_match_brute_force() -> None:
             if truth:
                 check_line(rules, state, result.moves)
         verdicts[truth] += 1
+    assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_streets_best_first_verdicts_match_brute_force(impl: str) -> None:
+    """The best-first pass deciding alone (the first attempt stops after the root, the pass has no
+    limit): a pass that runs out of positions claims LOST, so an unsound cut or a lost position
+    in its table shows up here; its wins replay."""
+    rules = new_game("streets-and-alleys", {}, seed=0).rules
+    rng = random.Random("streets-and-alleys best-first")
+    backend = core._cstreets if impl == "c" else _pystreets
+    verdicts = {True: 0, False: 0}
+    for _ in range(150):
+        state = small_streets_position(rules, rng)
+        truth = brute_force(rules, state)
+        if truth is None:
+            continue
+        piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
+        found = [len(f) for f in state.foundations]  # type: ignore[attr-defined]
+        code, raw, nodes = backend.streets_solve(piles, found, _pystreets.BUILD_ANY_SUIT, True,
+                                                 first_attempt=1, best_first_nodes=10**9)
+        assert code == (_pystreets.WON if truth else _pystreets.LOST), state
+        if truth:
+            check_line(rules, state, tuple(transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU,
+                                                    dst, 1) for zone, src, dst in raw))
+        verdicts[truth] += nodes > 2  # decided by the pass, not by the first attempt
     assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
 
 

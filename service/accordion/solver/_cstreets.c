@@ -20,6 +20,9 @@
  *   - the card the last move moved never moves again between piles as the next move (x from A
  *     to B then B to C is the one move A to C, tried from the position before);
  *   - every pile descending bottom to top is a win (the lowest top always goes up next).
+ * The search restarts with noise on its move order, and between the first attempt and the second
+ * a greedy best-first pass (best_first) tries the positions that look nearest a win first, with
+ * the same moves; a pass or attempt that runs out of positions proves the loss.
  * The moves are made and unmade in place. The GIL is released; the budgets (nodes, seconds)
  * and the caller's stop flag are read every 1024 positions, as in _csolver.c.
  */
@@ -33,6 +36,9 @@
 #define TO_FOUND 255
 /* Restarts: the first attempt may visit this many positions, each next one twice as many. */
 #define FIRST_ATTEMPT 20000
+/* The best-first pass between the first attempt and the second may visit this many positions. */
+#define BEST_FIRST_NODES 400000
+#define NO_CARD 255
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -68,6 +74,8 @@ typedef struct {
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
     int nframes;
+    SMove *line;          /* a win's moves from the root, filled by the pass that found it */
+    int nline;
 } Ctx;
 
 /* One position on the current line: its moves, the next to try, the card the last one moved. */
@@ -367,6 +375,210 @@ static int dfs(Ctx *c)
     }
 }
 
+/* ---- the best-first pass (docs/solver.md, "Best-first pass") ---- */
+
+/* A position the best-first pass has reached: the piles one after another, the pile sizes, the
+ * foundations, the card the move into it moved (NO_CARD at the root), and how it was reached. */
+typedef struct {
+    uint8_t card[52];
+    uint8_t n[MAXP];
+    uint8_t found[4];
+    uint8_t last, src, dst;
+    uint32_t parent;
+} BState;
+
+typedef struct {
+    uint64_t key; /* score << 32, then the later position first among equal scores */
+    uint32_t idx;
+} HeapItem;
+
+/* How far the position looks from a win, lower first: cards not up, cards sitting on a card of
+ * their rank or lower (each must move before the piles descend), cards above the next card of
+ * each suit (they must move before it goes up), spaces (a space takes any card) counting against. */
+static int bf_score(const Ctx *c)
+{
+    int up = 0, blockers = 0, spaces = 0;
+    for (int t = 0; t < 4; t++)
+        up += c->found[t];
+    for (int i = 0; i < c->npiles; i++) {
+        if (c->n[i] == 0)
+            spaces++;
+        for (int j = 0; j < c->n[i]; j++) {
+            int x = c->card[i][j];
+            if (rank_of(x) == c->found[suit_of(x)] + 1)
+                blockers += c->n[i] - 1 - j;
+        }
+    }
+    return 1000 + 10 * (52 - up) + 6 * c->rises + 3 * blockers - 10 * spaces;
+}
+
+static void bf_store(const Ctx *c, BState *s)
+{
+    int k = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        s->n[i] = c->n[i];
+        for (int j = 0; j < c->n[i]; j++)
+            s->card[k++] = c->card[i][j];
+    }
+    memcpy(s->found, c->found, 4);
+}
+
+static void bf_load(Ctx *c, const BState *s)
+{
+    int k = 0;
+    c->rises = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        c->n[i] = 0;
+        c->ph[0][i] = c->ph[1][i] = 0;
+        for (int j = 0; j < s->n[i]; j++)
+            push_card(c, i, s->card[k++]);
+    }
+    memcpy(c->found, s->found, 4);
+}
+
+static void heap_push(HeapItem *h, size_t *n, HeapItem it)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p].key <= it.key)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = it;
+}
+
+static HeapItem heap_pop(HeapItem *h, size_t *n)
+{
+    HeapItem top_item = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        HeapItem best = last;
+        if (l < *n && h[l].key < best.key)
+            best = h[l], m = l;
+        if (l + 1 < *n && h[l + 1].key < best.key)
+            best = h[l + 1], m = l + 1;
+        if (m == i)
+            break;
+        h[i] = best;
+        i = m;
+    }
+    if (*n)
+        h[i] = last;
+    return top_item;
+}
+
+/* The win that the best-first pass reached: the moves from the root to state `parent`, then mv. */
+static int bf_line(Ctx *c, const BState *st, uint32_t parent, SMove mv)
+{
+    int len = 1;
+    for (uint32_t i = parent; i != 0; i = st[i].parent)
+        len++;
+    free(c->line);
+    c->line = (SMove *)malloc((size_t)len * sizeof(SMove));
+    if (c->line == NULL)
+        return 0;
+    c->nline = len;
+    c->line[len - 1] = mv;
+    int q = len - 2;
+    for (uint32_t i = parent; i != 0; i = st[i].parent, q--) {
+        c->line[q].src = st[i].src;
+        c->line[q].dst = st[i].dst;
+    }
+    return 1;
+}
+
+/* Greedy best-first search from the root: the position of least bf_score is expanded next (the
+ * latest reached among equals), with the moves gen_moves gives (the same cuts as the depth-first
+ * attempts, so a pass that runs out of positions has searched everything reachable and proves the
+ * loss). Counts positions as enter() does and stops after `allowance` of them: R_WIN (the line in
+ * c->line), R_DEAD (exhausted), R_STOP. The current position is left anywhere. */
+static int best_first(Ctx *c, uint64_t allowance)
+{
+    uint64_t end = c->nodes + allowance;
+    size_t cap = 1024, nst = 0, nheap = 0;
+    BState *st = (BState *)malloc(cap * sizeof(BState));
+    HeapItem *heap = (HeapItem *)malloc(cap * sizeof(HeapItem));
+    KeySet seen;
+    int r = R_STOP, have_seen = ks_init(&seen, (size_t)1 << 14, MAX_SLOTS);
+    SMove moves[MAXMOVES];
+    if (st == NULL || heap == NULL || !have_seen)
+        goto done; /* out of memory: the pass gives up, the attempts go on */
+    c->nodes++;    /* the root, as enter() counts it */
+    if (c->max_nodes && c->nodes > c->max_nodes)
+        goto done;
+    if (is_won(c)) {
+        r = R_WIN;
+        c->nline = 0;
+        goto done;
+    }
+    {
+        uint64_t a, b;
+        key_of(c, &a, &b);
+        ks_add(&seen, a, b);
+    }
+    bf_store(c, &st[0]);
+    st[0].last = NO_CARD;
+    st[0].parent = 0;
+    nst = 1;
+    heap_push(heap, &nheap, (HeapItem){((uint64_t)bf_score(c) << 32) | 0xFFFFFFFFu, 0});
+    while (nheap) {
+        HeapItem it = heap_pop(heap, &nheap);
+        bf_load(c, &st[it.idx]);
+        int nm = gen_moves(c, moves, st[it.idx].last == NO_CARD ? -1 : st[it.idx].last);
+        for (int q = 0; q < nm; q++) {
+            int x = top(c, moves[q].src);
+            do_move(c, moves[q]);
+            c->nodes++;
+            if ((c->max_nodes && c->nodes > c->max_nodes) || c->nodes > end)
+                goto done;
+            if ((c->nodes & 1023) == 0 &&
+                ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
+                c->stopped = 1;
+                goto done;
+            }
+            if (is_won(c)) {
+                r = bf_line(c, st, it.idx, moves[q]) ? R_WIN : R_STOP;
+                goto done;
+            }
+            uint64_t a, b;
+            key_of(c, &a, &b);
+            if (!ks_has(&seen, a, b)) {
+                ks_add(&seen, a, b);
+                if (nst == cap) {
+                    cap *= 2;
+                    BState *ns = (BState *)realloc(st, cap * sizeof(BState));
+                    if (ns != NULL)
+                        st = ns;
+                    HeapItem *nh = (HeapItem *)realloc(heap, cap * sizeof(HeapItem));
+                    if (nh != NULL)
+                        heap = nh;
+                    if (ns == NULL || nh == NULL)
+                        goto done;
+                }
+                bf_store(c, &st[nst]);
+                st[nst].last = (uint8_t)x;
+                st[nst].src = moves[q].src;
+                st[nst].dst = moves[q].dst;
+                st[nst].parent = it.idx;
+                heap_push(heap, &nheap, (HeapItem){((uint64_t)bf_score(c) << 32) | (0xFFFFFFFFu - (uint32_t)nst),
+                                                   (uint32_t)nst});
+                nst++;
+            }
+            undo_move(c, moves[q], x);
+        }
+    }
+    r = R_DEAD;
+done:
+    if (have_seen)
+        ks_free(&seen);
+    free(st);
+    free(heap);
+    return r;
+}
+
 /* ---- the win as moves: (dst_zone 0 tableau / 1 foundation, src, dst) ---- */
 
 static int push(PyObject *out, int zone, int src, int dst)
@@ -381,8 +593,8 @@ static int push(PyObject *out, int zone, int src, int dst)
 
 static int expand(Ctx *c, PyObject *out)
 {
-    for (int q = 0; q < c->depth; q++) {
-        SMove mv = c->frames[q].moves[c->frames[q].next - 1];
+    for (int q = 0; q < c->nline; q++) {
+        SMove mv = c->line[q];
         int ok = mv.dst == TO_FOUND ? push(out, 1, mv.src, suit_of(top(c, mv.src))) : push(out, 0, mv.src, mv.dst);
         if (!ok)
             return 0;
@@ -454,16 +666,61 @@ static int read_position(PyObject *piles, PyObject *found, Ctx *c)
     return 1;
 }
 
+/* The root position, to go back to for each attempt and to write out a win's moves. */
+typedef struct {
+    uint8_t card[MAXP][MAXPILE], n[MAXP], found[4];
+    uint64_t ph[2][MAXP];
+    int rises;
+} Root;
+
+static void save_root(const Ctx *c, Root *r)
+{
+    memcpy(r->card, c->card, sizeof r->card);
+    memcpy(r->n, c->n, sizeof r->n);
+    memcpy(r->found, c->found, sizeof r->found);
+    memcpy(r->ph, c->ph, sizeof r->ph);
+    r->rises = c->rises;
+}
+
+static void reset_to_root(Ctx *c, const Root *r)
+{
+    memcpy(c->card, r->card, sizeof r->card);
+    memcpy(c->n, r->n, sizeof r->n);
+    memcpy(c->found, r->found, sizeof r->found);
+    memcpy(c->ph, r->ph, sizeof r->ph);
+    c->rises = r->rises;
+    c->depth = 0;
+    c->truncated = 0;
+}
+
+/* The depth-first win's moves: each frame's last move tried. */
+static int line_from_frames(Ctx *c)
+{
+    free(c->line);
+    c->nline = c->depth;
+    c->line = (SMove *)malloc((size_t)(c->depth + 1) * sizeof(SMove));
+    if (c->line == NULL)
+        return 0;
+    for (int q = 0; q < c->depth; q++)
+        c->line[q] = c->frames[q].moves[c->frames[q].next - 1];
+    return 1;
+}
+
 static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"piles", "found", "build", "space_any", "max_nodes", "max_seconds", "stop", NULL};
+    static char *kwlist[] = {"piles", "found", "build", "space_any", "max_nodes", "max_seconds", "stop",
+                             "first_attempt", "best_first_nodes", NULL};
     PyObject *piles, *found, *stop_obj = NULL;
     int build, space_any;
-    unsigned long long max_nodes = 0;
+    unsigned long long max_nodes = 0, first_attempt = FIRST_ATTEMPT, best_first_nodes = BEST_FIRST_NODES;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdO", kwlist, &piles, &found, &build, &space_any,
-                                     &max_nodes, &max_seconds, &stop_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdOKK", kwlist, &piles, &found, &build, &space_any,
+                                     &max_nodes, &max_seconds, &stop_obj, &first_attempt, &best_first_nodes))
         return NULL;
+    if (first_attempt < 1) {
+        PyErr_SetString(PyExc_ValueError, "first_attempt is at least 1");
+        return NULL;
+    }
     if (build < BUILD_ANY_SUIT || build > BUILD_SAME_SUIT) {
         PyErr_SetString(PyExc_ValueError, "build is 0 (any suit), 1 (alternate colours) or 2 (same suit)");
         return NULL;
@@ -490,36 +747,35 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return NULL;
     }
-    uint8_t root_card[MAXP][MAXPILE], root_n[MAXP], root_found[4];
-    uint64_t root_ph[2][MAXP];
-    int root_rises = c->rises;
-    memcpy(root_card, c->card, sizeof root_card);
-    memcpy(root_n, c->n, sizeof root_n);
-    memcpy(root_found, c->found, sizeof root_found);
-    memcpy(root_ph, c->ph, sizeof root_ph);
-    int r, ok = 1;
-    c->attempt_nodes = FIRST_ATTEMPT;
+    Root root;
+    save_root(c, &root);
+    int r, ok = 1, best_first_done = best_first_nodes == 0;
+    c->attempt_nodes = first_attempt;
     Py_BEGIN_ALLOW_THREADS
     c->start = now_seconds();
     c->deadline = max_seconds > 0 ? c->start + max_seconds : 0;
-    /* Restarts: attempt a visits at most FIRST_ATTEMPT * 2^a positions, its table fresh, the
+    /* Restarts: attempt a visits at most first_attempt * 2^a positions, its table fresh, the
      * moves of equal rank after the first attempt in an order shuffled by noise seeded by a.
      * A win is a win; an attempt that ends without reaching its limit (or the depth cut) has
      * searched everything reachable, so its LOST is a proof whatever the order. The attempt
-     * that could not be followed by a whole one runs to the end of the budget (last_attempt). */
+     * that could not be followed by a whole one runs to the end of the budget (last_attempt).
+     * Between the first attempt and the second, the best-first pass (best_first). */
     for (;;) {
         c->attempt_end = c->nodes + c->attempt_nodes;
         c->rng = (uint64_t)c->attempt;
         r = dfs(c);
+        if (r == R_WIN && !line_from_frames(c))
+            r = R_STOP, ok = 0;
         if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
             break;
-        memcpy(c->card, root_card, sizeof root_card); /* back to the root, table emptied */
-        memcpy(c->n, root_n, sizeof root_n);
-        memcpy(c->found, root_found, sizeof root_found);
-        memcpy(c->ph, root_ph, sizeof root_ph);
-        c->rises = root_rises;
-        c->depth = 0;
-        c->truncated = 0;
+        reset_to_root(c, &root);
+        if (!best_first_done) {
+            best_first_done = 1;
+            r = best_first(c, best_first_nodes);
+            if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
+                break;
+            reset_to_root(c, &root);
+        }
         c->attempt++;
         c->attempt_nodes *= 2;
         ks_free(&c->seen);
@@ -531,29 +787,28 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     ks_free(&c->seen);
     if (!ok) {
         free(c->frames);
+        free(c->line);
         free(c);
         return PyErr_NoMemory();
     }
     int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
     PyObject *moves = PyList_New(0);
     if (moves != NULL && outcome == OUT_WON) {
-        memcpy(c->card, root_card, sizeof root_card);
-        memcpy(c->n, root_n, sizeof root_n);
-        memcpy(c->found, root_found, sizeof root_found);
-        memcpy(c->ph, root_ph, sizeof root_ph);
-        c->rises = root_rises;
+        reset_to_root(c, &root);
         if (!expand(c, moves))
             Py_CLEAR(moves);
     }
     PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
     free(c->frames);
+    free(c->line);
     free(c);
     return res;
 }
 
 static PyMethodDef methods[] = {
     {"streets_solve", (PyCFunction)(void (*)(void))py_streets_solve, METH_VARARGS | METH_KEYWORDS,
-     "streets_solve(piles, found, build, space_any, max_nodes=0, max_seconds=0, stop=None) -> "
+     "streets_solve(piles, found, build, space_any, max_nodes=0, max_seconds=0, stop=None, "
+     "first_attempt=20000, best_first_nodes=400000) -> "
      "(outcome, [(dst_zone, src, dst)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

@@ -9,6 +9,7 @@ the same multiset).
 
 from __future__ import annotations
 
+import heapq
 import time
 
 from ._pycommon import Stop as _Stop, rank as _rank, red_suit as _red_suit
@@ -17,10 +18,14 @@ from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 MAXDEPTH = 200_000  # deeper positions are cut (then LOST is not claimed), as in C
 TO_FOUND = 255
 FIRST_ATTEMPT = 20_000  # restarts: the first attempt's positions, each next one twice as many
+BEST_FIRST_NODES = 400_000  # the best-first pass between the first attempt and the second
 BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT = 0, 1, 2
 
 # A move: (source pile, destination pile or TO_FOUND)
 SMove = tuple[int, int]
+# A position the best-first pass reached: piles, foundations, the card the move into it moved
+# (-1 at the root), the index of the position it was reached from, and that move.
+_BState = tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int, int, SMove]
 
 
 def _builds_on(build: int, x: int, h: int) -> bool:
@@ -201,6 +206,67 @@ class _Search:
         self.frames.append(_Frame(self.gen_moves(self.frames[-1].card if self.frames else -1)))
         return None
 
+    def score(self) -> int:
+        """As C's bf_score: how far the position looks from a win, lower first."""
+        up = sum(self.found)
+        rises = blockers = spaces = 0
+        for pile in self.piles:
+            if not pile:
+                spaces += 1
+            for j, x in enumerate(pile):
+                if j and _rank(x) >= _rank(pile[j - 1]):
+                    rises += 1
+                if _rank(x) == self.found[x // 13] + 1:
+                    blockers += len(pile) - 1 - j
+        return 1000 + 10 * (52 - up) + 6 * rises + 3 * blockers - 10 * spaces
+
+    def best_first(self, allowance: int) -> bool:
+        """As C's best_first: greedy best-first from the current (root) position, the least score
+        first (the latest reached among equals), the same moves as the attempts. True (won, the
+        line in ``path``) or False (every reachable position expanded: lost); raises _Stop after
+        ``allowance`` positions or at the budget."""
+        end = self.nodes + allowance
+        self.nodes += 1
+        if self.max_nodes and self.nodes > self.max_nodes:
+            raise _Stop
+        if self.is_won():
+            self.path = []
+            return True
+        seen = {tuple(sorted(tuple(p) for p in self.piles))}
+        states: list[_BState] = [(tuple(tuple(p) for p in self.piles), tuple(self.found), -1, 0, (0, 0))]
+        heap = [(self.score(), 0)]
+        while heap:
+            _, neg = heapq.heappop(heap)
+            piles, found, last, _, _ = states[-neg]
+            self.piles = [list(p) for p in piles]
+            self.found = list(found)
+            for mv in self.gen_moves(last):
+                x = self.do(mv)
+                self.nodes += 1
+                if (self.max_nodes and self.nodes > self.max_nodes) or self.nodes > end:
+                    raise _Stop
+                if (self.nodes & 1023) == 0 and (
+                    (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
+                ):
+                    self.stopped = True
+                    raise _Stop
+                if self.is_won():
+                    line = [mv]
+                    k = -neg
+                    while k:
+                        line.append(states[k][4])
+                        k = states[k][3]
+                    self.path = line[::-1]
+                    return True
+                piles_now = tuple(tuple(p) for p in self.piles)
+                key = tuple(sorted(piles_now))  # shares the piles' tuples with the stored position
+                if key not in seen:
+                    seen.add(key)
+                    heapq.heappush(heap, (self.score(), -len(states)))
+                    states.append((piles_now, tuple(self.found), x, -neg, mv))
+                self.undo(mv, x)
+        return False
+
     def dfs(self) -> bool:
         """A loop with the frames in a list, as C's (lines run long)."""
         r = self.enter()
@@ -246,13 +312,26 @@ def expand(path: list[SMove], piles: list[list[int]], found: list[int]) -> list[
 
 def streets_solve(
     piles: list[bytes], found: list[int], build: int, space_any: bool, max_nodes: int = 0,
-    max_seconds: float = 0.0, stop: bytearray | None = None,
+    max_seconds: float = 0.0, stop: bytearray | None = None, first_attempt: int = FIRST_ATTEMPT,
+    best_first_nodes: int = BEST_FIRST_NODES,
 ) -> tuple[int, list[tuple[int, int, int]], int]:
     """As ``_cstreets.streets_solve``: (outcome, moves of a win, nodes)."""
     if build not in (BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT):
         raise ValueError("build is 0 (any suit), 1 (alternate colours) or 2 (same suit)")
+    if first_attempt < 1:
+        raise ValueError("first_attempt is at least 1")
     root = [list(p) for p in piles]
     search = _Search([list(p) for p in piles], list(found), build, space_any, max_nodes, max_seconds, stop)
+    search.attempt_nodes = first_attempt
+    best_first_done = best_first_nodes == 0
+
+    def reset() -> None:
+        search.piles = [list(p) for p in piles]
+        search.found = list(found)
+        search.frames.clear()
+        search.seen.clear()
+        search.truncated = False
+
     while True:  # restarts, as in C: each attempt from the root with a fresh table
         search.attempt_end = search.nodes + search.attempt_nodes
         search.rng = _SplitMix(search.attempt)
@@ -262,11 +341,16 @@ def streets_solve(
         except _Stop:
             if search.stopped or (max_nodes and search.nodes > max_nodes):
                 return UNKNOWN, [], search.nodes
-        search.piles = [list(p) for p in piles]
-        search.found = list(found)
-        search.frames.clear()
-        search.seen.clear()
-        search.truncated = False
+        reset()
+        if not best_first_done:  # the best-first pass, between the first attempt and the second
+            best_first_done = True
+            try:
+                won = search.best_first(best_first_nodes)
+                break
+            except _Stop:
+                if search.stopped or (max_nodes and search.nodes > max_nodes):
+                    return UNKNOWN, [], search.nodes
+            reset()
         search.attempt += 1
         search.attempt_nodes *= 2
     if won:
