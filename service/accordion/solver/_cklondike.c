@@ -29,6 +29,10 @@
 #define MAXP 10
 #define MAXPILE 40
 #define MAXTALON 52
+/* Far more than a position has: a move puts a card on a pile top (each top takes two cards at
+ * most: 14), a King into the first space (4), a card on its foundation (4), or a foundation's
+ * top back (4 tops, two hosts or a space each: 12), ~34 in all. `add` drops what would overflow,
+ * and dfs() then never claims LOST (a dropped move could have been the win). */
 #define MAXMOVES 200
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
@@ -593,6 +597,8 @@ static int dfs(Ctx *c, const KState *s)
     }
     KMove moves[MAXMOVES];
     int nm = gen_moves(c, s, moves);
+    if (nm >= MAXMOVES)
+        c->truncated = 1; /* see MAXMOVES: a move may have been dropped */
     if (c->noisy && nm > 1) {
         /* restart noise: half the time another move goes first (the rest keep their order) */
         uint64_t z = splitmix(&c->rng);
