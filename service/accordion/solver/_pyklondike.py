@@ -295,6 +295,8 @@ class _Search:
             self.truncated = True
             return False
         moves = self.gen_moves(s)
+        if len(moves) >= MAXMOVES:
+            self.truncated = True  # as _cklondike.c: a move may have been dropped, never claim LOST
         if self.noisy and len(moves) > 1:
             # restart noise: half the time another move goes first (the rest keep their order)
             z = self.rng.next()
