@@ -147,6 +147,10 @@ class AccordionServer:
             config.redis_url or None,
             wait_replicas=config.redis_wait_replicas,
             wait_timeout=config.redis_wait_timeout,
+            # --store-timeout bounds a store call (the session layer enforces it); the lean Redis
+            # connection, which sends a call once, must not give up sooner (its 1 s read timeout
+            # failed calls a slower Redis, in a fork or a failover, was allowed to answer).
+            call_timeout=config.store_timeout,
             # The games carry their own log of moves (accordion.sessions.record); the store's event
             # stream only wakes watchers: a short one, and only for games someone watches.
             event_log_len=STREAM_EVENTS,

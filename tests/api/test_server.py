@@ -121,6 +121,27 @@ async def test_deadlines_are_honoured_and_store_calls_are_bounded(
     assert (await client.get(game.id)).version == 1
 
 
+async def test_a_redis_slower_than_a_second_is_waited_for_up_to_the_store_timeout(
+    start_server, connect, redis_server
+) -> None:
+    """--store-timeout is the bound of a store call: the connections' own read timeout (1 s by
+    default) must not cut a call short of it (the lean connection's did, before)."""
+    redis_server.flush()
+    running = await start_server(redis_server.url, store_timeout=6, health_interval=60)
+    client = connect(running.addr)
+    game = (await client.new_game("accordion", seed=7)).game
+    with frozen(redis_server):
+        read = asyncio.ensure_future(client.get(game.id))
+        move = asyncio.ensure_future(
+            client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0]), timeout=10)
+        )
+        await asyncio.sleep(1.8)
+        assert not read.done() and not move.done(), "still waiting on Redis"
+    assert (await read).id == game.id  # version 1 or 2: the two calls may go on two connections
+    assert (await move).game.version == 2
+    assert (await client.get(game.id)).version == 2
+
+
 async def test_concurrent_rpcs_beyond_the_cap_are_resource_exhausted(
     start_server, connect, redis_server
 ) -> None:

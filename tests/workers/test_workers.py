@@ -136,10 +136,9 @@ async def test_workers_share_one_port_and_sigterm_drains_every_worker(
                 )
                 for c, r in first.values()
             ]
-            # Long enough for the calls to reach their workers over the open connections, short
-            # enough to leave the drain check most of the lean Redis connection's own 1 s read
-            # timeout (socket_timeout; --store-timeout does not raise it): past it the paused calls
-            # fail UNAVAILABLE, and the check below sees them done (two CI runs did, after 0.5 s).
+            # Long enough for the calls to reach their workers over the open connections; the
+            # paused calls then wait up to --store-timeout (8 s, also the connections' read
+            # timeout), which the drain check below fits in.
             await asyncio.sleep(0.2)
             proc.proc.send_signal(signal.SIGTERM)
             await wait_until(

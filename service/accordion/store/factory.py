@@ -45,6 +45,7 @@ def open_store(
     key_prefix: str = "acc",
     wait_replicas: int = 0,
     wait_timeout: float = 0.5,
+    call_timeout: float = 0.0,
     event_log_len: int = EVENT_LOG_LEN,
     watched_only: bool = False,
 ) -> GameStore:
@@ -58,6 +59,8 @@ def open_store(
     ``RedisStore`` (connections are opened lazily: call ``await store.ping()`` to check).
     ``wait_replicas`` > 0 (Redis only): a write is answered only after that many replicas
     acknowledged it within ``wait_timeout`` seconds (``WAIT``; see docs/redis.md).
+    ``call_timeout`` (Redis only): how long the caller lets one store call take; a connection
+    that sends a call only once waits that long for its answer (``RedisStore.from_url``).
     ``event_log_len``: the events kept per game for ``watch`` (the server asks for a few:
     its games carry their own log); ``watched_only``: keep them only for games
     someone watches (``watch`` then sees only events from when it began).
@@ -79,7 +82,7 @@ def open_store(
 
         return RedisStore.from_url(
             url, key_prefix=key_prefix, wait_replicas=wait_replicas, wait_timeout=wait_timeout,
-            event_log_len=event_log_len, watched_only=watched_only,
+            call_timeout=call_timeout, event_log_len=event_log_len, watched_only=watched_only,
         )
     raise ValueError(
         f"unknown store URL {url!r}: expected memory://, redis://, rediss://, unix://, "

@@ -137,6 +137,7 @@ class RedisStore(GameStore):
         watch_block: float = 1.0,
         wait_replicas: int = 0,
         wait_timeout: float = 0.5,
+        call_timeout: float = 0.0,
         event_log_len: int = EVENT_LOG_LEN,
         watched_only: bool = False,
     ) -> RedisStore:
@@ -158,6 +159,11 @@ class RedisStore(GameStore):
         ``wait_replicas``/``wait_timeout``: see the module docstring; the read timeout of the
         connections that write grows by ``wait_timeout``.
 
+        ``call_timeout``: how long the caller lets one store call take (the server's
+        ``--store-timeout``). The lean connection of a plain ``redis://``/``unix://`` URL sends
+        a call once, so its read timeout is this (when longer than ``socket_timeout``): a Redis
+        that stalls for more than ``socket_timeout`` is waited for, not failed early.
+
         Raises:
             ValueError: a malformed cluster or sentinel URL, a negative ``wait_replicas``.
         """
@@ -165,7 +171,7 @@ class RedisStore(GameStore):
             socket_timeout=socket_timeout, socket_connect_timeout=socket_connect_timeout, retries=retries,
             backoff_base=backoff_base, backoff_cap=backoff_cap, health_check_interval=health_check_interval,
             max_connections=max_connections, watch_block=watch_block, wait_replicas=wait_replicas,
-            wait_timeout=wait_timeout,
+            wait_timeout=wait_timeout, call_timeout=call_timeout,
         )
         return cls(connect(url, settings), key_prefix=key_prefix, event_log_len=event_log_len,
                    watched_only=watched_only)

@@ -104,6 +104,7 @@ class Settings:
     watch_block: float = 1.0
     wait_replicas: int = 0
     wait_timeout: float = 0.5
+    call_timeout: float = 0.0
 
     def __post_init__(self) -> None:
         if self.wait_replicas < 0 or (self.wait_replicas and self.wait_timeout <= 0):
@@ -121,6 +122,13 @@ class Settings:
     def watch_timeout(self) -> float:
         """The read timeout of watchers' connections: it must outlast a blocked XREAD."""
         return self.watch_block + self.socket_timeout
+
+    @property
+    def lean_timeout(self) -> float:
+        """The lean connection's read timeout: it sends a call once (no retry), so it waits as
+        long as the caller lets one store call take (``call_timeout``), never less than
+        ``socket_timeout``. redis-py's connections keep ``socket_timeout`` per attempt and retry."""
+        return max(self.socket_timeout, self.call_timeout)
 
     def backoff(self) -> ExponentialBackoff:
         return ExponentialBackoff(cap=self.backoff_cap, base=self.backoff_base)
@@ -187,7 +195,7 @@ def plain(url: str, s: Settings) -> Executor:
     fast = fast_url(url) if not s.wait_replicas else None
     if fast is None:
         return _on_one(client, watch, s)
-    lean = FastRedis(fast, timeout=s.socket_timeout, connect_timeout=s.socket_connect_timeout)
+    lean = FastRedis(fast, timeout=s.lean_timeout, connect_timeout=s.socket_connect_timeout)
     return FastExecutor(client, watch, lean, watch_block=s.watch_block)
 
 
