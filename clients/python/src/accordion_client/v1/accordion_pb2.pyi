@@ -1072,6 +1072,9 @@ class ScoreResponse(_message.Message):
     status: Global___GameStatus.ValueType
     penalty: _builtins.int
     piles_left: _builtins.int
+    """Row games: the piles left in the row. Tableau games: the tableau's piles that still hold
+    cards (face up or face down); foundations, stock and waste are not counted.
+    """
     stock_size: _builtins.int
     """Cards left in the stock."""
     cribbage_points: _builtins.int

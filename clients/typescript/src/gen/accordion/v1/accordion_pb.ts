@@ -935,6 +935,9 @@ export type ScoreResponse = Message<"accordion.v1.ScoreResponse"> & {
   penalty: number;
 
   /**
+   * Row games: the piles left in the row. Tableau games: the tableau's piles that still hold
+   * cards (face up or face down); foundations, stock and waste are not counted.
+   *
    * @generated from field: int32 piles_left = 4;
    */
   pilesLeft: number;
