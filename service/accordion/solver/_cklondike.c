@@ -20,7 +20,9 @@
  *   - a card comes back from a foundation only when some card not on the foundations could
  *     ever be built on it;
  *   - in the full search, a position whose piles and talon were seen with a ``cur`` that
- *     reaches every talon card this one reaches is not expanded (see dominated).
+ *     reaches every talon card this one reaches is not expanded (see dominated);
+ *   - in every pass, a position in which some card can never depart from its place (so never
+ *     goes home) is lost and not expanded (see stuck).
  * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
  * every 1024 positions, as in _csolver.c.
  */
