@@ -426,8 +426,9 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
         search = rules.search(state)
 
         def full_search(backend: object, dominance: bool) -> tuple:
-            # the full search alone (a quick pass of one position), where the cut applies
-            options = _Options(backend, dominance=dominance, quick_nodes=1, quick_total=0)
+            # the full search alone (a quick pass of one position), where the cut applies; the
+            # dead-end test off, so that the cut is seen alone (it decides most of these losses)
+            options = _Options(backend, dominance=dominance, dead_ends=False, quick_nodes=1, quick_total=0)
             code, moves, nodes = _klondike_solve(options, search, state, 6_000, 0.0, None)
             return code, tuple(moves), nodes
 
@@ -453,3 +454,159 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
         if min(checked.values()) >= 2:
             break
     assert checked[False] >= 1 and checked[True] >= 2, checked  # the cut fired on losses and wins the brute force decided
+
+
+# --- the dead-end test (``stuck``): a card that can never depart ------------------------------
+
+
+def search_position(state: State) -> object:
+    """The search's own position (``_pyklondike._Pos``) of an engine state, passes unlimited."""
+    from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
+    from accordion.solver import _pyklondike
+
+    waste = list(WASTE.get(state))
+    return _pyklondike._Pos([list(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
+                            [len(f) for f in FOUNDATIONS.get(state)], waste + list(state.stock), len(waste), -1)
+
+
+def walked_positions(rules: Rules, rng: random.Random, count: int, steps: int) -> list[State]:
+    """Small positions and the positions a few random legal moves lead to from them (where dead
+    ends appear: cards moved onto others, tops sent up)."""
+    out = []
+    for _ in range(count):
+        state = small_position(rules, rng, rng.randint(6, 10))
+        for _ in range(steps):
+            out.append(state)
+            moves = rules.legal_moves(state)
+            if not moves:
+                break
+            state = rules.apply(state, rng.choice(moves))
+    return out
+
+
+@pytest.mark.parametrize("variant,options", [r for r in RULES if not r[1].get("foundation_return")])
+def test_a_dead_end_is_a_loss_the_brute_force_confirms(variant: str, options: dict[str, object]) -> None:
+    """Whenever ``stuck`` says some card can never depart, the brute force finds no win, and the
+    search answers LOST in 0 positions in C and Python; it decides positions ``never_free`` does
+    not. (Without foundation_return, where the brute force stays small; the next test has a
+    dead end with it.)"""
+    from accordion.solver import _pyklondike
+
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"dead ends {variant}{sorted(options.items())}")
+    confirmed = beyond_never_free = 0
+    for state in walked_positions(rules, rng, 150, 12):
+        pos = search_position(state)
+        if not _pyklondike.stuck(pos, False):
+            continue
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert (result.outcome, result.nodes) == (Outcome.LOST, 0), (impl, state)
+        truth = brute_force(rules, state, limit=20_000)
+        assert truth is not True, state  # never a win
+        confirmed += truth is False
+        beyond_never_free += truth is False and not _pyklondike.never_free(pos)
+    assert confirmed >= 3 and beyond_never_free >= 2, (confirmed, beyond_never_free)
+
+
+def talon_cycle_position(rules: Rules, rng: random.Random) -> State:
+    """A dead end that ``never_free`` does not see, with foundation_return: the Queen of spades in
+    the talon, a red Jack Z face up on the first pile, and under Z (face down, in a random order)
+    both hosts of the Queen (the red Kings), the Jack of spades, Z's other host (the Queen of
+    clubs) and the Ten of Z's suit. The Queen can leave the talon only once Z has left (its hosts
+    and its foundation wait under Z), Z only onto the Queen (its other host is under it, and so is
+    its suit's next card down): neither ever moves. The three other cards out at random."""
+    z_suit = rng.choice((1, 2))  # diamonds or hearts
+    base = [11, 9 if z_suit == 1 else 12, 9 if z_suit == 2 else 12, 10]  # clubs, diamonds, hearts, spades
+    out = [s * 13 + r for s in range(4) for r in range(base[s], 13)]
+    queen_spades, z = 3 * 13 + 11, z_suit * 13 + 10
+    under = [1 * 13 + 12, 2 * 13 + 12, 3 * 13 + 10, 0 * 13 + 11, z_suit * 13 + 9]  # K♦ K♥ J♠ Q♣, Z's Ten
+    rng.shuffle(under)
+    rest = [c for c in out if c not in under and c not in (z, queen_spades)]
+    rng.shuffle(rest)
+    piles: list[list[int]] = [under + [z]] + [[] for _ in range(6)]
+    cut = rng.randint(0, len(rest))
+    for card in rest[:cut]:
+        piles[rng.randrange(1, 7)].append(card)
+    stock = rest[cut:] + [queen_spades]
+    rng.shuffle(stock)
+    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(stock))
+    foundations = tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4))
+    return state._replace(foundations=foundations)
+
+
+@pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
+def test_a_hand_made_dead_end_with_foundation_return(variant: str) -> None:
+    """The published rules (foundation_return): the talon cycle above is LOST in 0 positions in C
+    and Python; without the dead-end test it takes a search (``never_free`` misses it, since it
+    counts every talon card as free); the brute force confirms the losses it can decide."""
+    from accordion.solver import _pyklondike
+    from accordion.solver.core import _klondike_solve
+
+    options = {"partial_runs": True, "foundation_return": True}
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"talon cycle {variant}")
+    confirmed = 0
+    for _ in range(6):
+        state = talon_cycle_position(rules, rng)
+        assert _pyklondike.stuck(search_position(state), True) and not _pyklondike.never_free(search_position(state))
+        for impl in IMPLS:
+            result = solve(state, rules, impl=impl)
+            assert (result.outcome, result.nodes) == (Outcome.LOST, 0), (impl, state)
+        code, _, nodes = _klondike_solve(_Options(_pyklondike, dead_ends=False), rules.search(state), state, 50_000,
+                                         0.0, None)
+        assert code == 2 and nodes > 0, state  # a search without the test proves it too
+        truth = brute_force(rules, state, limit=20_000)
+        assert truth is not True, state
+        confirmed += truth is False
+    assert confirmed >= 3
+
+
+@pytest.mark.parametrize("variant,options", [r for r in RULES if not r[1].get("foundation_return")])
+def test_dead_ends_keep_every_verdict_of_the_brute_force(variant: str, options: dict[str, object]) -> None:
+    """The full search does not expand a position with a card that can never depart. On small
+    positions where that changes the search (fewer positions with the test than without), every
+    verdict equals the brute force's, with the test and without it, and C and Python agree (same
+    moves, same node counts). Without foundation_return: with it, the small positions the brute
+    force can decide have their foundations so high that no dead end appears in them (the test
+    above has one, decided at the root)."""
+    from accordion.solver import _pyklondike
+    from accordion.solver.core import _klondike_solve
+
+    backends = [_pyklondike]
+    if HAVE_C:
+        from accordion.solver import _cklondike  # type: ignore[attr-defined]
+
+        backends.insert(0, _cklondike)
+    rules = open_game(variant, options, 0).rules
+    rng = random.Random(f"dead ends in the search {variant}{sorted(options.items())}")
+    checked = 0
+    for state in walked_positions(rules, rng, 200, 3):
+        search = rules.search(state)
+
+        def full_search(backend: object, dead_ends: bool) -> tuple:
+            # the full search alone (a quick pass of one position)
+            options = _Options(backend, dead_ends=dead_ends, quick_nodes=1, quick_total=0)
+            code, moves, nodes = _klondike_solve(options, search, state, 20_000, 0.0, None)
+            return code, tuple(moves), nodes
+
+        with_test, without = full_search(backends[0], True), full_search(backends[0], False)
+        if with_test[0] == 0 or without[0] == 0 or with_test[2] == without[2]:
+            continue  # too large, or the test did not change the search
+        truth = brute_force(rules, state, limit=20_000)
+        if truth is None:
+            continue
+        for backend in backends[1:]:
+            for dead_ends, answer in ((True, with_test), (False, without)):
+                assert full_search(backend, dead_ends) == answer, (backend, dead_ends, state)
+        for code, moves, _ in (with_test, without):
+            assert code == (1 if truth else 2), state
+            s = state
+            for move in moves:
+                assert move in rules.legal_moves(s), move
+                s = rules.apply(s, move)
+            assert rules.is_won(s) is truth
+        checked += 1
+        if checked >= 4:
+            break
+    assert checked >= 2, checked  # the test changed searches the brute force could decide

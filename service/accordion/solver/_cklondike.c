@@ -20,7 +20,9 @@
  *   - a card comes back from a foundation only when some card not on the foundations could
  *     ever be built on it;
  *   - in the full search, a position whose piles and talon were seen with a ``cur`` that
- *     reaches every talon card this one reaches is not expanded (see dominated).
+ *     reaches every talon card this one reaches is not expanded (see dominated);
+ *   - in every pass, a position in which some card can never depart from its place (so never
+ *     goes home) is lost and not expanded (see stuck).
  * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
  * every 1024 positions, as in _csolver.c.
  */
@@ -88,6 +90,7 @@ typedef struct {
     int cut;   /* a quick pass with the unproven cuts (talon cards and part runs only with a use at
                 * once, no returns); the other quick passes take the full search's moves */
     int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
+    int dead_ends; /* a position with a card that can never depart is not expanded (see stuck) */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
@@ -538,6 +541,82 @@ static int never_free(const Ctx *c, const KState *s)
     return avail != (1ULL << 52) - 1;
 }
 
+/* A dead end (docs/solver.md, "Klondike", *A dead end*): some card not on its foundation can
+ * never leave its place, so the position is lost. A card's *place* is what it lies on (the card
+ * beneath it, the bottom of a pile, the talon); it *departs* when it leaves it: onto a host
+ * (opposite colour, one rank higher), to its foundation, or, a King not at a pile's bottom, into
+ * a space (a bottom King moving to another space changes nothing but the piles' order). A card
+ * carried in a run has not departed. Over-approximate the cards that ever depart, as the least
+ * fixpoint of necessary conditions on a card's first departure, each an event before it:
+ *   - a face-down card must be uncovered first: the card on it has departed;
+ *   - to its foundation: every lower card of its suit not home has departed (it went home), and
+ *     the card on it has departed (a card goes up alone);
+ *   - onto a host h: h is a pile's top then. h in a pile: h is its top now, or the card on it has
+ *     departed (whatever moves h carries that card along); h in the talon: h has departed; h on its
+ *     foundation: only with foundation_return (it may come back);
+ *   - a King into a space: some pile is empty now, or the bottom card of some pile has departed.
+ * Induction on a line of play (order its cards' first departures in time): every card that
+ * departs meets its conditions through earlier departures, so it is in the fixpoint. A card
+ * outside it never departs, so never goes home: the position is lost, and so is every position
+ * reachable from it. The talon is treated as if every card in it could be reached (with passes
+ * unlimited they can; otherwise the set only grows, still a superset). Returns whether some card
+ * not home is outside the fixpoint. */
+static int stuck(const Ctx *c, const KState *s)
+{
+    uint64_t home = 0, talon = 0, tops = 0, bottoms = 0, down = 0;
+    uint8_t above[52];
+    int space = 0;
+    memset(above, 0xFF, sizeof above);
+    for (int su = 0; su < 4; su++)
+        home |= ((1ULL << s->found[su]) - 1) << (su * 13);
+    for (int q = 0; q < s->tlen; q++)
+        talon |= 1ULL << s->talon[q];
+    for (int i = 0; i < c->npiles; i++) {
+        int n = s->n[i];
+        if (n == 0) {
+            space = 1;
+            continue;
+        }
+        bottoms |= 1ULL << s->card[i][0];
+        tops |= 1ULL << s->card[i][n - 1];
+        for (int j = 0; j < n - 1; j++)
+            above[s->card[i][j]] = s->card[i][j + 1];
+        for (int j = 0; j < s->down[i]; j++)
+            down |= 1ULL << s->card[i][j];
+    }
+    uint64_t out = ((1ULL << 52) - 1) & ~home, departs = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (uint64_t todo = out & ~departs; todo; todo &= todo - 1) {
+            int x = __builtin_ctzll(todo);
+            int covered = above[x] != 0xFF && !((departs >> above[x]) & 1); /* the card on x stays */
+            if (covered && ((down >> x) & 1))
+                continue; /* never uncovered (yet) */
+            int r = rank_of(x), ok = 0;
+            uint64_t lower = ((1ULL << (r - 1)) - 1) << (suit_of(x) * 13);
+            if (!covered && (lower & ~home & ~departs) == 0)
+                ok = 1; /* to its foundation */
+            else if (r == 13)
+                ok = !((bottoms >> x) & 1) && (space || (bottoms & departs)); /* into a space */
+            else
+                for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1) {
+                    int h = __builtin_ctzll(hs);
+                    if ((home >> h) & 1)
+                        ok = c->fret;
+                    else if ((talon >> h) & 1)
+                        ok = (int)((departs >> h) & 1);
+                    else
+                        ok = ((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1));
+                }
+            if (ok) {
+                departs |= 1ULL << x;
+                changed = 1;
+            }
+        }
+    }
+    return (out & ~departs) != 0;
+}
+
 static int is_won(const Ctx *c, const KState *s)
 {
     if (s->tlen)
@@ -591,6 +670,8 @@ static int dfs(Ctx *c, const KState *s)
     if (!c->quick && c->dominance && c->keep_cur && s->redeals < 0 && (c->depth > 0 || c->root_redeal) &&
         dominated(c, s, h))
         return R_DEAD;
+    if (c->dead_ends && stuck(c, s))
+        return R_DEAD; /* lost: see stuck (every pass: it only drops lost positions) */
     if (c->depth >= MAXDEPTH) {
         c->truncated = 1;
         return R_DEAD;
@@ -734,17 +815,17 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
-                             "dominance", NULL};
+                             "dominance", "dead_ends", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
-    int cur, draw, redeals, partial, fret, root_redeal, dominance = 1;
+    int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
     int full_moves_every = FULL_MOVES_EVERY;
     unsigned long long restart_nodes = RESTART_NODES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKp", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKpp", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
                                      &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
-                                     &restart_nodes, &dominance))
+                                     &restart_nodes, &dominance, &dead_ends))
         return NULL;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
@@ -763,6 +844,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->partial = partial;
     c->fret = fret;
     c->dominance = dominance;
+    c->dead_ends = dead_ends;
     c->root_redeal = root_redeal;
     c->keep_cur = !(draw == 1 && redeals < 0);
     c->max_nodes = max_nodes;
@@ -803,10 +885,10 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
      * reached without waiting for the full search. A pass that runs out of moves has seen its
      * whole space (a cut pass: the whole cut space, so no cut pass can win; a full-move pass:
      * every position), so the full search starts at once. Then, from scratch, the full search,
-     * whose LOST is a proof. Before all that, never_free may prove the loss outright. */
+     * whose LOST is a proof. Before all that, never_free or stuck may prove the loss outright. */
     r = R_DEAD;
     c->quick = 1;
-    int lost_at_root = never_free(c, &root); /* then no search: LOST, 0 positions */
+    int lost_at_root = never_free(c, &root) || (dead_ends && stuck(c, &root)); /* then no search: LOST, 0 positions */
     if (redeals >= 0)
         quick_total = 0; /* passes limited: the cut that waits for a card to follow costs wins */
     if (max_nodes && quick_total > max_nodes / 2)
@@ -864,8 +946,8 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off "
-     "(comparisons); progress, a writable byte, gets the most progress of a position searched "
+     "dominance=True, dead_ends=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "dead_ends=False the dead-end test (comparisons); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };

@@ -69,6 +69,7 @@ class _Search:
         self.quick = False  # the first passes: only a win they find counts
         self.cut = False  # a quick pass with the unproven cuts (else the full search's moves)
         self.dominance = True  # talon dominance in the full search; off only for comparisons
+        self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
         self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
         self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
@@ -291,6 +292,8 @@ class _Search:
         if (not self.quick and self.dominance and self.keep_cur and s.redeals < 0
                 and (self.path or self.root_redeal) and self.dominated(s, k)):
             return False
+        if self.dead_ends and stuck(s, self.fret):
+            return False  # lost: see stuck (every pass: it only drops lost positions)
         if len(self.path) >= MAXDEPTH:
             self.truncated = True
             return False
@@ -349,6 +352,63 @@ def never_free(s: _Pos) -> bool:
                     available.add(pile[exposed[i] - 1])
                 changed = True
     return len(available) < 52
+
+
+def stuck(s: _Pos, fret: bool) -> bool:
+    """Whether some card not home can never depart from its place, so the position is lost
+    (_cklondike.c's stuck argues it). ``departs`` over-approximates the cards that ever leave
+    their place (what they lie on), as a least fixpoint: a face-down card needs the card on it
+    gone first; its foundation needs every lower card of its suit gone (home) and nothing on it;
+    a host needs to be a pile's top (now, or once the card on it is gone; from the talon once it
+    is gone; from the foundation with ``fret``); a King not at a pile's bottom needs a space (now,
+    or once some pile's bottom card is gone)."""
+    home = {su * 13 + r for su, n in enumerate(s.found) for r in range(n)}
+    talon = set(s.talon)
+    above: dict[int, int] = {}
+    tops, bottoms, down = set(), set(), set()
+    space = False
+    for pile, dn in zip(s.piles, s.down):
+        if not pile:
+            space = True
+            continue
+        bottoms.add(pile[0])
+        tops.add(pile[-1])
+        for j in range(len(pile) - 1):
+            above[pile[j]] = pile[j + 1]
+        down.update(pile[:dn])
+    out = [x for x in range(52) if x not in home]
+    departs: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for x in out:
+            if x in departs:
+                continue
+            covered = x in above and above[x] not in departs  # the card on x stays
+            if covered and x in down:
+                continue  # never uncovered (yet)
+            r, su = _rank(x), x // 13
+            ok = False
+            if not covered and all(su * 13 + q in home or su * 13 + q in departs for q in range(r - 1)):
+                ok = True  # to its foundation
+            elif r == 13:
+                ok = x not in bottoms and (space or any(b in departs for b in bottoms))  # into a space
+            else:
+                for h in range(52):
+                    if not _builds_on(x, h):
+                        continue
+                    if h in home:
+                        ok = fret
+                    elif h in talon:
+                        ok = h in departs
+                    else:
+                        ok = h in tops or (h in above and above[h] in departs)
+                    if ok:
+                        break
+            if ok:
+                departs.add(x)
+                changed = True
+    return len(departs) < len(out)
 
 
 def _turn_up(s: _Pos, i: int) -> None:
@@ -425,11 +485,12 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
                    progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
-                   restart_nodes: int = RESTART_NODES, dominance: bool = True,
+                   restart_nodes: int = RESTART_NODES, dominance: bool = True, dead_ends: bool = True,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
-    turns the full search's talon dominance off (for comparisons)."""
+    turns the full search's talon dominance off and ``dead_ends=False`` the dead-end test (for
+    comparisons)."""
     if progress is not None and len(progress) < 1:
         raise ValueError("progress is a writable buffer of at least one byte")
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
@@ -438,6 +499,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                      max_nodes, max_seconds, stop)
     search.root_down = sum(root.down)
     search.dominance = dominance
+    search.dead_ends = dead_ends
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
@@ -447,7 +509,7 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
         search.quick = True
         won = False
         npass = 0
-        if never_free(root):
+        if never_free(root) or (dead_ends and stuck(root, foundation_return)):
             return LOST, [], 0
         if redeals >= 0:
             quick_total = 0
