@@ -97,9 +97,9 @@ def deal_piles(seed: int) -> list[bytes]:
 def test_streets_restarts_c_and_python_agree() -> None:
     """The depth-first attempts alone (the pass off): at 70,000 positions the first attempt has
     20,000, the second 40,000 and, since a third (80,000) could not finish, runs on to the end:
-    seeds 13 and 21 are won in the second attempt (with noise), 5 after it would have restarted."""
+    seeds 5, 14 and 21 are won in the second attempt (with noise), 33 after it would have restarted."""
     outcomes, restarted, ran_on = set(), False, False
-    for seed in range(22):
+    for seed in [*range(22), 33]:
         piles = deal_piles(seed)
         c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
         py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
@@ -179,11 +179,13 @@ def test_streets_verdicts_match_brute_force() -> None:
     assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
 
 
+@pytest.mark.parametrize("frozen_test", [False, True])
 @pytest.mark.parametrize("impl", IMPLS)
-def test_streets_best_first_verdicts_match_brute_force(impl: str) -> None:
+def test_streets_best_first_verdicts_match_brute_force(impl: str, frozen_test: bool) -> None:
     """The best-first pass deciding alone (the first attempt stops after the root, the pass has no
     limit): a pass that runs out of positions claims LOST, so an unsound cut or a lost position
-    in its table shows up here; its wins replay."""
+    in its table shows up here; its wins replay. With the frozen-cards cut on, many losses are
+    decided at the root (a frozen root), so fewer are left to the pass."""
     rules = new_game("streets-and-alleys", {}, seed=0).rules
     rng = random.Random("streets-and-alleys best-first")
     backend = core._cstreets if impl == "c" else _pystreets
@@ -196,13 +198,52 @@ def test_streets_best_first_verdicts_match_brute_force(impl: str) -> None:
         piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
         found = [len(f) for f in state.foundations]  # type: ignore[attr-defined]
         code, raw, nodes = backend.streets_solve(piles, found, _pystreets.BUILD_ANY_SUIT, True,
-                                                 first_attempt=1, best_first_nodes=10**9)
+                                                 first_attempt=1, best_first_nodes=10**9,
+                                                 frozen_test=frozen_test)
         assert code == (_pystreets.WON if truth else _pystreets.LOST), state
         if truth:
             check_line(rules, state, tuple(transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU,
                                                     dst, 1) for zone, src, dst in raw))
         verdicts[truth] += nodes > 2  # decided by the pass, not by the first attempt
-    assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
+    lost_wanted = 5 if frozen_test else 20
+    assert verdicts[True] >= 20 and verdicts[False] >= lost_wanted, verdicts  # both kinds checked
+
+
+def test_streets_frozen_positions_are_lost() -> None:
+    """The frozen-cards cut (a position where some cards can never move is lost): on small
+    late-game positions, every one it calls frozen is lost by the engine brute force, and it
+    finds some (calling a host that is the highest frozen card of its pile unusable fails this)."""
+    rules = new_game("streets-and-alleys", {}, seed=0).rules
+    rng = random.Random("streets-and-alleys frozen")
+    frozen = 0
+    for _ in range(400):
+        state = small_streets_position(rules, rng)
+        piles = [list(p) for p in state.tableau]  # type: ignore[attr-defined]
+        found = [len(f) for f in state.foundations]  # type: ignore[attr-defined]
+        if not _pystreets._Search(piles, found, _pystreets.BUILD_ANY_SUIT, True, 0, 0.0, None).frozen():
+            continue
+        assert brute_force(rules, state, limit=200_000) is False, state
+        frozen += 1
+    assert frozen >= 20, frozen
+
+
+@pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
+def test_streets_frozen_cut_c_and_python_agree() -> None:
+    """With the frozen-cards cut off (``frozen_test=False``, the search as before it) and on, the two
+    paths agree, and the cut changes the search on some deal (it fires)."""
+    changed = False
+    for seed in range(8):
+        piles = deal_piles(seed)
+        runs = []
+        for frozen_test in (False, True):
+            c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000,
+                                             frozen_test=frozen_test)
+            py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000,
+                                          frozen_test=frozen_test)
+            assert c == py, (seed, frozen_test)
+            runs.append(c)
+        changed |= runs[0] != runs[1]
+    assert changed
 
 
 def test_streets_safe_rule_reaches_two_ranks_down() -> None:

@@ -19,7 +19,8 @@
  *   - a card goes into the first empty pile only, and never from a pile it is alone in;
  *   - the card the last move moved never moves again between piles as the next move (x from A
  *     to B then B to C is the one move A to C, tried from the position before);
- *   - every pile descending bottom to top is a win (the lowest top always goes up next).
+ *   - every pile descending bottom to top is a win (the lowest top always goes up next);
+ *   - a position where some cards can never move again is lost (frozen).
  * The search restarts with noise on its move order, and between the first attempt and the second
  * a greedy best-first pass (best_first) tries the positions that look nearest a win first, with
  * the same moves; a pass or attempt that runs out of positions proves the loss.
@@ -56,9 +57,11 @@ typedef struct {
 
 typedef struct {
     int npiles, space_any;
+    int frozen_test;      /* whether positions where some cards can never move are cut (frozen) */
     uint8_t card[MAXP][MAXPILE];
     uint8_t n[MAXP];
     uint8_t found[4];
+    uint8_t pile_of[52], idx_of[52]; /* where each card in a pile lies, kept as cards come and go */
     uint64_t ph[2][MAXP]; /* each pile's Zobrist sum, kept as cards come and go */
     int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
     uint8_t builds[52][52]; /* builds[x][h]: card x goes on card h */
@@ -131,6 +134,49 @@ static int safe(const Ctx *c, int x)
     return 1;
 }
 
+/* Whether the position is dead: some cards can never move again, so the deal is lost
+ * (docs/solver.md, "Frozen cards"). A set F of cards, each pile's bottom level[i] cards, is
+ * frozen when every pile holds one (so no pile ever empties: no space) and each pile's highest
+ * card x of F can go neither up (a lower card of its suit is in F) nor onto a host (each card x
+ * builds on is up, or lies under a card of F). Then no card of F ever moves: the first to move
+ * would be some pile's highest card of F, with F's cards all still in place, which blocks
+ * every destination. The largest such F is found by lowering each level while its highest
+ * card fails; the position is dead when no level reaches 0 (F is not empty). */
+static int frozen(const Ctx *c)
+{
+    const uint8_t *pile_of = c->pile_of, *idx_of = c->idx_of;
+    uint8_t level[MAXP];
+    for (int i = 0; i < c->npiles; i++) {
+        if (c->n[i] == 0)
+            return 0;
+        level[i] = c->n[i];
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < c->npiles; i++) {
+            for (;;) {
+                int x = c->card[i][level[i] - 1], s = suit_of(x), r = rank_of(x), ok = 0;
+                for (int q = c->found[s] + 1; q < r && !ok; q++) { /* a lower card of its suit in F */
+                    int y = s * 13 + q - 1;
+                    ok = idx_of[y] < level[pile_of[y]];
+                }
+                for (int t = 0; t < 4 && ok && r < 13; t++) { /* every host up or under a card of F */
+                    int h = t * 13 + r;
+                    if (!c->builds[x][h] || c->found[t] > r)
+                        continue;
+                    ok = idx_of[h] + 1 < level[pile_of[h]];
+                }
+                if (ok)
+                    break;
+                if (--level[i] == 0)
+                    return 0;
+                changed = 1;
+            }
+        }
+    }
+    return 1;
+}
+
 /* Every pile descending from bottom to top: the lowest top is then the lowest card of its
  * suit left, so it goes up, and the piles stay descending: a win. */
 static inline int is_won(const Ctx *c) { return c->rises == 0; }
@@ -149,6 +195,8 @@ static inline void push_card(Ctx *c, int i, int x)
 {
     int j = c->n[i]++;
     c->card[i][j] = (uint8_t)x;
+    c->pile_of[x] = (uint8_t)i;
+    c->idx_of[x] = (uint8_t)j;
     if (j && rank_of(x) >= rank_of(c->card[i][j - 1]))
         c->rises++;
     c->ph[0][i] += ZP[0][j][x];
@@ -326,6 +374,8 @@ static int enter(Ctx *c)
     if (ks_has(&c->seen, a, b))
         return R_DEAD;
     ks_add(&c->seen, a, b);
+    if (c->frozen_test && frozen(c))
+        return R_DEAD; /* no win from here: nothing below it to expand */
     if (c->depth >= MAXDEPTH) {
         c->truncated = 1;
         return R_DEAD;
@@ -547,6 +597,10 @@ static int best_first(Ctx *c, uint64_t allowance)
             key_of(c, &a, &b);
             if (!ks_has(&seen, a, b)) {
                 ks_add(&seen, a, b);
+                if (c->frozen_test && frozen(c)) {
+                    undo_move(c, moves[q], x);
+                    continue; /* lost: not stored, never expanded */
+                }
                 if (nst == cap) {
                     cap *= 2;
                     BState *ns = (BState *)realloc(st, cap * sizeof(BState));
@@ -668,7 +722,7 @@ static int read_position(PyObject *piles, PyObject *found, Ctx *c)
 
 /* The root position, to go back to for each attempt and to write out a win's moves. */
 typedef struct {
-    uint8_t card[MAXP][MAXPILE], n[MAXP], found[4];
+    uint8_t card[MAXP][MAXPILE], n[MAXP], found[4], pile_of[52], idx_of[52];
     uint64_t ph[2][MAXP];
     int rises;
 } Root;
@@ -678,6 +732,8 @@ static void save_root(const Ctx *c, Root *r)
     memcpy(r->card, c->card, sizeof r->card);
     memcpy(r->n, c->n, sizeof r->n);
     memcpy(r->found, c->found, sizeof r->found);
+    memcpy(r->pile_of, c->pile_of, sizeof r->pile_of);
+    memcpy(r->idx_of, c->idx_of, sizeof r->idx_of);
     memcpy(r->ph, c->ph, sizeof r->ph);
     r->rises = c->rises;
 }
@@ -687,6 +743,8 @@ static void reset_to_root(Ctx *c, const Root *r)
     memcpy(c->card, r->card, sizeof r->card);
     memcpy(c->n, r->n, sizeof r->n);
     memcpy(c->found, r->found, sizeof r->found);
+    memcpy(c->pile_of, r->pile_of, sizeof r->pile_of);
+    memcpy(c->idx_of, r->idx_of, sizeof r->idx_of);
     memcpy(c->ph, r->ph, sizeof r->ph);
     c->rises = r->rises;
     c->depth = 0;
@@ -709,13 +767,14 @@ static int line_from_frames(Ctx *c)
 static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "found", "build", "space_any", "max_nodes", "max_seconds", "stop",
-                             "first_attempt", "best_first_nodes", NULL};
+                             "first_attempt", "best_first_nodes", "frozen_test", NULL};
     PyObject *piles, *found, *stop_obj = NULL;
-    int build, space_any;
+    int build, space_any, frozen_test = 1;
     unsigned long long max_nodes = 0, first_attempt = FIRST_ATTEMPT, best_first_nodes = BEST_FIRST_NODES;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdOKK", kwlist, &piles, &found, &build, &space_any,
-                                     &max_nodes, &max_seconds, &stop_obj, &first_attempt, &best_first_nodes))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdOKKp", kwlist, &piles, &found, &build, &space_any,
+                                     &max_nodes, &max_seconds, &stop_obj, &first_attempt, &best_first_nodes,
+                                     &frozen_test))
         return NULL;
     if (first_attempt < 1) {
         PyErr_SetString(PyExc_ValueError, "first_attempt is at least 1");
@@ -736,6 +795,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         for (int h = 0; h < 52; h++)
             c->builds[x][h] = (uint8_t)builds_on(build, x, h);
     c->space_any = space_any;
+    c->frozen_test = frozen_test;
     c->max_nodes = max_nodes;
     if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
         free(c);
@@ -808,7 +868,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"streets_solve", (PyCFunction)(void (*)(void))py_streets_solve, METH_VARARGS | METH_KEYWORDS,
      "streets_solve(piles, found, build, space_any, max_nodes=0, max_seconds=0, stop=None, "
-     "first_attempt=20000, best_first_nodes=400000) -> "
+     "first_attempt=20000, best_first_nodes=400000, frozen_test=True) -> "
      "(outcome, [(dst_zone, src, dst)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

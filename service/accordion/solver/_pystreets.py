@@ -56,6 +56,7 @@ class _Search:
         self.found = found
         self.builds = [[_builds_on(build, x, h) for h in range(52)] for x in range(52)]
         self.space_any = space_any
+        self.frozen_test = True  # cut positions where some cards can never move (frozen)
         self.max_nodes = max_nodes
         self.start = time.monotonic()
         self.deadline = self.start + max_seconds if max_seconds > 0 else 0.0
@@ -89,6 +90,47 @@ class _Search:
             for u in range(4):
                 if self.builds[u * 13 + r - 3][y] and self.found[u] < r - 2:
                     return False
+        return True
+
+    def frozen(self) -> bool:
+        """As C's frozen: whether some cards can never move again (then the position is lost).
+        Pile i's bottom ``level[i]`` cards are the frozen set; each level is lowered while its
+        highest card could go up (no lower card of its suit frozen) or onto a host (one not up
+        and not under a frozen card); dead when every level stays above 0 (no pile can empty)."""
+        piles = self.piles
+        if not all(piles):
+            return False
+        where = {x: (i, j) for i, pile in enumerate(piles) for j, x in enumerate(pile)}
+        level = [len(pile) for pile in piles]
+        builds, found = self.builds, self.found
+        changed = True
+        while changed:
+            changed = False
+            for i, pile in enumerate(piles):
+                while True:
+                    x = pile[level[i] - 1]
+                    s, r = x // 13, _rank(x)
+                    ok = False
+                    for q in range(found[s] + 1, r):  # a lower card of its suit frozen
+                        p, j = where[s * 13 + q - 1]
+                        if j < level[p]:
+                            ok = True
+                            break
+                    if ok and r < 13:
+                        for t in range(4):  # every host up or under a frozen card
+                            h = t * 13 + r
+                            if not builds[x][h] or found[t] > r:
+                                continue
+                            p, j = where[h]
+                            if j + 1 >= level[p]:
+                                ok = False
+                                break
+                    if ok:
+                        break
+                    level[i] -= 1
+                    if level[i] == 0:
+                        return False
+                    changed = True
         return True
 
     def is_won(self) -> bool:
@@ -200,6 +242,8 @@ class _Search:
         if key in self.seen:
             return False
         self.seen.add(key)
+        if self.frozen_test and self.frozen():
+            return False  # no win from here: nothing below it to expand
         if len(self.frames) >= MAXDEPTH:
             self.truncated = True
             return False
@@ -262,8 +306,9 @@ class _Search:
                 key = tuple(sorted(piles_now))  # shares the piles' tuples with the stored position
                 if key not in seen:
                     seen.add(key)
-                    heapq.heappush(heap, (self.score(), -len(states)))
-                    states.append((piles_now, tuple(self.found), x, -neg, mv))
+                    if not (self.frozen_test and self.frozen()):  # a frozen position is lost: not stored
+                        heapq.heappush(heap, (self.score(), -len(states)))
+                        states.append((piles_now, tuple(self.found), x, -neg, mv))
                 self.undo(mv, x)
         return False
 
@@ -313,7 +358,7 @@ def expand(path: list[SMove], piles: list[list[int]], found: list[int]) -> list[
 def streets_solve(
     piles: list[bytes], found: list[int], build: int, space_any: bool, max_nodes: int = 0,
     max_seconds: float = 0.0, stop: bytearray | None = None, first_attempt: int = FIRST_ATTEMPT,
-    best_first_nodes: int = BEST_FIRST_NODES,
+    best_first_nodes: int = BEST_FIRST_NODES, frozen_test: bool = True,
 ) -> tuple[int, list[tuple[int, int, int]], int]:
     """As ``_cstreets.streets_solve``: (outcome, moves of a win, nodes)."""
     if build not in (BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT):
@@ -323,6 +368,7 @@ def streets_solve(
     root = [list(p) for p in piles]
     search = _Search([list(p) for p in piles], list(found), build, space_any, max_nodes, max_seconds, stop)
     search.attempt_nodes = first_attempt
+    search.frozen_test = frozen_test
     best_first_done = best_first_nodes == 0
 
     def reset() -> None:
