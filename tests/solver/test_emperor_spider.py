@@ -17,6 +17,7 @@ import pytest
 
 from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
+from accordion.engine.moves import DRAW, Zone, transfer
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
 from accordion.solver import core as solver_core
@@ -221,3 +222,49 @@ def test_budgets_and_stop_answer_unknown(impl: str, variant: str, options: dict[
     result = solve(game, max_seconds=0.05, impl=impl)
     assert result.outcome in (Outcome.UNKNOWN, Outcome.WON)
     assert time.perf_counter() - t0 < 30
+
+
+# --- Emperor's restarts (docs/solver.md, "Emperor") ------------------------------------------
+
+
+def emperor_args(game: Game) -> tuple[list[bytes], list[int], list[int], bytes, int]:
+    """The position as the Emperor cores take it (as ``solver.core`` hands it over)."""
+    state = game.state
+    waste = WASTE.get(state)
+    return ([bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
+            [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste))
+
+
+# Small passes, so that the restarts, the noise and the full-move restarts all run within a budget
+# the Python twin gets through in a few seconds.
+SMALL_PASSES = {"quick_nodes": 3_000, "restart_nodes": 1_000, "quick_total": 25_000}
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+def test_emperor_restart_wins_what_one_pass_does_not() -> None:
+    """Seed 115: no win in 30,000 positions without restarts (the first pass, then the full
+    search), a win found by a restart with its move order shaken; C and Python give the same
+    line and node count, and the line replays through the engine."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, 115)
+    plain = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **{**SMALL_PASSES, "quick_total": 0})
+    assert plain[0] == 0  # UNKNOWN
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    assert c[0] == 1 and c == py
+    assert SMALL_PASSES["quick_nodes"] < c[2] < SMALL_PASSES["quick_total"]  # in a restart
+    zones = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the cores' zone numbers
+    replay(game, tuple(DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
+                       for src_zone, src, dst_zone, dst, count in c[1]))
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("seed", [0, 39, 224])
+def test_emperor_restarts_agree(seed: int) -> None:
+    """C and Python through the whole schedule (first pass, shaken restarts with and without the
+    cut, the full search): same outcome, moves and nodes."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, seed)
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    assert c == py

@@ -27,7 +27,13 @@
 #define MAXMOVES 2048
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
+/* Positions of the first quick pass (the plain move order), of each restart (the move order
+ * shaken), and of all the quick passes together (see emperor_solve). */
 #define QUICK_NODES 200000
+#define RESTART_NODES 50000
+#define QUICK_TOTAL 2000000
+/* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
+#define FULL_MOVES_EVERY 2
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -60,7 +66,13 @@ typedef struct {
     uint64_t nodes, max_nodes;
     double deadline;
     volatile const uint8_t *stop;
-    int stopped, truncated, quick;
+    int stopped, truncated;
+    int quick; /* a quick pass: it looks for a win only (its failure proves nothing) */
+    int cut;   /* the quick pass's cut: a card off a face-up card only to use the card uncovered */
+    int noisy;    /* a restart: the move order is shaken by ``rng`` */
+    uint64_t rng; /* SplitMix64 state of the restart noise */
+    double quick_deadline; /* the quick passes stop here (half a time budget), 0: none */
+    int quick_over;        /* a quick pass ran out of its share of the time */
     KeySet seen;
     int depth;
     EMove path[MAXDEPTH];
@@ -247,7 +259,7 @@ static int gen_moves(const Ctx *c, const EState *s, EMove *m)
         int n = s->n[i];
         if (n - s->down[i] < 2)
             continue;
-        if (c->quick) { /* only to use the card uncovered at once */
+        if (c->cut) { /* only to use the card uncovered at once */
             int under = s->card[i][n - 2];
             if (home(s, under) < 0 && !can_receive(s, under, i, idx, nt))
                 continue;
@@ -327,10 +339,15 @@ static int dfs(Ctx *c)
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
         return R_STOP;
-    if ((c->nodes & 1023) == 0 &&
-        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
-        c->stopped = 1;
-        return R_STOP;
+    if ((c->nodes & 1023) == 0) {
+        if ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline)) {
+            c->stopped = 1;
+            return R_STOP;
+        }
+        if (c->quick && c->quick_deadline > 0 && now_seconds() > c->quick_deadline) {
+            c->quick_over = 1;
+            return R_STOP;
+        }
     }
     if (is_won(s))
         return R_WIN;
@@ -345,6 +362,16 @@ static int dfs(Ctx *c)
     }
     EMove *moves = c->moves[c->depth];
     int nm = gen_moves(c, s, moves);
+    if (c->noisy && nm > 1) {
+        /* restart noise: half the time another move goes first (the rest keep their order) */
+        uint64_t z = splitmix(&c->rng);
+        if (z & 1) {
+            int j = (int)((z >> 1) % (uint64_t)nm);
+            EMove first = moves[0];
+            moves[0] = moves[j];
+            moves[j] = first;
+        }
+    }
     for (int q = 0; q < nm; q++) {
         if (!fits(s, &moves[q]))
             continue;
@@ -463,13 +490,16 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
 
 static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop", NULL};
+    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop",
+                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
-    int cur;
-    unsigned long long max_nodes = 0;
+    int cur, full_moves_every = FULL_MOVES_EVERY;
+    unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
+                       quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdO", kwlist, &piles, &downs, &found, &talon, &cur,
-                                     &max_nodes, &max_seconds, &stop_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKi", kwlist, &piles, &downs, &found, &talon, &cur,
+                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &restart_nodes,
+                                     &quick_total, &full_moves_every))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -489,14 +519,41 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return NULL;
     }
-    int r, ok = 1;
+    int r = R_DEAD, ok = 1;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* The quick pass (a cut that may lose wins), then from scratch the full search. */
+    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds / 2 : 0;
+    /* Quick passes, which look for a win only: the first in the plain move order with the cut
+     * (quick_nodes positions), then restarts with the move order shaken (restart noise seeded by
+     * the pass's number, restart_nodes positions each), every full_moves_every-th of them with
+     * the full search's moves, until quick_total positions in all (never more than half a node
+     * budget or half a time budget: the full search keeps the rest). A depth-first search that
+     * went wrong near the root stays wrong for the rest of its budget; a restart does not. A
+     * pass that runs out of moves has seen its whole space, so the full search starts at once.
+     * Then, from scratch, the full search, whose LOST is a proof. */
     c->quick = 1;
-    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
-    r = dfs(c);
-    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+    if (max_nodes && quick_total > max_nodes / 2)
+        quick_total = max_nodes / 2;
+    for (int pass = 0; ok; pass++) {
+        uint64_t limit = c->nodes + (pass > 0 ? restart_nodes : quick_nodes);
+        if (pass > 0 && limit > quick_total)
+            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
+        c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
+        c->noisy = pass > 0;
+        c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
+        c->rng = (uint64_t)pass;
+        c->depth = 0;
+        c->st[0] = root;
+        r = dfs(c);
+        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
+            c->quick_over)
+            break;
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    }
+    c->noisy = 0;
+    c->cut = 0;
+    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
         c->quick = 0;
@@ -506,6 +563,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->st[0] = root;
         if (ok)
             r = dfs(c);
+    } else if (r != R_WIN) {
+        r = R_STOP; /* no full search (the budget went on the quick passes, which prove nothing) */
     }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);
@@ -525,7 +584,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyMethodDef methods[] = {
     {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
-     "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None) -> "
+     "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None, quick_nodes=200000, "
+     "restart_nodes=50000, quick_total=2000000, full_moves_every=2) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };
