@@ -247,7 +247,8 @@ static int gen_moves(const Ctx *c, const EState *s, EMove *m)
         if (home(s, s->talon[idx[q]]) >= 0)
             add(m, &k, M_TAL_FOUND, 0, 0, idx[q]);
     for (int q = 0; q < nt; q++)
-        onto(s, s->talon[idx[q]], -1, m, &k, M_TAL_TAB, idx[q]);
+        if (rank_of(s->talon[idx[q]]) != 1) /* a drawn Ace is compelled: it only goes up */
+            onto(s, s->talon[idx[q]], -1, m, &k, M_TAL_TAB, idx[q]);
     /* 4. lone cards onto other piles (they leave a space) */
     for (int i = 0; i < NPILES; i++)
         if (s->n[i] == 1 && s->down[i] == 0)

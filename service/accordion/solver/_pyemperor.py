@@ -150,7 +150,8 @@ class _Search:
             if _home(s, s.talon[q]) >= 0:
                 m.append((M_TAL_FOUND, 0, 0, q))
         for q in reach:
-            self.onto(s, s.talon[q], -1, m, M_TAL_TAB, q)
+            if _rank(s.talon[q]) != 1:  # a drawn Ace is compelled: it only goes up
+                self.onto(s, s.talon[q], -1, m, M_TAL_TAB, q)
         for i, pile in enumerate(piles):  # 4. lone cards onto other piles (they leave a space)
             if len(pile) == 1 and down[i] == 0:
                 for t, other in enumerate(piles):
