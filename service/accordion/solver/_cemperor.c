@@ -14,9 +14,10 @@
  * search proves the loss. Moves, argued in docs/solver.md: an Ace on top goes up as the only
  * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
  * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
- * space only, and a lone card never into a space. A first, quick pass moves a card off a
- * face-up card only when the card uncovered is of use at once; it may miss wins, so when it
- * finds none the full search runs from scratch. The GIL is released; the budgets and the
+ * space only, and a lone card never into a space. Quick passes first: the first moves a card
+ * off a face-up card only when the card uncovered is of use at once, the restarts after it
+ * shake the move order (and every second one drops that cut); they may miss wins, so when they
+ * find none the full search runs from scratch. The GIL is released; the budgets and the
  * caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -28,12 +29,16 @@
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
 /* Positions of the first quick pass (the plain move order), of each restart (the move order
- * shaken), and of all the quick passes together (see emperor_solve). */
+ * shaken), and of all the quick passes together (see emperor_solve): with a budget its share
+ * (QUICK_PERCENT) is what binds; QUICK_TOTAL bounds the passes of a search with no budget. */
 #define QUICK_NODES 200000
 #define RESTART_NODES 50000
-#define QUICK_TOTAL 2000000
+#define QUICK_TOTAL 16000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
+/* The quick passes' share of a node or time budget, in per cent: the full search has the rest.
+ * Every win measured came from a quick pass (docs/solver.md, "Emperor"), hence three quarters. */
+#define QUICK_PERCENT 75
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -492,15 +497,15 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
 static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", NULL};
+                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
-    int cur, full_moves_every = FULL_MOVES_EVERY;
+    int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
                        quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKi", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKii", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &restart_nodes,
-                                     &quick_total, &full_moves_every))
+                                     &quick_total, &full_moves_every, &quick_percent))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -523,18 +528,18 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r = R_DEAD, ok = 1;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds / 2 : 0;
+    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds * (100 - quick_percent) / 100 : 0;
     /* Quick passes, which look for a win only: the first in the plain move order with the cut
      * (quick_nodes positions), then restarts with the move order shaken (restart noise seeded by
      * the pass's number, restart_nodes positions each), every full_moves_every-th of them with
-     * the full search's moves, until quick_total positions in all (never more than half a node
-     * budget or half a time budget: the full search keeps the rest). A depth-first search that
+     * the full search's moves, until quick_total positions in all (never more than quick_percent
+     * of a node or time budget: the full search keeps the rest). A depth-first search that
      * went wrong near the root stays wrong for the rest of its budget; a restart does not. A
      * pass that runs out of moves has seen its whole space, so the full search starts at once.
      * Then, from scratch, the full search, whose LOST is a proof. */
     c->quick = 1;
-    if (max_nodes && quick_total > max_nodes / 2)
-        quick_total = max_nodes / 2;
+    if (max_nodes && quick_total > max_nodes / 100 * (uint64_t)quick_percent)
+        quick_total = max_nodes / 100 * (uint64_t)quick_percent;
     for (int pass = 0; ok; pass++) {
         uint64_t limit = c->nodes + (pass > 0 ? restart_nodes : quick_nodes);
         if (pass > 0 && limit > quick_total)

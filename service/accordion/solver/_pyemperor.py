@@ -19,8 +19,9 @@ MAXPILE = 48  # the compiled core's room per pile: a move past it is not searche
 # Positions of the first quick pass, of each restart and of all the quick passes (as _cemperor.c).
 QUICK_NODES = 200_000
 RESTART_NODES = 50_000
-QUICK_TOTAL = 2_000_000
+QUICK_TOTAL = 16_000_000
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
+QUICK_PERCENT = 75  # the quick passes' share of a node or time budget: the full search has the rest
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -60,11 +61,12 @@ def _home(s: _Pos, x: int) -> int:
 
 
 class _Search:
-    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None) -> None:
+    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None,
+                 quick_percent: int = QUICK_PERCENT) -> None:
         self.max_nodes = max_nodes
         self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
-        # the quick passes end here, half a time budget (0.0: none); quick_over once they did
-        self.quick_deadline = self.deadline - max_seconds / 2 if max_seconds > 0 else 0.0
+        # the quick passes end here, their share of a time budget (0.0: none); quick_over once they did
+        self.quick_deadline = self.deadline - max_seconds * (100 - quick_percent) / 100 if max_seconds > 0 else 0.0
         self.quick_over = False
         self.stop = stop
         self.nodes = 0
@@ -183,7 +185,7 @@ class _Search:
                 self.stopped = True
                 raise _Stop
             if self.quick and self.quick_deadline and now > self.quick_deadline:
-                self.quick_over = True  # not stopped: the full search has the other half
+                self.quick_over = True  # not stopped: the full search has the rest
                 raise _Stop
         if not s.talon and not any(s.down) and all(
                 _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p))):
@@ -268,11 +270,11 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                   quick_nodes: int = QUICK_NODES, restart_nodes: int = RESTART_NODES,
                   quick_total: int = QUICK_TOTAL, full_moves_every: int = FULL_MOVES_EVERY,
-                  ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+                  quick_percent: int = QUICK_PERCENT) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cemperor.emperor_solve``: (outcome, primitive moves of a win, nodes)."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur)
-    search = _Search(max_nodes, max_seconds, stop)
+    search = _Search(max_nodes, max_seconds, stop, quick_percent)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
@@ -282,8 +284,8 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
         search.quick = True
         won = False
         npass = 0
-        if max_nodes and quick_total > max_nodes // 2:
-            quick_total = max_nodes // 2
+        if max_nodes and quick_total > max_nodes // 100 * quick_percent:
+            quick_total = max_nodes // 100 * quick_percent
         while True:
             pass_limit = search.nodes + (restart_nodes if npass > 0 else quick_nodes)
             if npass > 0 and pass_limit > quick_total:
