@@ -17,6 +17,7 @@ import pytest
 
 from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
+from accordion.engine.moves import DRAW, RESIGN, Zone, transfer
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
 from accordion.solver import core as solver_core
@@ -221,3 +222,86 @@ def test_budgets_and_stop_answer_unknown(impl: str, variant: str, options: dict[
     result = solve(game, max_seconds=0.05, impl=impl)
     assert result.outcome in (Outcome.UNKNOWN, Outcome.WON)
     assert time.perf_counter() - t0 < 30
+
+
+# --- Emperor's restarts (docs/solver.md, "Emperor") ------------------------------------------
+
+
+def emperor_args(game: Game) -> tuple[list[bytes], list[int], list[int], bytes, int]:
+    """The position as the Emperor cores take it (as ``solver.core`` hands it over)."""
+    state = game.state
+    waste = WASTE.get(state)
+    return ([bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
+            [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste))
+
+
+# Small passes, so that the restarts, the noise and the full-move restarts all run within a budget
+# the Python twin gets through in a few seconds.
+SMALL_PASSES = {"quick_nodes": 3_000, "restart_nodes": 1_000, "quick_total": 25_000}
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+def test_emperor_restart_wins_what_one_pass_does_not() -> None:
+    """Seed 103: no win in 60,000 positions without restarts (the first pass, then the full
+    search), a win found by a restart with its move order shaken; C and Python give the same
+    line and node count, and the line replays through the engine."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, 103)
+    plain = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **{**SMALL_PASSES, "quick_total": 0})
+    assert plain[0] == 0  # UNKNOWN
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
+    assert c[0] == 1 and c == py
+    assert SMALL_PASSES["quick_nodes"] < c[2] < SMALL_PASSES["quick_total"]  # in a restart
+    zones = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the cores' zone numbers
+    replay(game, tuple(DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
+                       for src_zone, src, dst_zone, dst, count in c[1]))
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("seed", [0, 39, 224])
+def test_emperor_restarts_agree(seed: int) -> None:
+    """C and Python through the whole schedule (first pass, shaken restarts with and without the
+    cut, the full search): same outcome, moves and nodes."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, seed)
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    assert c == py
+
+
+def test_emperor_macro_moves_are_legal_in_the_engine() -> None:
+    """Every macro move the search generates (a DRAW to a talon card and its play, a tableau move),
+    on positions reached by random play from open deals, is a sequence of legal engine moves:
+    a drawn Ace, for one, is compelled, so it only goes up (a search that also put it on a 2 won
+    lines that did not replay)."""
+    from accordion.solver import _pyemperor as pe
+    rng = random.Random(5)
+    checked_aces = 0
+    for seed in range(12):
+        game = open_game("emperor", {}, seed)
+        for _ in range(8):
+            piles, downs, found, talon, cur = emperor_args(game)
+            pos = pe._Pos([list(p) for p in piles], list(downs), found, list(talon), cur)
+            search = pe._Search(0, 0.0, None)
+            for mv in search.gen_moves(pos):
+                kind, src, dst, q = mv
+                if kind in (pe.M_TAL_FOUND, pe.M_TAL_TAB):
+                    line = [DRAW] * (q + 1 - cur)
+                    checked_aces += talon[q] % 13 == 0
+                    line.append(transfer(Zone.WASTE, 0, Zone.FOUNDATION if kind == pe.M_TAL_FOUND else Zone.TABLEAU,
+                                         pe._home(pos, talon[q]) if kind == pe.M_TAL_FOUND else dst, 1))
+                elif kind == pe.M_TAB_FOUND:
+                    line = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION, pe._home(pos, piles[src][-1]), 1)]
+                else:
+                    line = [transfer(Zone.TABLEAU, src, Zone.TABLEAU, dst, 1)]
+                state = game.state
+                for move in line:
+                    assert move in game.rules.legal_moves(state), (seed, mv, move)
+                    state = game.rules.apply(state, move)
+            for _ in range(rng.randint(1, 6)):  # on, a few random moves
+                moves = [m for m in game.legal_moves() if m is not RESIGN]
+                if game.status is not Status.IN_PROGRESS or not moves:
+                    break
+                game.play(rng.choice(moves))
+    assert checked_aces > 0

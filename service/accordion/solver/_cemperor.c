@@ -14,9 +14,10 @@
  * search proves the loss. Moves, argued in docs/solver.md: an Ace on top goes up as the only
  * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
  * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
- * space only, and a lone card never into a space. A first, quick pass moves a card off a
- * face-up card only when the card uncovered is of use at once; it may miss wins, so when it
- * finds none the full search runs from scratch. The GIL is released; the budgets and the
+ * space only, and a lone card never into a space. Quick passes first: the first moves a card
+ * off a face-up card only when the card uncovered is of use at once, the restarts after it
+ * shake the move order (and every second one drops that cut); they may miss wins, so when they
+ * find none the full search runs from scratch. The GIL is released; the budgets and the
  * caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -27,7 +28,17 @@
 #define MAXMOVES 2048
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
+/* Positions of the first quick pass (the plain move order), of each restart (the move order
+ * shaken), and of all the quick passes together (see emperor_solve): with a budget its share
+ * (QUICK_PERCENT) is what binds; QUICK_TOTAL bounds the passes of a search with no budget. */
 #define QUICK_NODES 200000
+#define RESTART_NODES 50000
+#define QUICK_TOTAL 16000000
+/* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
+#define FULL_MOVES_EVERY 2
+/* The quick passes' share of a node or time budget, in per cent: the full search has the rest.
+ * Every win measured came from a quick pass (docs/solver.md, "Emperor"), hence three quarters. */
+#define QUICK_PERCENT 75
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -60,7 +71,13 @@ typedef struct {
     uint64_t nodes, max_nodes;
     double deadline;
     volatile const uint8_t *stop;
-    int stopped, truncated, quick;
+    int stopped, truncated;
+    int quick; /* a quick pass: it looks for a win only (its failure proves nothing) */
+    int cut;   /* the quick pass's cut: a card off a face-up card only to use the card uncovered */
+    int noisy;    /* a restart: the move order is shaken by ``rng`` */
+    uint64_t rng; /* SplitMix64 state of the restart noise */
+    double quick_deadline; /* the quick passes stop here (half a time budget), 0: none */
+    int quick_over;        /* a quick pass ran out of its share of the time */
     KeySet seen;
     int depth;
     EMove path[MAXDEPTH];
@@ -235,7 +252,8 @@ static int gen_moves(const Ctx *c, const EState *s, EMove *m)
         if (home(s, s->talon[idx[q]]) >= 0)
             add(m, &k, M_TAL_FOUND, 0, 0, idx[q]);
     for (int q = 0; q < nt; q++)
-        onto(s, s->talon[idx[q]], -1, m, &k, M_TAL_TAB, idx[q]);
+        if (rank_of(s->talon[idx[q]]) != 1) /* a drawn Ace is compelled: it only goes up */
+            onto(s, s->talon[idx[q]], -1, m, &k, M_TAL_TAB, idx[q]);
     /* 4. lone cards onto other piles (they leave a space) */
     for (int i = 0; i < NPILES; i++)
         if (s->n[i] == 1 && s->down[i] == 0)
@@ -247,7 +265,7 @@ static int gen_moves(const Ctx *c, const EState *s, EMove *m)
         int n = s->n[i];
         if (n - s->down[i] < 2)
             continue;
-        if (c->quick) { /* only to use the card uncovered at once */
+        if (c->cut) { /* only to use the card uncovered at once */
             int under = s->card[i][n - 2];
             if (home(s, under) < 0 && !can_receive(s, under, i, idx, nt))
                 continue;
@@ -327,10 +345,15 @@ static int dfs(Ctx *c)
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
         return R_STOP;
-    if ((c->nodes & 1023) == 0 &&
-        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
-        c->stopped = 1;
-        return R_STOP;
+    if ((c->nodes & 1023) == 0) {
+        if ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline)) {
+            c->stopped = 1;
+            return R_STOP;
+        }
+        if (c->quick && c->quick_deadline > 0 && now_seconds() > c->quick_deadline) {
+            c->quick_over = 1;
+            return R_STOP;
+        }
     }
     if (is_won(s))
         return R_WIN;
@@ -345,6 +368,16 @@ static int dfs(Ctx *c)
     }
     EMove *moves = c->moves[c->depth];
     int nm = gen_moves(c, s, moves);
+    if (c->noisy && nm > 1) {
+        /* restart noise: half the time another move goes first (the rest keep their order) */
+        uint64_t z = splitmix(&c->rng);
+        if (z & 1) {
+            int j = (int)((z >> 1) % (uint64_t)nm);
+            EMove first = moves[0];
+            moves[0] = moves[j];
+            moves[j] = first;
+        }
+    }
     for (int q = 0; q < nm; q++) {
         if (!fits(s, &moves[q]))
             continue;
@@ -463,13 +496,16 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
 
 static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop", NULL};
+    static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop",
+                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
-    int cur;
-    unsigned long long max_nodes = 0;
+    int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT;
+    unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
+                       quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdO", kwlist, &piles, &downs, &found, &talon, &cur,
-                                     &max_nodes, &max_seconds, &stop_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKii", kwlist, &piles, &downs, &found, &talon, &cur,
+                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &restart_nodes,
+                                     &quick_total, &full_moves_every, &quick_percent))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -489,14 +525,41 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return NULL;
     }
-    int r, ok = 1;
+    int r = R_DEAD, ok = 1;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* The quick pass (a cut that may lose wins), then from scratch the full search. */
+    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds * (100 - quick_percent) / 100 : 0;
+    /* Quick passes, which look for a win only: the first in the plain move order with the cut
+     * (quick_nodes positions), then restarts with the move order shaken (restart noise seeded by
+     * the pass's number, restart_nodes positions each), every full_moves_every-th of them with
+     * the full search's moves, until quick_total positions in all (never more than quick_percent
+     * of a node or time budget: the full search keeps the rest). A depth-first search that
+     * went wrong near the root stays wrong for the rest of its budget; a restart does not. A
+     * pass that runs out of moves has seen its whole space, so the full search starts at once.
+     * Then, from scratch, the full search, whose LOST is a proof. */
     c->quick = 1;
-    c->max_nodes = max_nodes && max_nodes < QUICK_NODES ? max_nodes : QUICK_NODES;
-    r = dfs(c);
-    if (r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
+    if (max_nodes && quick_total > max_nodes / 100 * (uint64_t)quick_percent)
+        quick_total = max_nodes / 100 * (uint64_t)quick_percent;
+    for (int pass = 0; ok; pass++) {
+        uint64_t limit = c->nodes + (pass > 0 ? restart_nodes : quick_nodes);
+        if (pass > 0 && limit > quick_total)
+            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
+        c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
+        c->noisy = pass > 0;
+        c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
+        c->rng = (uint64_t)pass;
+        c->depth = 0;
+        c->st[0] = root;
+        r = dfs(c);
+        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
+            c->quick_over)
+            break;
+        ks_free(&c->seen);
+        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    }
+    c->noisy = 0;
+    c->cut = 0;
+    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
         c->quick = 0;
@@ -506,6 +569,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->st[0] = root;
         if (ok)
             r = dfs(c);
+    } else if (r != R_WIN) {
+        r = R_STOP; /* no full search (the budget went on the quick passes, which prove nothing) */
     }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);
@@ -525,7 +590,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyMethodDef methods[] = {
     {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
-     "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None) -> "
+     "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None, quick_nodes=200000, "
+     "restart_nodes=50000, quick_total=2000000, full_moves_every=2) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

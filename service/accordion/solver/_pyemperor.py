@@ -7,15 +7,21 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
+import sys
 import time
 
-from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, quick_then_full, rank as _rank
+from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, rank as _rank
 from ._pycommon import red_suit as _red_suit
-from ._pysolver import LOST, UNKNOWN, WON
+from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXDEPTH = 1000
 MAXPILE = 48  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)
-QUICK_NODES = 200_000  # positions of the quick pass, which looks for a win only
+# Positions of the first quick pass, of each restart and of all the quick passes (as _cemperor.c).
+QUICK_NODES = 200_000
+RESTART_NODES = 50_000
+QUICK_TOTAL = 16_000_000
+FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
+QUICK_PERCENT = 75  # the quick passes' share of a node or time budget: the full search has the rest
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -55,21 +61,23 @@ def _home(s: _Pos, x: int) -> int:
 
 
 class _Search:
-    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None) -> None:
+    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None,
+                 quick_percent: int = QUICK_PERCENT) -> None:
         self.max_nodes = max_nodes
         self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
+        # the quick passes end here, their share of a time budget (0.0: none); quick_over once they did
+        self.quick_deadline = self.deadline - max_seconds * (100 - quick_percent) / 100 if max_seconds > 0 else 0.0
+        self.quick_over = False
         self.stop = stop
         self.nodes = 0
         self.truncated = False
-        self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        self.quick = False  # a quick pass: it looks for a win only (its failure proves nothing)
+        self.cut = False  # the quick pass's cut: a card off a face-up card only to use the card uncovered
+        self.noisy = False  # a restart: the move order is shaken by ``rng``
+        self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
-
-    def restart(self) -> None:
-        """Forget the quick pass: its table of positions seen and its line (``quick_then_full``)."""
-        self.seen.clear()
-        self.path.clear()
 
     @staticmethod
     def safe(s: _Pos, x: int) -> bool:
@@ -144,7 +152,8 @@ class _Search:
             if _home(s, s.talon[q]) >= 0:
                 m.append((M_TAL_FOUND, 0, 0, q))
         for q in reach:
-            self.onto(s, s.talon[q], -1, m, M_TAL_TAB, q)
+            if _rank(s.talon[q]) != 1:  # a drawn Ace is compelled: it only goes up
+                self.onto(s, s.talon[q], -1, m, M_TAL_TAB, q)
         for i, pile in enumerate(piles):  # 4. lone cards onto other piles (they leave a space)
             if len(pile) == 1 and down[i] == 0:
                 for t, other in enumerate(piles):
@@ -154,7 +163,7 @@ class _Search:
             n = len(pile)
             if n - down[i] < 2:
                 continue
-            if self.quick:  # only to use the card uncovered at once
+            if self.cut:  # only to use the card uncovered at once
                 under = pile[-2]
                 if _home(s, under) < 0 and not self.can_receive(s, under, i, reach):
                     continue
@@ -170,11 +179,14 @@ class _Search:
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
-        if (self.nodes & 1023) == 0 and (
-            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
-        ):
-            self.stopped = True
-            raise _Stop
+        if (self.nodes & 1023) == 0:
+            now = time.monotonic() if self.deadline else 0.0
+            if (self.stop is not None and self.stop[0]) or (self.deadline and now > self.deadline):
+                self.stopped = True
+                raise _Stop
+            if self.quick and self.quick_deadline and now > self.quick_deadline:
+                self.quick_over = True  # not stopped: the full search has the rest
+                raise _Stop
         if not s.talon and not any(s.down) and all(
                 _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p))):
             return True  # every pile built down from its bottom: the lowest top can always go up
@@ -185,7 +197,14 @@ class _Search:
         if len(self.path) >= MAXDEPTH:
             self.truncated = True
             return False
-        for mv in self.gen_moves(s):
+        moves = self.gen_moves(s)
+        if self.noisy and len(moves) > 1:
+            # restart noise: half the time another move goes first (the rest keep their order)
+            z = self.rng.next()
+            if z & 1:
+                j = (z >> 1) % len(moves)
+                moves[0], moves[j] = moves[j], moves[0]
+        for mv in moves:
             if mv[0] in (M_TAB_TAB, M_TAL_TAB) and len(s.piles[mv[2]]) >= MAXPILE:
                 continue
             child = s.copy()
@@ -248,16 +267,57 @@ def expand(path: list[Move], s: _Pos) -> list[tuple[int, int, int, int, int]]:
 
 
 def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int,
-                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
-                  ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
+                  quick_nodes: int = QUICK_NODES, restart_nodes: int = RESTART_NODES,
+                  quick_total: int = QUICK_TOTAL, full_moves_every: int = FULL_MOVES_EVERY,
+                  quick_percent: int = QUICK_PERCENT) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cemperor.emperor_solve``: (outcome, primitive moves of a win, nodes)."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur)
-    search = _Search(max_nodes, max_seconds, stop)
+    search = _Search(max_nodes, max_seconds, stop, quick_percent)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        won = quick_then_full(search, root.copy, max_nodes, QUICK_NODES, MAXDEPTH)
+        # quick passes first (the first in the plain order with the cut, then restarts with the
+        # order shaken, every full_moves_every-th with the full search's moves), then the full
+        # search from scratch (as _cemperor.c, where the schedule is argued)
+        search.quick = True
+        won = False
+        npass = 0
+        if max_nodes and quick_total > max_nodes // 100 * quick_percent:
+            quick_total = max_nodes // 100 * quick_percent
+        while True:
+            pass_limit = search.nodes + (restart_nodes if npass > 0 else quick_nodes)
+            if npass > 0 and pass_limit > quick_total:
+                pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
+            search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
+            search.noisy = npass > 0
+            search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
+            search.rng = _SplitMix(npass)
+            search.seen.clear()
+            search.path.clear()
+            try:
+                won = search.dfs(root.copy())
+                break  # a win, or the pass's whole space seen
+            except _Stop:
+                if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                    raise
+                if search.nodes >= quick_total or search.quick_over:
+                    break
+            npass += 1
+        search.noisy = False
+        search.cut = False
+        if not won:
+            search.quick = False
+            search.seen.clear()
+            search.path.clear()
+            search.truncated = False
+            search.max_nodes = max_nodes
+            won = search.dfs(root.copy())
     except _Stop:
         return UNKNOWN, [], search.nodes
+    finally:
+        sys.setrecursionlimit(limit)
     if won:
         return WON, expand(search.path, root), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
