@@ -465,8 +465,9 @@ def search_position(state: State) -> object:
     from accordion.solver import _pyklondike
 
     waste = list(WASTE.get(state))
-    return _pyklondike._Pos([list(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
-                            [len(f) for f in FOUNDATIONS.get(state)], waste + list(state.stock), len(waste), -1)
+    found = [len(f) for f in FOUNDATIONS.get(state)]
+    return _pyklondike._Pos([list(p) for p in TABLEAU.get(state)], list(DOWN.get(state)), found,
+                            waste + list(state.stock), len(waste), -1)
 
 
 def walked_positions(rules: Rules, rng: random.Random, count: int, steps: int) -> list[State]:
@@ -549,12 +550,13 @@ def test_a_hand_made_dead_end_with_foundation_return(variant: str) -> None:
     confirmed = 0
     for _ in range(6):
         state = talon_cycle_position(rules, rng)
-        assert _pyklondike.stuck(search_position(state), True) and not _pyklondike.never_free(search_position(state))
+        pos = search_position(state)
+        assert _pyklondike.stuck(pos, True) and not _pyklondike.never_free(pos)
         for impl in IMPLS:
             result = solve(state, rules, impl=impl)
             assert (result.outcome, result.nodes) == (Outcome.LOST, 0), (impl, state)
-        code, _, nodes = _klondike_solve(_Options(_pyklondike, dead_ends=False), rules.search(state), state, 50_000,
-                                         0.0, None)
+        without_test = _Options(_pyklondike, dead_ends=False)
+        code, _, nodes = _klondike_solve(without_test, rules.search(state), state, 50_000, 0.0, None)
         assert code == 2 and nodes > 0, state  # a search without the test proves it too
         truth = brute_force(rules, state, limit=20_000)
         assert truth is not True, state

@@ -553,14 +553,29 @@ static int never_free(const Ctx *c, const KState *s)
  *     the card on it has departed (a card goes up alone);
  *   - onto a host h: h is a pile's top then. h in a pile: h is its top now, or the card on it has
  *     departed (whatever moves h carries that card along); h in the talon: h has departed; h on its
- *     foundation: only with foundation_return (it may come back);
+ *     foundation: it has come back (foundation_return only), which it does only as its
+ *     foundation's top (every higher card of its suit home now came back first) onto a host that
+ *     is a top then (by these same rules), or a King into a space;
  *   - a King into a space: some pile is empty now, or the bottom card of some pile has departed.
- * Induction on a line of play (order its cards' first departures in time): every card that
+ * Induction on a line of play (order its cards' first departures and returns in time): every card that
  * departs meets its conditions through earlier departures, so it is in the fixpoint. A card
  * outside it never departs, so never goes home: the position is lost, and so is every position
  * reachable from it. The talon is treated as if every card in it could be reached (with passes
  * unlimited they can; otherwise the set only grows, still a superset). Returns whether some card
  * not home is outside the fixpoint. */
+/* Whether the host that is the lowest bit of hs can be a pile's top at some time, given the
+ * cards known to depart (and, home, to come back) so far (see stuck). */
+static inline int host_free(uint64_t hs, uint64_t home, uint64_t talon, uint64_t tops, const uint8_t *above,
+                            uint64_t departs, uint64_t returns)
+{
+    int h = __builtin_ctzll(hs);
+    if ((home >> h) & 1)
+        return (int)((returns >> h) & 1); /* back from its foundation first */
+    if ((talon >> h) & 1)
+        return (int)((departs >> h) & 1); /* out of the talon onto a pile first */
+    return ((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1));
+}
+
 static int stuck(const Ctx *c, const KState *s)
 {
     uint64_t home = 0, talon = 0, tops = 0, bottoms = 0, down = 0;
@@ -584,9 +599,28 @@ static int stuck(const Ctx *c, const KState *s)
         for (int j = 0; j < s->down[i]; j++)
             down |= 1ULL << s->card[i][j];
     }
-    uint64_t out = ((1ULL << 52) - 1) & ~home, departs = 0;
+    uint64_t out = ((1ULL << 52) - 1) & ~home, departs = 0, returns = 0; /* returns: home cards */
     for (int changed = 1; changed;) {
         changed = 0;
+        /* with foundation_return, a home card comes back only as its foundation's top (every
+         * higher card of its suit home now came back first), onto a host that is a top then, or a
+         * King into a space */
+        if (c->fret)
+            for (uint64_t todo = home & ~returns; todo; todo &= todo - 1) {
+                int x = __builtin_ctzll(todo), su = suit_of(x), r = rank_of(x), ok = 0;
+                uint64_t higher = home & (((1ULL << 13) - 1) << (su * 13)) & ~(((1ULL << r) - 1) << (su * 13));
+                if ((higher & ~returns) != 0)
+                    continue;
+                if (r == 13)
+                    ok = space || (bottoms & departs);
+                else
+                    for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1)
+                        ok = host_free(hs, home, talon, tops, above, departs, returns);
+                if (ok) {
+                    returns |= 1ULL << x;
+                    changed = 1;
+                }
+            }
         for (uint64_t todo = out & ~departs; todo; todo &= todo - 1) {
             int x = __builtin_ctzll(todo);
             int covered = above[x] != 0xFF && !((departs >> above[x]) & 1); /* the card on x stays */
@@ -599,15 +633,8 @@ static int stuck(const Ctx *c, const KState *s)
             else if (r == 13)
                 ok = !((bottoms >> x) & 1) && (space || (bottoms & departs)); /* into a space */
             else
-                for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1) {
-                    int h = __builtin_ctzll(hs);
-                    if ((home >> h) & 1)
-                        ok = c->fret;
-                    else if ((talon >> h) & 1)
-                        ok = (int)((departs >> h) & 1);
-                    else
-                        ok = ((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1));
-                }
+                for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1)
+                    ok = host_free(hs, home, talon, tops, above, departs, returns);
             if (ok) {
                 departs |= 1ULL << x;
                 changed = 1;

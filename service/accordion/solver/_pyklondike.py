@@ -360,8 +360,9 @@ def stuck(s: _Pos, fret: bool) -> bool:
     their place (what they lie on), as a least fixpoint: a face-down card needs the card on it
     gone first; its foundation needs every lower card of its suit gone (home) and nothing on it;
     a host needs to be a pile's top (now, or once the card on it is gone; from the talon once it
-    is gone; from the foundation with ``fret``); a King not at a pile's bottom needs a space (now,
-    or once some pile's bottom card is gone)."""
+    is gone; from the foundation, with ``fret``, once it came back: as its foundation's top onto
+    a host, or a King into a space); a King not at a pile's bottom needs a space (now, or once
+    some pile's bottom card is gone)."""
     home = {su * 13 + r for su, n in enumerate(s.found) for r in range(n)}
     talon = set(s.talon)
     above: dict[int, int] = {}
@@ -378,9 +379,30 @@ def stuck(s: _Pos, fret: bool) -> bool:
         down.update(pile[:dn])
     out = [x for x in range(52) if x not in home]
     departs: set[int] = set()
+    returns: set[int] = set()  # home cards that can come back (foundation_return)
+
+    def host_free(h: int) -> bool:
+        if h in home:
+            return h in returns
+        if h in talon:
+            return h in departs
+        return h in tops or (h in above and above[h] in departs)
+
     changed = True
     while changed:
         changed = False
+        for x in sorted(home) if fret else ():
+            # back only as its foundation's top, onto a host that is a top then (a King: a space)
+            r, su = _rank(x), x // 13
+            if x in returns or any(su * 13 + q in home and su * 13 + q not in returns for q in range(r, 13)):
+                continue
+            if r == 13:
+                ok = space or any(b in departs for b in bottoms)
+            else:
+                ok = any(_builds_on(x, h) and host_free(h) for h in range(52))
+            if ok:
+                returns.add(x)
+                changed = True
         for x in out:
             if x in departs:
                 continue
@@ -394,17 +416,7 @@ def stuck(s: _Pos, fret: bool) -> bool:
             elif r == 13:
                 ok = x not in bottoms and (space or any(b in departs for b in bottoms))  # into a space
             else:
-                for h in range(52):
-                    if not _builds_on(x, h):
-                        continue
-                    if h in home:
-                        ok = fret
-                    elif h in talon:
-                        ok = h in departs
-                    else:
-                        ok = h in tops or (h in above and above[h] in departs)
-                    if ok:
-                        break
+                ok = any(_builds_on(x, h) and host_free(h) for h in range(52))
             if ok:
                 departs.add(x)
                 changed = True
