@@ -355,11 +355,11 @@ static int beam(Ctx *c, const SState *root, int width)
     int r = R_DEAD;
     SState *cur = (SState *)malloc((size_t)width * sizeof(SState));
     SState *next = (SState *)malloc((size_t)width * sizeof(SState));
-    Back *back = (Back *)malloc((size_t)(MAXDEPTH + 1) * (size_t)width * sizeof(Back));
+    Back *back[MAXDEPTH + 1] = {NULL}; /* per layer, made as the beam gets there: (parent, move) of each */
     size_t cap = (size_t)width * 64;
     Cand *cand = (Cand *)malloc(cap * sizeof(Cand));
     SMove *moves = c->moves[0];
-    if (cur == NULL || next == NULL || back == NULL || cand == NULL) {
+    if (cur == NULL || next == NULL || cand == NULL) {
         r = -1;
         goto done;
     }
@@ -393,7 +393,7 @@ static int beam(Ctx *c, const SState *root, int width)
                     c->depth = depth + 1;
                     c->path[depth] = moves[q];
                     for (int d = depth, at = p; d > 0; d--) {
-                        const Back *bk = &back[(size_t)d * (size_t)width + (size_t)at];
+                        const Back *bk = &back[d][at];
                         c->path[d - 1] = bk->mv;
                         at = bk->parent;
                     }
@@ -414,6 +414,11 @@ static int beam(Ctx *c, const SState *root, int width)
             }
         }
         qsort(cand, ncand, sizeof(Cand), cand_cmp);
+        back[depth + 1] = (Back *)malloc((size_t)width * sizeof(Back));
+        if (back[depth + 1] == NULL) {
+            r = -1;
+            goto done;
+        }
         int nnext = 0;
         for (size_t k = 0; k < ncand && nnext < width; k++) {
             SState *t = &next[nnext];
@@ -423,7 +428,7 @@ static int beam(Ctx *c, const SState *root, int width)
             if (ks_has(&c->seen, a, b))
                 continue;
             ks_add(&c->seen, a, b);
-            back[(size_t)(depth + 1) * (size_t)width + (size_t)nnext] = (Back){cand[k].parent, cand[k].mv};
+            back[depth + 1][nnext] = (Back){cand[k].parent, cand[k].mv};
             nnext++;
         }
         if (nnext == 0)
@@ -436,7 +441,8 @@ static int beam(Ctx *c, const SState *root, int width)
 done:
     free(cur);
     free(next);
-    free(back);
+    for (int d = 0; d <= MAXDEPTH; d++)
+        free(back[d]);
     free(cand);
     return r;
 }
