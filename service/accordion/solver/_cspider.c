@@ -16,10 +16,11 @@
  * off its natural host onto a twin one, part of a unit onto another suit, part of a unit or a
  * unit off its host into a space): it may miss wins, so when it finds none the full search
  * runs from scratch, over every legal move (with the stock empty: the first space only, and
- * no whole pile into a space, both the same position), and its LOST is a proof. Between the
- * two, beams of growing width (16 … 8192) from the root over the quick pass's moves, kept by
- * a worth of the position (beam(), worth()): they win deals the depth-first passes, stuck in
- * their first branches, do not, and like the quick pass they may only report a win. The GIL is
+ * no whole pile into a space, both the same position), and its LOST is a proof. Beams of
+ * growing width from the root over the quick pass's moves, kept by a worth of the position
+ * (beam(), worth()), run before it (16, 32, 64: cheap) and between the two (128 … 8192): they
+ * win deals the depth-first passes, stuck in their first branches, do not, and like the quick
+ * pass they may only report a win. The GIL is
  * released; the budgets and the caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -31,7 +32,8 @@
 #define MAXDEPTH 1000
 #define MAX_SLOTS ((size_t)1 << 23)
 #define QUICK_NODES 1000000
-#define BEAM_FIRST_WIDTH 16 /* the beams after the quick pass: 16, 32, ... 8192 positions a layer */
+#define BEAM_FIRST_WIDTH 16 /* the beams: 16, 32, 64 before the quick pass, 128 ... 8192 after */
+#define BEAM_NARROW_WIDTH 64
 #define BEAM_LAST_WIDTH 8192
 #define SUITLEN 13
 #define NCLASSES 7
@@ -447,6 +449,19 @@ done:
     return r;
 }
 
+/* One beam of `width` unless a pass has won, the budget is spent or memory ran out. */
+static void run_beam(Ctx *c, const SState *root, int width, uint64_t max_nodes, int *r, int *ok)
+{
+    if (!*ok || *r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes))
+        return;
+    ks_free(&c->seen);
+    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    if (*ok)
+        *r = beam(c, root, width);
+    if (*r < 0)
+        *ok = 0;
+}
+
 /* ---- Python entry ---- */
 
 static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *stock, Ctx *c, SState *s)
@@ -526,22 +541,27 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1, full_done = 0; /* full_done: the full search ran to its end (a LOST, unless truncated) */
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* The quick pass (cuts that may lose wins), the beams (likewise: they may report a win
-     * only), then from scratch the full search, whose failure alone is a LOST. */
+    /* The narrow beams, the quick pass (cuts that may lose wins), the wider beams (likewise:
+     * they may report a win only), then from scratch the full search, whose failure alone is
+     * a LOST. Every pass starts from the root with a fresh table. */
     c->quick = 1;
-    c->max_nodes = max_nodes && max_nodes < quick_nodes ? max_nodes : quick_nodes;
-    r = dfs(c);
     c->max_nodes = max_nodes;
-    for (int w = BEAM_FIRST_WIDTH; w <= BEAM_LAST_WIDTH; w *= 2) {
-        if (!ok || r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes))
-            break;
+    r = R_DEAD;
+    for (int w = BEAM_FIRST_WIDTH; w <= BEAM_NARROW_WIDTH; w *= 2)
+        run_beam(c, &root, w, max_nodes, &r, &ok);
+    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        uint64_t quick_end = c->nodes + quick_nodes;
+        c->max_nodes = max_nodes && max_nodes < quick_end ? max_nodes : quick_end;
+        c->depth = 0;
+        c->st[0] = root;
         if (ok)
-            r = beam(c, &root, w);
-        if (r < 0)
-            ok = 0;
+            r = dfs(c);
+        c->max_nodes = max_nodes;
     }
+    for (int w = BEAM_NARROW_WIDTH * 2; w <= BEAM_LAST_WIDTH; w *= 2)
+        run_beam(c, &root, w, max_nodes, &r, &ok);
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);

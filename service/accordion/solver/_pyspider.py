@@ -17,7 +17,8 @@ from ._pysolver import LOST, UNKNOWN, WON
 MAXDEPTH = 1000
 MAXPILE = 104  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)
 QUICK_NODES = 1_000_000  # positions of the quick pass, which looks for a win only
-BEAM_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)  # the beams after it, each from the root
+NARROW_BEAMS = (16, 32, 64)  # beam widths before the quick pass (cheap)
+WIDE_BEAMS = (128, 256, 512, 1024, 2048, 4096, 8192)  # and after it
 PILES = 10
 SUIT = 13
 PRIORITIES = 7
@@ -313,15 +314,26 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
 
 
 def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bool | None:
-    """The quick pass, the beams, then from scratch the full search (as C's ``spider_solve``):
-    True won, False lost (the full search alone), None the budget ended between passes.
-    Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
+    """The narrow beams, the quick pass, the wider beams, then from scratch the full search (as
+    C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
+    between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
 
     def budget_left() -> bool:
         return not max_nodes or search.nodes < max_nodes
 
     search.quick = True
-    search.max_nodes = min(max_nodes, quick_nodes) if max_nodes else quick_nodes
+    search.max_nodes = max_nodes
+    for width in NARROW_BEAMS:
+        if not budget_left():
+            return None
+        search.restart()
+        if search.beam(root.copy(), width):
+            return True
+    if not budget_left():
+        return None
+    search.restart()
+    quick_end = search.nodes + quick_nodes
+    search.max_nodes = min(max_nodes, quick_end) if max_nodes else quick_end
     try:
         if search.dfs(root.copy()):
             return True
@@ -329,7 +341,7 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bo
         if search.stopped:
             raise
     search.max_nodes = max_nodes
-    for width in BEAM_WIDTHS:
+    for width in WIDE_BEAMS:
         if not budget_left():
             return None
         search.restart()
