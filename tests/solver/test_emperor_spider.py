@@ -10,8 +10,10 @@ disagreement on small late-game positions.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -67,7 +69,7 @@ def test_python_path_wins_replay(layout: str) -> None:
     """The pure-Python twin on its own (what runs where the extension is not built): one-suit
     Spider is quick enough for it; the other games are held to it by the node-budget agreement."""
     game = open_game("spider", {"suits": 1, "layout": layout}, 1)
-    result = solve(game, max_nodes=50_000, impl="python")
+    result = solve(game, max_nodes=150_000, impl="python")  # the narrow beams first: about 100,000
     assert result.won and result.implementation == "python"
     replay(game, result.moves)
 
@@ -195,6 +197,59 @@ def test_emperor_deadlock_is_proven_lost() -> None:
     assert brute_force(rules, state) is False
     for impl in IMPLS:
         assert solve(state, rules, impl=impl).outcome is Outcome.LOST
+
+
+# --- Spider's beams (docs/solver.md, "Spider"): reached with a small quick pass ----------------
+
+
+def spider_with_quick_pass(impl: str, state: State, quick_nodes: int, max_nodes: int
+                           ) -> tuple[int, Sequence[object], int]:
+    """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play), so that a small
+    budget reaches the beams: (outcome code, engine moves, nodes)."""
+    backend = solver_core._cspider if impl == "c" else solver_core._pyspider
+    entry = functools.partial(backend.spider_solve, quick_nodes=quick_nodes)
+    return solver_core._two_deck_solve(entry, solver_core.DEAL, state, False, max_nodes, 0.0, None)
+
+
+def test_spider_beam_wins_and_replays() -> None:
+    """Two suits, seed 6: a narrow beam (before the quick pass) wins at 24,959 positions; C and
+    Python give the same line and node count, and the line replays through the engine to a WON
+    game."""
+    game = open_game("spider", {"suits": 2}, 6)
+    results = [spider_with_quick_pass(impl, game.state, 100, 30_000) for impl in IMPLS]
+    code, moves, nodes = results[0]
+    assert code == 1 and 100 < nodes < 30_000
+    assert all(r == results[0] for r in results)
+    replay(game, tuple(moves))
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("suits", [1, 2, 4])
+def test_spider_beams_c_and_python_agree(suits: int) -> None:
+    for seed in range(3):
+        state = open_game("spider", {"suits": suits}, seed).state
+        c = spider_with_quick_pass("c", state, 200, 5_000)
+        assert c == spider_with_quick_pass("python", state, 200, 5_000), seed
+
+
+def test_spider_lost_only_after_the_full_search() -> None:
+    """A lost late-game position (a stock that can never be dealt) proven LOST in n positions is
+    LOST with a budget of n and UNKNOWN with n - 1 and with budgets below it (the quick pass and
+    the beams prove nothing, even when one of them ends exactly at the budget)."""
+    rules = open_game("spider", {"suits": 1}, 0).rules
+    rng = random.Random("spider-lost")
+    for _ in range(50):
+        state = small_spider(rules, rng, 1)
+        if brute_force(rules, state) is False:
+            break
+    else:
+        raise AssertionError("no lost position found")
+    for impl in IMPLS:
+        code, _, nodes = spider_with_quick_pass(impl, state, 1_000_000, 0)
+        assert code == 2  # LOST
+        assert spider_with_quick_pass(impl, state, 1_000_000, nodes)[0] == 2
+        budgets = [nodes - 1] + (sorted(random.Random(0).sample(range(1, nodes), 40)) if impl == "c" else [])
+        assert [spider_with_quick_pass(impl, state, 1_000_000, b)[0] for b in budgets] == [0] * len(budgets)
 
 
 # --- what is refused, and budgets --------------------------------------------------------------

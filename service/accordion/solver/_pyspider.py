@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import time
 
-from ._pycommon import Stop as _Stop, quick_then_full, rank as _rank
+import sys
+
+from ._pycommon import Stop as _Stop, rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
 MAXPILE = 104  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)
 QUICK_NODES = 1_000_000  # positions of the quick pass, which looks for a win only
+NARROW_BEAMS = (16, 32, 64)  # beam widths before the quick pass (cheap)
+WIDE_BEAMS = (128, 256, 512, 1024, 2048, 4096, 8192)  # and after it
 PILES = 10
 SUIT = 13
 PRIORITIES = 7
+
+# The beam pass's worth of a position (docs/solver.md, "Spider"; only the order matters).
+W_FOUND, W_DOWN, W_SPACE, W_SUITED, W_RANKED, W_BREAK = 400, 12, 30, 10, 4, 6
 
 # Zones of the primitive moves handed back (as in _cklondike.c): a DEAL comes from the stock.
 Z_TAB, Z_STOCK = 0, 2
@@ -131,7 +138,8 @@ class _Search:
             piles.sort()  # no DEAL ahead: the piles' order never matters
         return tuple(piles), len(s.stock)
 
-    def dfs(self, s: _Pos) -> bool:
+    def count_node(self) -> None:
+        """One more position; raises ``_Stop`` past the node budget, the clock or the stop flag."""
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
@@ -140,7 +148,10 @@ class _Search:
         ):
             self.stopped = True
             raise _Stop
-        if not s.stock and not any(s.piles):
+
+    def dfs(self, s: _Pos) -> bool:
+        self.count_node()
+        if _won(s):
             return True
         k = self.key(s)
         if k in self.seen:
@@ -159,6 +170,77 @@ class _Search:
                 return True
             self.path.pop()
         return False
+
+
+    def beam(self, root: _Pos, width: int) -> bool:
+        """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``):
+        each layer is every move from every position of the one before, and the ``width`` best
+        positions not seen before are kept (by worth, then by the order they were made in).
+        True with the line in ``self.path``; False when a layer is empty or MAXDEPTH is reached."""
+        self.seen.clear()
+        self.seen.add(self.key(root))
+        layer = [root]
+        links: list[list[tuple[int, Move]]] = [[]]  # per layer: (position in the layer before, move)
+        for depth in range(MAXDEPTH):
+            made: list[tuple[int, int, int, Move]] = []
+            for p, pos in enumerate(layer):
+                for mv in self.gen_moves(pos):
+                    if not _fits(pos, mv):
+                        continue
+                    self.count_node()
+                    child = pos.copy()
+                    apply(child, mv)
+                    if _won(child):
+                        line = [mv]
+                        for d in range(depth, 0, -1):
+                            p, back = links[d][p]
+                            line.append(back)
+                        self.path = line[::-1]
+                        return True
+                    made.append((-worth(child), len(made), p, mv))
+            made.sort()
+            kept: list[_Pos] = []
+            kept_links: list[tuple[int, Move]] = []
+            for _, _, p, mv in made:
+                if len(kept) >= width:
+                    break
+                child = layer[p].copy()
+                apply(child, mv)
+                k = self.key(child)
+                if k in self.seen:
+                    continue
+                self.seen.add(k)
+                kept.append(child)
+                kept_links.append((p, mv))
+            if not kept:
+                return False
+            layer = kept
+            links.append(kept_links)
+        return False
+
+
+def _won(s: _Pos) -> bool:
+    return not s.stock and not any(s.piles)
+
+
+def worth(s: _Pos) -> int:
+    """Suits lifted off, face-down cards, spaces, and each face-up card on another: built in suit,
+    on the rank only, or a break (as C's ``worth``)."""
+    v = W_FOUND * s.found
+    for pile, d in zip(s.piles, s.down):
+        if not pile:
+            v += W_SPACE
+            continue
+        v -= W_DOWN * d
+        for j in range(d + 1, len(pile)):
+            lo, hi = pile[j - 1], pile[j]
+            if lo == hi + 1 and _rank(hi) != 13:
+                v += W_SUITED
+            elif _rank(lo) == _rank(hi) + 1:
+                v += W_RANKED
+            else:
+                v -= W_BREAK
+    return v
 
 
 def _fits(s: _Pos, mv: Move) -> bool:
@@ -209,16 +291,68 @@ def expand(path: list[Move]) -> list[tuple[int, int, int, int, int]]:
 
 
 def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
-                 max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
-                 ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
-    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes)."""
+                 max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
+                 quick_nodes: int = QUICK_NODES) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``quick_nodes``
+    (the quick pass's size) lets a test reach the beams within a small budget."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(stock), found)
     search = _Search(max_nodes, max_seconds, stop)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        won = quick_then_full(search, root.copy, max_nodes, QUICK_NODES, MAXDEPTH)
+        won = _passes(search, root, max_nodes, quick_nodes)
     except _Stop:
+        return UNKNOWN, [], search.nodes
+    finally:
+        sys.setrecursionlimit(limit)
+    if won is None:
         return UNKNOWN, [], search.nodes
     if won:
         return WON, expand(search.path), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
+
+
+def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bool | None:
+    """The narrow beams, the quick pass, the wider beams, then from scratch the full search (as
+    C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
+    between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
+
+    def budget_left() -> bool:
+        return not max_nodes or search.nodes < max_nodes
+
+    search.quick = True
+    search.max_nodes = max_nodes
+    # One suit: the quick pass wins such deals in a few thousand positions, so the narrow beams
+    # (~100,000) go after it, not before (as C's one_suit).
+    narrow_first = len({x // 13 for pile in root.piles for x in pile} | {x // 13 for x in root.stock}) > 1
+    for width in NARROW_BEAMS if narrow_first else ():
+        if not budget_left():
+            return None
+        search.restart()
+        if search.beam(root.copy(), width):
+            return True
+    if not budget_left():
+        return None
+    search.restart()
+    quick_end = search.nodes + quick_nodes
+    search.max_nodes = min(max_nodes, quick_end) if max_nodes else quick_end
+    try:
+        if search.dfs(root.copy()):
+            return True
+    except _Stop:
+        if search.stopped:
+            raise
+    search.max_nodes = max_nodes
+    for width in WIDE_BEAMS if narrow_first else NARROW_BEAMS + WIDE_BEAMS:
+        if not budget_left():
+            return None
+        search.restart()
+        if search.beam(root.copy(), width):
+            return True
+    if not budget_left():
+        return None
+    search.quick = False
+    search.restart()
+    search.truncated = False
+    return search.dfs(root.copy())
