@@ -354,6 +354,11 @@ def never_free(s: _Pos) -> bool:
     return len(available) < 52
 
 
+# The two cards each card can be built on (one rank higher, the other colour): ``stuck`` asks it
+# for every card at every position, so it is looked up, not searched for.
+_HOSTS = tuple(tuple(h for h in range(52) if _builds_on(x, h)) for x in range(52))
+
+
 def stuck(s: _Pos, fret: bool) -> bool:
     """Whether some card not home can never depart from its place, so the position is lost
     (_cklondike.c's stuck argues it). ``departs`` over-approximates the cards that ever leave
@@ -399,7 +404,7 @@ def stuck(s: _Pos, fret: bool) -> bool:
             if r == 13:
                 ok = space or any(b in departs for b in bottoms)
             else:
-                ok = any(_builds_on(x, h) and host_free(h) for h in range(52))
+                ok = any(host_free(h) for h in _HOSTS[x])
             if ok:
                 returns.add(x)
                 changed = True
@@ -416,7 +421,7 @@ def stuck(s: _Pos, fret: bool) -> bool:
             elif r == 13:
                 ok = x not in bottoms and (space or any(b in departs for b in bottoms))  # into a space
             else:
-                ok = any(_builds_on(x, h) and host_free(h) for h in range(52))
+                ok = any(host_free(h) for h in _HOSTS[x])
             if ok:
                 departs.add(x)
                 changed = True
