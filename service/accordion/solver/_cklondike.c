@@ -563,17 +563,23 @@ static int never_free(const Ctx *c, const KState *s)
  * reachable from it. The talon is treated as if every card in it could be reached (with passes
  * unlimited they can; otherwise the set only grows, still a superset). Returns whether some card
  * not home is outside the fixpoint. */
-/* Whether the host that is the lowest bit of hs can be a pile's top at some time, given the
- * cards known to depart (and, home, to come back) so far (see stuck). */
-static inline int host_free(uint64_t hs, uint64_t home, uint64_t talon, uint64_t tops, const uint8_t *above,
-                            uint64_t departs, uint64_t returns)
+/* Whether some host of the set hosts can be a pile's top at some time, given the cards known
+ * to depart (and, home, to come back) so far (see stuck). */
+static inline int some_host_free(uint64_t hosts, uint64_t home, uint64_t talon, uint64_t tops,
+                                 const uint8_t *above, uint64_t departs, uint64_t returns)
 {
-    int h = __builtin_ctzll(hs);
-    if ((home >> h) & 1)
-        return (int)((returns >> h) & 1); /* back from its foundation first */
-    if ((talon >> h) & 1)
-        return (int)((departs >> h) & 1); /* out of the talon onto a pile first */
-    return ((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1));
+    for (; hosts; hosts &= hosts - 1) {
+        int h = __builtin_ctzll(hosts);
+        if ((home >> h) & 1) {
+            if ((returns >> h) & 1)
+                return 1; /* back from its foundation first */
+        } else if ((talon >> h) & 1) {
+            if ((departs >> h) & 1)
+                return 1; /* out of the talon onto a pile first */
+        } else if (((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1)))
+            return 1;
+    }
+    return 0;
 }
 
 static int stuck(const Ctx *c, const KState *s)
@@ -614,8 +620,7 @@ static int stuck(const Ctx *c, const KState *s)
                 if (r == 13)
                     ok = space || (bottoms & departs);
                 else
-                    for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1)
-                        ok = host_free(hs, home, talon, tops, above, departs, returns);
+                    ok = some_host_free(BUILDERS_OF_HOSTS[x], home, talon, tops, above, departs, returns);
                 if (ok) {
                     returns |= 1ULL << x;
                     changed = 1;
@@ -633,8 +638,7 @@ static int stuck(const Ctx *c, const KState *s)
             else if (r == 13)
                 ok = !((bottoms >> x) & 1) && (space || (bottoms & departs)); /* into a space */
             else
-                for (uint64_t hs = BUILDERS_OF_HOSTS[x]; hs && !ok; hs &= hs - 1)
-                    ok = host_free(hs, home, talon, tops, above, departs, returns);
+                ok = some_host_free(BUILDERS_OF_HOSTS[x], home, talon, tops, above, departs, returns);
             if (ok) {
                 departs |= 1ULL << x;
                 changed = 1;
