@@ -321,17 +321,25 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bo
     def budget_left() -> bool:
         return not max_nodes or search.nodes < max_nodes
 
+    def beams(widths: tuple[int, ...]) -> bool | None:
+        """The beams of ``widths`` in turn, each from the root with a fresh table: True a win,
+        None the budget ended before one, False none won."""
+        for width in widths:
+            if not budget_left():
+                return None
+            search.restart()
+            if search.beam(root.copy(), width):
+                return True
+        return False
+
     search.quick = True
     search.max_nodes = max_nodes
     # One suit: the quick pass wins such deals in a few thousand positions, so the narrow beams
     # (~100,000) go after it, not before (as C's one_suit).
     narrow_first = len({x // 13 for pile in root.piles for x in pile} | {x // 13 for x in root.stock}) > 1
-    for width in NARROW_BEAMS if narrow_first else ():
-        if not budget_left():
-            return None
-        search.restart()
-        if search.beam(root.copy(), width):
-            return True
+    won = beams(NARROW_BEAMS if narrow_first else ())
+    if won is not False:
+        return won
     if not budget_left():
         return None
     search.restart()
@@ -344,12 +352,9 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bo
         if search.stopped:
             raise
     search.max_nodes = max_nodes
-    for width in WIDE_BEAMS if narrow_first else NARROW_BEAMS + WIDE_BEAMS:
-        if not budget_left():
-            return None
-        search.restart()
-        if search.beam(root.copy(), width):
-            return True
+    won = beams(WIDE_BEAMS if narrow_first else NARROW_BEAMS + WIDE_BEAMS)
+    if won is not False:
+        return won
     if not budget_left():
         return None
     search.quick = False
