@@ -56,7 +56,7 @@
  * budget (the restarts get what they leave); turning three only unless asked (turning one they
  * cost the restarts more wins than they made). */
 #define BEAM_FIRST_WIDTH 64
-#define BEAM_LAST_WIDTH 8192
+#define BEAM_LAST_WIDTH 2048
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -1107,7 +1107,7 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True, dead_ends=True, beam_first=-1, beam_last=8192) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
      "dead_ends=False the dead-end test (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},

@@ -23,7 +23,7 @@ FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full sear
 # The beams, one after each quick pass: widths BEAM_FIRST_WIDTH, twice that, ... BEAM_LAST_WIDTH
 # (turning three; turning one only when asked).
 BEAM_FIRST_WIDTH = 64
-BEAM_LAST_WIDTH = 8192
+BEAM_LAST_WIDTH = 2048
 # A beam's worth of a position (as _cklondike.c's worth): cards home, face down, in the talon, spaces.
 W_HOME, W_DOWN, W_TALON, W_SPACE = 10, 25, 15, 5
 
