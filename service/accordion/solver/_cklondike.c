@@ -23,6 +23,9 @@
  *     reaches every talon card this one reaches is not expanded (see dominated);
  *   - in every pass, a position in which some card can never depart from its place (so never
  *     goes home) is lost and not expanded (see stuck).
+ * Between the quick passes, beams (beam(): layers of the best positions by a worth, widths
+ * doubling) look for the wins the depth-first passes find late; like every quick pass they only
+ * ever report a win.
  * The GIL is released; the budgets (nodes, seconds) and the caller's stop flag are read
  * every 1024 positions, as in _csolver.c.
  */
@@ -48,6 +51,12 @@
 #define QUICK_TOTAL 2000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
+/* The beams between the quick passes (docs/solver.md, *Beams*): one after each pass, widths
+ * BEAM_FIRST_WIDTH, twice that, ... BEAM_LAST_WIDTH, within the quick passes' share of the
+ * budget (the restarts get what they leave); turning three only unless asked (turning one they
+ * cost the restarts more wins than they made). */
+#define BEAM_FIRST_WIDTH 64
+#define BEAM_LAST_WIDTH 2048
 
 #define OUT_UNKNOWN 0
 #define OUT_WON 1
@@ -669,7 +678,9 @@ static int progress_of(const Ctx *c, const KState *s)
     return p;
 }
 
-static int dfs(Ctx *c, const KState *s)
+/* One more position (of a pass or a beam): R_STOP past the node limit, the clock, the quick
+ * passes' half of the clock or the stop flag, else 0; keeps the most progress seen. */
+static int count_node(Ctx *c, const KState *s)
 {
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
@@ -688,6 +699,13 @@ static int dfs(Ctx *c, const KState *s)
     int p = progress_of(c, s);
     if (p > c->best)
         c->best = p;
+    return 0;
+}
+
+static int dfs(Ctx *c, const KState *s)
+{
+    if (count_node(c, s))
+        return R_STOP;
     if (is_won(c, s))
         return R_WIN;
     uint64_t h[2], a, b;
@@ -731,6 +749,104 @@ static int dfs(Ctx *c, const KState *s)
         c->depth--;
     }
     return R_DEAD;
+}
+
+/* ---- the beam passes (docs/solver.md, "Klondike", *Beams*) ---- */
+
+/* A beam's worth of a position (only the order of worths matters): cards home, face-down cards
+ * (each a card the search cannot use yet), talon cards left (a win empties the talon; without
+ * this term, or at 5, the beams won fewer of the deals left unknown), spaces. */
+#define W_HOME 10
+#define W_DOWN 25
+#define W_TALON 15
+#define W_SPACE 5
+
+static int worth(const Ctx *c, const KState *s)
+{
+    int v = W_HOME * (s->found[0] + s->found[1] + s->found[2] + s->found[3]) - W_TALON * s->tlen;
+    for (int i = 0; i < c->npiles; i++)
+        v += s->n[i] == 0 ? W_SPACE : -W_DOWN * s->down[i];
+    return v;
+}
+
+static void key_of(const Ctx *c, const KState *s, uint64_t *a, uint64_t *b)
+{
+    uint64_t h[2];
+    key_base(c, s, h);
+    key_at(c, h, canonical_cur(c, s), a, b);
+}
+
+/* What a beam asks of Klondike (_ccommon.h's BeamGame). c->depth is the depth of the positions
+ * whose moves are made (the root alone may be barred from a REDEAL), then of the children keyed. */
+static int beam_moves(void *game, const void *s, int depth, void *out)
+{
+    Ctx *c = (Ctx *)game;
+    c->depth = depth;
+    return gen_moves(c, (const KState *)s, (KMove *)out);
+}
+
+static void beam_apply(void *game, void *s, const void *mv)
+{
+    (void)game;
+    apply((KState *)s, (const KMove *)mv);
+}
+
+static int beam_made(void *game, const void *s) { return count_node((Ctx *)game, (const KState *)s); }
+
+static int beam_won(void *game, const void *s) { return is_won((const Ctx *)game, (const KState *)s); }
+
+static int beam_worth(void *game, const void *s) { return worth((const Ctx *)game, (const KState *)s); }
+
+/* Not seen before (then recorded), and not a dead end (lost: see stuck). */
+static int beam_keep(void *game, const void *s, int depth)
+{
+    Ctx *c = (Ctx *)game;
+    uint64_t a, b;
+    c->depth = depth;
+    key_of(c, (const KState *)s, &a, &b);
+    if (ks_has(&c->seen, a, b))
+        return 0;
+    ks_add(&c->seen, a, b);
+    return !(c->dead_ends && stuck(c, (const KState *)s));
+}
+
+static const BeamGame KLONDIKE_BEAM = {sizeof(KState), sizeof(KMove), MAXMOVES, beam_moves, beam_apply,
+                                       beam_made,     beam_won,       beam_worth, beam_keep};
+
+/* One beam of `width` from the root over the passes' moves (c->cut chooses which): each layer
+ * is every move from every position of the one before, and the `width` best children not seen
+ * before and not dead ends are kept (by worth, then the order they were made in). R_WIN with
+ * the line in c->path/c->depth, R_DEAD when a layer is empty or MAXDEPTH is reached, R_STOP on
+ * a budget or the stop flag, -1 out of memory. A position counts as a node when it is made, as
+ * in the twin. */
+static int beam(Ctx *c, const KState *root, int width)
+{
+    uint64_t a, b;
+    int len = 0;
+    c->depth = 0;
+    key_of(c, root, &a, &b);
+    ks_add(&c->seen, a, b);
+    int r = beam_search(&KLONDIKE_BEAM, c, root, width, MAXDEPTH, c->path, &len);
+    if (r == BEAM_WIN)
+        c->depth = len;
+    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
+}
+
+/* One beam of `width` from the root with a fresh table and the full search's moves (with the
+ * quick passes' cuts the beams died out, every child seen or a dead end, and won fewer deals),
+ * within the quick passes' share of the budget (quick_total): R_WIN with the line, else R_STOP
+ * (no beam claims a loss). *ok is cleared when memory ran out. */
+static int quick_beam(Ctx *c, const KState *root, int width, uint64_t max_nodes, uint64_t quick_total, int *ok)
+{
+    c->max_nodes = max_nodes && max_nodes < quick_total ? max_nodes : quick_total;
+    c->noisy = 0;
+    c->cut = 0;
+    ks_free(&c->seen);
+    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    int r = *ok ? beam(c, root, width) : -1;
+    if (r < 0)
+        *ok = 0;
+    return r == R_WIN ? R_WIN : R_STOP;
 }
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
@@ -846,18 +962,20 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
-                             "dominance", "dead_ends", NULL};
+                             "dominance", "dead_ends", "beam_first", "beam_last", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    int full_moves_every = FULL_MOVES_EVERY;
+    int full_moves_every = FULL_MOVES_EVERY, beam_first = -1, beam_last = BEAM_LAST_WIDTH;
     unsigned long long restart_nodes = RESTART_NODES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKpp", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppii", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
                                      &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
-                                     &restart_nodes, &dominance, &dead_ends))
+                                     &restart_nodes, &dominance, &dead_ends, &beam_first, &beam_last))
         return NULL;
+    if (beam_first < 0) /* by the rules: turning one, the beams cost the restarts more wins than they made */
+        beam_first = draw > 1 ? BEAM_FIRST_WIDTH : 0;
     if (draw < 1 || draw > 52 || redeals < -1 || redeals > 14) {
         PyErr_SetString(PyExc_ValueError, "draw is 1..52; redeals -1 (unlimited) or 0..14");
         return NULL;
@@ -915,8 +1033,12 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
      * three: the full search wins in 2,000 positions what no cut pass finds), and those are
      * reached without waiting for the full search. A pass that runs out of moves has seen its
      * whole space (a cut pass: the whole cut space, so no cut pass can win; a full-move pass:
-     * every position), so the full search starts at once. Then, from scratch, the full search,
-     * whose LOST is a proof. Before all that, never_free or stuck may prove the loss outright. */
+     * every position), so the full search starts at once. After each pass that reached its
+     * size, one beam (see quick_beam()), widths beam_first, twice that, ... beam_last, in the
+     * same share of the budget: they win deals whose wins the depth-first passes reach late or
+     * never, and the narrow ones first cost the restarts little. Then, from
+     * scratch, the full search, whose LOST is a proof. Before all that, never_free or stuck may
+     * prove the loss outright. */
     r = R_DEAD;
     c->quick = 1;
     int lost_at_root = never_free(c, &root) || (dead_ends && stuck(c, &root)); /* then no search: LOST, 0 positions */
@@ -924,6 +1046,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         quick_total = 0; /* passes limited: the cut that waits for a card to follow costs wins */
     if (max_nodes && quick_total > max_nodes / 2)
         quick_total = max_nodes / 2; /* half a node budget stays for the full search */
+    int beam_width = beam_first; /* the next beam's: after each quick pass, until beam_last */
     for (int pass = 0; ok && !lost_at_root; pass++) {
         uint64_t limit = c->nodes + (pass > 0 && restart_nodes < quick_nodes ? restart_nodes : quick_nodes);
         if (pass > 0 && limit > quick_total)
@@ -937,6 +1060,13 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
             c->quick_over)
             break;
+        if (beam_width > 0 && beam_width <= beam_last) {
+            r = quick_beam(c, &root, beam_width, max_nodes, quick_total, &ok);
+            beam_width *= 2;
+            if (!ok || r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
+                c->quick_over)
+                break;
+        }
         ks_free(&c->seen);
         ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
     }
@@ -977,8 +1107,8 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True, dead_ends=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
-     "dead_ends=False the dead-end test (comparisons); progress, a writable byte, gets the most progress of a position searched "
+     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "dead_ends=False the dead-end test (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };

@@ -1,10 +1,11 @@
 """What the pure-Python twins of the tableau searches share (as the C cores share ``_ccommon.h``):
-card arithmetic, the exception that unwinds a search, and the quick-pass-then-full-search driver."""
+card arithmetic, the exception that unwinds a search, the quick-pass-then-full-search driver and
+the beam pass (Spider's and Klondike's)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol, TypeVar
 
 
@@ -68,3 +69,50 @@ def quick_then_full(search: TwoPassSearch[P], fresh: Callable[[], P], max_nodes:
         return won
     finally:
         sys.setrecursionlimit(limit)
+
+
+Q = TypeVar("Q")  # a position
+M = TypeVar("M")  # a move
+
+
+def beam(root: Q, width: int, max_depth: int, moves: Callable[[Q, int], Iterable[M]],
+         child: Callable[[Q, M], Q], made: Callable[[Q], None], won: Callable[[Q], bool],
+         worth: Callable[[Q], int], keep: Callable[[Q, int], bool]) -> list[M] | None:
+    """One beam of ``width`` from ``root`` (as the C cores' ``beam``): each layer is every move
+    from every position of the one before, and the ``width`` best children are kept, best by
+    ``worth``, then by the order they were made in, the ones ``keep`` refuses left out (``keep``
+    records a child as seen: a position not seen before, not a dead end). ``moves(position,
+    depth)`` gives a position's moves at that depth, ``child(position, move)`` a new position,
+    ``made(child)`` counts it as a node (it may raise ``Stop``). Returns the line to a won
+    position, or None when a layer is empty or ``max_depth`` is reached."""
+    layer = [root]
+    links: list[list[tuple[int, M]]] = [[]]  # per layer: (position in the layer before, move)
+    for depth in range(max_depth):
+        children: list[tuple[int, int, int, M]] = []
+        for p, pos in enumerate(layer):
+            for mv in moves(pos, depth):
+                made_child = child(pos, mv)
+                made(made_child)
+                if won(made_child):
+                    line = [mv]
+                    for d in range(depth, 0, -1):
+                        p, back = links[d][p]
+                        line.append(back)
+                    return line[::-1]
+                children.append((-worth(made_child), len(children), p, mv))
+        children.sort(key=lambda m: m[:2])
+        kept: list[Q] = []
+        kept_links: list[tuple[int, M]] = []
+        for _, _, p, mv in children:
+            if len(kept) >= width:
+                break
+            remade = child(layer[p], mv)  # made again rather than every child kept till the sort
+            if not keep(remade, depth + 1):
+                continue
+            kept.append(remade)
+            kept_links.append((p, mv))
+        if not kept:
+            return None
+        layer = kept
+        links.append(kept_links)
+    return None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, rank as _rank, red_suit as _red_suit
+from ._pycommon import Stop as _Stop, beam as _beam, builds_alternate as _builds_on, rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXMOVES = 200
@@ -19,6 +20,12 @@ QUICK_NODES = 100_000  # positions of the first quick pass, which looks for a wi
 RESTART_NODES = 30_000  # positions of each restart of the quick pass (at most QUICK_NODES)
 QUICK_TOTAL = 2_000_000  # positions of all the quick passes together
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
+# The beams, one after each quick pass: widths BEAM_FIRST_WIDTH, twice that, ... BEAM_LAST_WIDTH
+# (turning three; turning one only when asked).
+BEAM_FIRST_WIDTH = 64
+BEAM_LAST_WIDTH = 2048
+# A beam's worth of a position (as _cklondike.c's worth): cards home, face down, in the talon, spaces.
+W_HOME, W_DOWN, W_TALON, W_SPACE = 10, 25, 15, 5
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -75,6 +82,7 @@ class _Search:
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
+        self.layer = 0  # in a beam, the depth of the positions at hand (0 is the root, as an empty path)
         self.root_down = 0
         self.best = 0  # the most progress of a position visited (``progress_of``)
 
@@ -123,7 +131,7 @@ class _Search:
             p = min(p + d, n)
             out.append((p - 1, 0))
             seen.add(p - 1)
-        if s.redeals != 0 and (len(self.path) > 0 or self.root_redeal):
+        if s.redeals != 0 and (self.path or self.layer or self.root_redeal):
             p = 0
             while p < n:
                 p = min(p + d, n)
@@ -256,7 +264,7 @@ class _Search:
         cur = -1
         if self.keep_cur:
             cur = 0 if s.redeals < 0 and (s.cur % self.draw == 0 or s.cur == len(s.talon)) else s.cur
-        root_fixed = not self.path and not self.root_redeal  # the root may not REDEAL
+        root_fixed = not self.path and not self.layer and not self.root_redeal  # the root may not REDEAL
         return piles, tuple(s.talon), cur, s.redeals, root_fixed
 
     def dominated(self, s: _Pos, k: tuple[object, ...]) -> bool:
@@ -269,7 +277,9 @@ class _Search:
         return any((piles, talon, q, redeals, root_fixed) in self.seen
                    for q in dominating_curs(cur, len(s.talon), self.draw))
 
-    def dfs(self, s: _Pos) -> bool:
+    def count_node(self, s: _Pos) -> None:
+        """One more position (of a pass or a beam); raises ``_Stop`` past the node limit, the
+        clock, the quick passes' half of it or the stop flag; keeps the most progress seen."""
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
@@ -282,7 +292,10 @@ class _Search:
                 self.quick_over = True  # not stopped: the full search has the other half
                 raise _Stop
         self.best = max(self.best, self.progress_of(s))
-        if not s.talon and not any(s.down):
+
+    def dfs(self, s: _Pos) -> bool:
+        self.count_node(s)
+        if _won(s):
             return True
         k = self.key(s)
         if k in self.seen:
@@ -315,6 +328,67 @@ class _Search:
             self.path.pop()
         return False
 
+
+    def beam(self, root: _Pos, width: int) -> bool:
+        """One beam of ``width`` from the root over the passes' moves (as C's ``beam``,
+        through ``_pycommon.beam``): children not seen before and not dead ends are kept, best
+        by ``worth``. True with the line in ``self.path``. ``self.layer`` is the depth of the
+        positions whose moves are made (the root alone may be barred from a REDEAL), then of the
+        children being keyed."""
+        self.seen.clear()
+        self.path.clear()
+        self.layer = 0
+        self.seen.add(self.key(root))
+
+        def moves(pos: _Pos, depth: int) -> list[Move]:
+            self.layer = depth
+            return self.gen_moves(pos)
+
+        def keep(pos: _Pos, depth: int) -> bool:
+            self.layer = depth
+            k = self.key(pos)
+            if k in self.seen:
+                return False
+            self.seen.add(k)
+            return not (self.dead_ends and stuck(pos, self.fret))  # a dead end is lost
+
+        try:
+            line = _beam(root, width, MAXDEPTH, moves, _child, self.count_node, _won, self.worth, keep)
+        finally:
+            self.layer = 0
+        if line is None:
+            return False
+        self.path = line
+        return True
+
+    def worth(self, s: _Pos) -> int:
+        """A beam's worth of a position (as C's ``worth``; only the order matters): cards home,
+        face-down cards, talon cards left, spaces."""
+        return (W_HOME * sum(s.found) - W_TALON * len(s.talon)
+                + sum(W_SPACE if not pile else -W_DOWN * s.down[i] for i, pile in enumerate(s.piles)))
+
+    def quick_beam(self, root: _Pos, width: int, max_nodes: int, quick_total: int) -> bool:
+        """One beam of ``width`` from the root with a fresh table and the full search's moves,
+        within the quick passes' share of the budget (as C's ``quick_beam``): True a win (the
+        line in ``self.path``), else False (no beam claims a loss). Raises ``_Stop`` when stopped."""
+        self.max_nodes = min(max_nodes, quick_total) if max_nodes else quick_total
+        self.noisy = False
+        self.cut = False
+        try:
+            return self.beam(root.copy(), width)
+        except _Stop:
+            if self.stopped:
+                raise
+            return False
+
+def _won(s: _Pos) -> bool:
+    return not s.talon and not any(s.down)
+
+
+def _child(s: _Pos, mv: Move) -> _Pos:
+    made = s.copy()
+    apply(made, mv)
+    return made
 
 def dominating_curs(cur: int, tlen: int, draw: int) -> list[int]:
     """The other canonical values of ``cur`` that reach every talon card ``cur`` reaches (passes
@@ -503,11 +577,15 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
                    progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
                    restart_nodes: int = RESTART_NODES, dominance: bool = True, dead_ends: bool = True,
+                   beam_first: int = -1, beam_last: int = BEAM_LAST_WIDTH,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
     turns the full search's talon dominance off and ``dead_ends=False`` the dead-end test (for
-    comparisons)."""
+    comparisons); ``beam_first``/``beam_last`` the beams' widths (``beam_first=0``: no beams; -1:
+    BEAM_FIRST_WIDTH turning more than one card, else none, as C)."""
+    if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
+        beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
     if progress is not None and len(progress) < 1:
         raise ValueError("progress is a writable buffer of at least one byte")
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
@@ -521,11 +599,12 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
         # quick passes first (cuts that may lose wins; the next ones with restart noise, every
-        # full_moves_every-th of them with the full search's moves), then the full search from
-        # scratch (as _cklondike.c, where the schedule is argued)
+        # full_moves_every-th of them with the full search's moves; a beam after each),
+        # then the full search from scratch (as _cklondike.c, where the schedule is argued)
         search.quick = True
         won = False
         npass = 0
+        beam_width = beam_first  # the next beam's (as C)
         if never_free(root) or (dead_ends and stuck(root, foundation_return)):
             return LOST, [], 0
         if redeals >= 0:
@@ -548,6 +627,13 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
             except _Stop:
                 if search.stopped or (max_nodes and search.nodes >= max_nodes):
                     raise
+                if search.nodes >= quick_total or search.quick_over:
+                    break
+            if 0 < beam_width <= beam_last:  # one beam after each pass, widths doubling
+                won = search.quick_beam(root, beam_width, max_nodes, quick_total)
+                beam_width *= 2
+                if won or (max_nodes and search.nodes >= max_nodes):
+                    break
                 if search.nodes >= quick_total or search.quick_over:
                     break
             npass += 1
