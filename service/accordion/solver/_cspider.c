@@ -877,7 +877,8 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1, full_done = 0; /* full_done: the full search ran to its end (a LOST, unless truncated) */
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* The narrow beams, the quick pass (cuts that may lose wins), the wider beams (likewise:
+    /* For four suits the staged pass (it may report a win only), then the narrow beams, the
+     * quick pass (cuts that may lose wins), the wider beams (likewise:
      * they may report a win only), then from scratch the full search, whose failure alone is
      * a LOST. Every pass starts from the root with a fresh table. */
     c->quick = 1;

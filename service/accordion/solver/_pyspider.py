@@ -462,8 +462,8 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
 
 def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, first_stage_nodes: int
             ) -> bool | None:
-    """The narrow beams, the quick pass, the wider beams, then from scratch the full search (as
-    C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
+    """For four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
+    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
     between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
 
     def budget_left() -> bool:
