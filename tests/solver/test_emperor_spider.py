@@ -232,6 +232,23 @@ def test_spider_beams_c_and_python_agree(suits: int) -> None:
         assert c == spider_with_quick_pass("python", state, 200, 5_000), seed
 
 
+def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
+    """Four suits, seed 35: the staged pass (stages of 5,000 positions here, 20,000 in play) wins
+    at 20,995 positions with runs moved through spaces (told as their unit moves); C and Python
+    give the same line and node count, and the line replays through the engine to a WON game.
+    Without the staged pass nothing wins four suits within such a budget (0 of 100 deals at 3 M)."""
+    game = open_game("spider", {"suits": 4}, 35)
+    results = []
+    for impl in IMPLS:
+        backend = solver_core._cspider if impl == "c" else solver_core._pyspider
+        entry = functools.partial(backend.spider_solve, stage_nodes=5_000)
+        results.append(solver_core._two_deck_solve(entry, solver_core.DEAL, game.state, False, 25_000, 0.0, None))
+    code, moves, nodes = results[0]
+    assert code == 1 and nodes == 20_995
+    assert all(r == results[0] for r in results)
+    replay(game, tuple(moves))
+
+
 def test_spider_lost_only_after_the_full_search() -> None:
     """A lost late-game position (a stock that can never be dealt) proven LOST in n positions is
     LOST with a budget of n and UNKNOWN with n - 1 and with budgets below it (the quick pass and

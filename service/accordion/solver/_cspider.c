@@ -20,7 +20,9 @@
  * growing width from the root over the quick pass's moves, kept by a worth of the position
  * (beam(), worth()), run before it (16, 32, 64: cheap) and between the two (128 … 8192): they
  * win deals the depth-first passes, stuck in their first branches, do not, and like the quick
- * pass they may only report a win. The GIL is
+ * pass they may only report a win. A deal of four suits runs the staged pass first (stage()):
+ * best first between two DEALs, with runs of several units moved through spaces in one move,
+ * then the DEAL from the best positions of each stage; it too may only report a win. The GIL is
  * released; the budgets and the caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -52,8 +54,9 @@
 enum { P_SUIT, P_TURN, P_EMPTY, P_FREE, P_SPACE, P_REST, P_DEAL };
 
 typedef struct {
-    int8_t src; /* -1: the DEAL */
-    uint8_t dst, count;
+    int8_t src;   /* -1: the DEAL */
+    uint8_t dst;
+    int8_t count; /* < 0: a run of -count cards, several units, moved by way of the spaces (run_moves) */
 } SMove;
 
 typedef struct {
@@ -67,6 +70,7 @@ typedef struct {
     double deadline;
     volatile const uint8_t *stop;
     int stopped, truncated, quick;
+    int staged; /* the staged pass: runs through spaces too, no DEAL (gen_moves) */
     uint8_t stock[MAXSTOCK];
     int slen;
     KeySet seen;
@@ -159,7 +163,7 @@ static int gen_moves(const Ctx *c, const SState *s, SMove *out)
                 if (c->quick && cls == P_REST)
                     continue;
                 if (nt < MAXMOVES) {
-                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)j, (uint8_t)k};
+                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)j, (int8_t)k};
                     cls_of[nt++] = (uint8_t)cls;
                 }
             }
@@ -170,13 +174,34 @@ static int gen_moves(const Ctx *c, const SState *s, SMove *out)
                 if (c->quick && cls == P_REST)
                     continue;
                 if (nt < MAXMOVES) {
-                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)spaces[q], (uint8_t)k};
+                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)spaces[q], (int8_t)k};
                     cls_of[nt++] = (uint8_t)cls;
                 }
             }
         }
     }
-    if (has_stock && nspaces == 0 && nt < MAXMOVES) {
+    for (int i = 0; c->staged && nspaces > 0 && i < NPILES; i++) {
+        /* A run of m >= 2 units, each on a card one rank higher than its foot, goes onto a pile
+         * whose top is one rank above the run's foot when m - 1 spaces can hold the units
+         * above the last (run_moves): one move, where one unit at a time would first fill a
+         * space (a poorer position) and need the DEAL-less stage to come back. */
+        int n = s->n[i], k = n ? unit_length(s, i) : 0;
+        for (int m = 2; n && m <= nspaces + 1 && n - k > s->down[i]; m++) {
+            int foot = s->card[i][n - k], below = s->card[i][n - k - 1];
+            if (rank_of(below) != rank_of(foot) + 1)
+                break;
+            k++;
+            while (n - k > s->down[i] && s->card[i][n - k - 1] == s->card[i][n - k] + 1 && rank_of(s->card[i][n - k]) != 13)
+                k++;
+            int low = s->card[i][n - k];
+            for (int j = 0; j < NPILES; j++)
+                if (j != i && s->n[j] && rank_of(s->card[j][s->n[j] - 1]) == rank_of(low) + 1 && nt < MAXMOVES) {
+                    tmp[nt] = (SMove){(int8_t)i, (uint8_t)j, (int8_t)-k};
+                    cls_of[nt++] = P_FREE;
+                }
+        }
+    }
+    if (has_stock && nspaces == 0 && !c->staged && nt < MAXMOVES) {
         tmp[nt] = (SMove){-1, 0, 0};
         cls_of[nt++] = P_DEAL;
     }
@@ -222,7 +247,7 @@ static void apply(const Ctx *c, SState *s, const SMove *mv)
             lift_off(s, j);
         return;
     }
-    int src = mv->src, dst = mv->dst, count = mv->count;
+    int src = mv->src, dst = mv->dst, count = abs(mv->count);
     memcpy(&s->card[dst][s->n[dst]], &s->card[src][s->n[src] - count], (size_t)count);
     s->n[dst] = (uint8_t)(s->n[dst] + count);
     s->n[src] = (uint8_t)(s->n[src] - count);
@@ -239,7 +264,7 @@ static int fits(const Ctx *c, const SState *s, const SMove *mv)
                 return 0;
         return 1;
     }
-    return s->n[mv->dst] + mv->count <= MAXPILE;
+    return s->n[mv->dst] + abs(mv->count) <= MAXPILE;
 }
 
 static int is_won(const Ctx *c, const SState *s)
@@ -252,17 +277,25 @@ static int is_won(const Ctx *c, const SState *s)
     return 1;
 }
 
-static int dfs(Ctx *c)
+/* One more position made: 1 when the budget, the clock or the stop flag ends the pass. */
+static int count_node(Ctx *c)
 {
-    const SState *s = &c->st[c->depth];
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
-        return R_STOP;
+        return 1;
     if ((c->nodes & 1023) == 0 &&
         ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
         c->stopped = 1;
-        return R_STOP;
+        return 1;
     }
+    return 0;
+}
+
+static int dfs(Ctx *c)
+{
+    const SState *s = &c->st[c->depth];
+    if (count_node(c))
+        return R_STOP;
     if (is_won(c, s))
         return R_WIN;
     uint64_t a, b;
@@ -293,36 +326,39 @@ static int dfs(Ctx *c)
 
 /* ---- the beam pass ---- */
 
-/* The beam pass's worth of a position (only the order of worths matters): suits lifted off,
- * face-down cards (each one a card the search cannot use yet), spaces, and for every face-up
- * card on another one whether it is built in suit, built on the rank only, or a break. The
- * stock is left out: a term for the cards dealt (3 a card) made the beams DEAL early and won
- * fewer deals (30 against 32 of 50 two-suit deals). */
-#define W_FOUND 400
-#define W_DOWN 12
-#define W_SPACE 30
-#define W_SUITED 10
-#define W_RANKED 4
-#define W_BREAK 6
+/* A worth of a position (only the order of worths matters): suits lifted off, face-down
+ * cards (each one a card the search cannot use yet), piles with a face-down card (none: the
+ * pile can be emptied), spaces, and for every face-up card on another one whether it is built
+ * in suit, built on the rank only, or a break. The stock is left out: a term for the cards
+ * dealt (3 a card) made the beams DEAL early and won fewer deals (30 against 32 of 50 two-suit
+ * deals). The staged pass weighs face-down cards, spaces and breaks more and a build on the
+ * rank only not at all (docs/solver.md: the beams' weights there won none of four-suit seeds
+ * 0-5). */
+typedef struct {
+    int found, down, down_pile, space, suited, ranked, brk;
+} Weights;
 
-static int worth(const SState *s)
+static const Weights BEAM_WEIGHTS = {400, 12, 0, 30, 10, 4, 6};
+static const Weights STAGE_WEIGHTS = {400, 40, 60, 60, 30, 0, 25};
+
+static int worth(const SState *s, const Weights *w)
 {
-    int v = W_FOUND * s->found;
+    int v = w->found * s->found;
     for (int i = 0; i < NPILES; i++) {
         int n = s->n[i], d = s->down[i];
         if (n == 0) {
-            v += W_SPACE;
+            v += w->space;
             continue;
         }
-        v -= W_DOWN * d;
+        v -= w->down * d + (d ? w->down_pile : 0);
         for (int j = d + 1; j < n; j++) {
             int lo = s->card[i][j - 1], hi = s->card[i][j];
             if (lo == hi + 1 && rank_of(hi) != 13)
-                v += W_SUITED;
+                v += w->suited;
             else if (rank_of(lo) == rank_of(hi) + 1)
-                v += W_RANKED;
+                v += w->ranked;
             else
-                v -= W_BREAK;
+                v -= w->brk;
         }
     }
     return v;
@@ -345,17 +381,8 @@ static void beam_apply(void *game, void *s, const void *mv) { apply((const Ctx *
 
 static int beam_made(void *game, const void *s)
 {
-    Ctx *c = (Ctx *)game;
     (void)s;
-    c->nodes++;
-    if (c->max_nodes && c->nodes > c->max_nodes)
-        return 1;
-    if ((c->nodes & 1023) == 0 &&
-        ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {
-        c->stopped = 1;
-        return 1;
-    }
-    return 0;
+    return count_node((Ctx *)game);
 }
 
 static int beam_won(void *game, const void *s) { return is_won((const Ctx *)game, (const SState *)s); }
@@ -363,7 +390,7 @@ static int beam_won(void *game, const void *s) { return is_won((const Ctx *)game
 static int beam_worth(void *game, const void *s)
 {
     (void)game;
-    return worth((const SState *)s);
+    return worth((const SState *)s, &BEAM_WEIGHTS);
 }
 
 /* Not seen before (then recorded). */
@@ -400,15 +427,271 @@ static int beam(Ctx *c, const SState *root, int width)
     return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
 }
 
+/* Whether one more pass runs (no pass has won, budget and memory are left), with a fresh
+ * table of positions seen when it does. */
+static int next_pass(Ctx *c, uint64_t max_nodes, int r, int *ok)
+{
+    if (!*ok || r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes))
+        return 0;
+    ks_free(&c->seen);
+    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    return *ok;
+}
+
 /* One beam of `width` unless a pass has won, the budget is spent or memory ran out. */
 static void run_beam(Ctx *c, const SState *root, int width, uint64_t max_nodes, int *r, int *ok)
 {
-    if (!*ok || *r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes))
+    if (!next_pass(c, max_nodes, *r, ok))
         return;
-    ks_free(&c->seen);
-    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
-    if (*ok)
-        *r = beam(c, root, width);
+    *r = beam(c, root, width);
+    if (*r < 0)
+        *ok = 0;
+}
+
+/* ---- the staged pass ---- */
+
+/* Four suits: the beams DEAL the whole stock early and die with cards face down. The staged
+ * pass searches each stage (the positions between two DEALs) on its own, best first by the
+ * stage worth over the quick pass's moves and runs through spaces, without the DEAL, at most
+ * `stage_nodes` positions made; then from the STAGE_BRANCH best positions of the stage that
+ * may DEAL (no space), best first, it DEALs and searches the next stage, backing up to the
+ * next of them when a later stage finds no win. It only reports a win. */
+#define STAGE_FIRST_NODES 20000 /* a stage's positions: 20,000, then 80,000, 320,000, ... */
+#define STAGE_LAST_NODES 1280000
+#define STAGE_BRANCH 2
+
+typedef struct {
+    int worth;
+    int32_t at; /* the position's index in the stage, also the order it was made in */
+} HeapItem;
+
+/* Best first: the higher worth, then the one made first (so C and Python agree). */
+static int heap_before(const HeapItem *x, const HeapItem *y)
+{
+    return x->worth != y->worth ? x->worth > y->worth : x->at < y->at;
+}
+
+static void heap_push(HeapItem *h, int *n, HeapItem it)
+{
+    int i = (*n)++;
+    while (i > 0 && heap_before(&it, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = it;
+}
+
+static HeapItem heap_pop(HeapItem *h, int *n)
+{
+    HeapItem top = h[0], last = h[--(*n)];
+    int i = 0;
+    for (;;) {
+        int k = 2 * i + 1;
+        if (k >= *n)
+            break;
+        if (k + 1 < *n && heap_before(&h[k + 1], &h[k]))
+            k++;
+        if (!heap_before(&h[k], &last))
+            break;
+        h[i] = h[k];
+        i = k;
+    }
+    h[i] = last;
+    return top;
+}
+
+/* A stage's position packed: the piles one after another (a deal holds 104 cards). */
+typedef struct {
+    uint8_t card[MAXSTOCK];
+    uint8_t n[NPILES], down[NPILES];
+    uint8_t sp, found;
+} Packed;
+
+static int pack(const SState *s, Packed *p)
+{
+    int k = 0;
+    for (int i = 0; i < NPILES; i++) {
+        if (k + s->n[i] > MAXSTOCK)
+            return 0;
+        memcpy(&p->card[k], s->card[i], s->n[i]);
+        k += s->n[i];
+        p->n[i] = s->n[i];
+        p->down[i] = s->down[i];
+    }
+    p->sp = s->sp;
+    p->found = s->found;
+    return 1;
+}
+
+static void unpack(const Packed *p, SState *s)
+{
+    int k = 0;
+    for (int i = 0; i < NPILES; i++) {
+        memcpy(s->card[i], &p->card[k], p->n[i]);
+        k += p->n[i];
+        s->n[i] = p->n[i];
+        s->down[i] = p->down[i];
+    }
+    s->sp = p->sp;
+    s->found = p->found;
+}
+
+/* The moves from a stage's root to its position `at`, written from c->path[c->depth]; their
+ * number, or -1 when they would reach MAXDEPTH. */
+static int stage_line(Ctx *c, const int32_t *parent, const SMove *mv, int32_t at)
+{
+    int len = 0;
+    for (int32_t q = at; parent[q] >= 0; q = parent[q])
+        len++;
+    if (c->depth + len >= MAXDEPTH)
+        return -1;
+    for (int32_t q = at, d = len; parent[q] >= 0; q = parent[q])
+        c->path[c->depth + --d] = mv[q];
+    return len;
+}
+
+typedef struct {
+    SState s;
+    int len; /* moves from the stage's root */
+    SMove line[MAXDEPTH];
+} StageLeaf;
+
+/* The stage from `root` (in the table already), then the stages after the DEALs from its best
+ * positions: R_WIN with the line in c->path[0..c->depth), R_DEAD, R_STOP, or -1 out of memory. */
+static int stage(Ctx *c, const SState *root, int stage_nodes)
+{
+    int r = R_DEAD, np = 1, nh = 0, nleaves = 0, made = 0;
+    size_t cap = (size_t)stage_nodes + 1;
+    Packed *pool = (Packed *)malloc(cap * sizeof(Packed));
+    int32_t *parent = (int32_t *)malloc(cap * sizeof(int32_t));
+    int *worths = (int *)malloc(cap * sizeof(int));
+    SMove *mv = (SMove *)malloc(cap * sizeof(SMove));
+    HeapItem *heap = (HeapItem *)malloc(cap * sizeof(HeapItem));
+    StageLeaf *leaves = (StageLeaf *)malloc(STAGE_BRANCH * sizeof(StageLeaf));
+    SState cur, t;
+    SMove moves[MAXMOVES];
+    uint64_t a, b;
+    if (pool == NULL || parent == NULL || worths == NULL || mv == NULL || heap == NULL || leaves == NULL) {
+        r = -1;
+        goto done;
+    }
+    if (!pack(root, &pool[0]))
+        goto done; /* more than a deal's cards: only hand-made positions */
+    parent[0] = -1;
+    worths[0] = worth(root, &STAGE_WEIGHTS);
+    heap_push(heap, &nh, (HeapItem){worths[0], 0});
+    while (nh > 0 && made < stage_nodes) {
+        HeapItem it = heap_pop(heap, &nh);
+        unpack(&pool[it.at], &cur);
+        int nm = gen_moves(c, &cur, moves);
+        for (int q = 0; q < nm && made < stage_nodes; q++) {
+            if (!fits(c, &cur, &moves[q]))
+                continue;
+            if (count_node(c)) {
+                r = R_STOP;
+                goto done;
+            }
+            made++;
+            t = cur;
+            apply(c, &t, &moves[q]);
+            if (is_won(c, &t)) {
+                int len = stage_line(c, parent, mv, it.at);
+                if (len < 0)
+                    continue;
+                c->depth += len;
+                c->path[c->depth++] = moves[q];
+                r = R_WIN;
+                goto done;
+            }
+            key_of(c, &t, &a, &b);
+            if (ks_has(&c->seen, a, b) || !pack(&t, &pool[np]))
+                continue;
+            ks_add(&c->seen, a, b);
+            parent[np] = it.at;
+            mv[np] = moves[q];
+            worths[np] = worth(&t, &STAGE_WEIGHTS);
+            heap_push(heap, &nh, (HeapItem){worths[np], np});
+            np++;
+        }
+    }
+    /* The STAGE_BRANCH best positions that may DEAL (stock left, no space), best first. */
+    while (root->sp < c->slen && nleaves < STAGE_BRANCH) {
+        int32_t best = -1;
+        for (int32_t q = 0; q < np; q++) {
+            int space = 0;
+            for (int i = 0; i < NPILES; i++)
+                space |= pool[q].n[i] == 0;
+            if (!space && worths[q] != INT_MIN && (best < 0 || worths[q] > worths[best]))
+                best = q;
+        }
+        if (best < 0)
+            break;
+        worths[best] = INT_MIN; /* taken */
+        int len = stage_line(c, parent, mv, best);
+        if (len < 0)
+            continue;
+        StageLeaf *leaf = &leaves[nleaves++];
+        unpack(&pool[best], &leaf->s);
+        leaf->len = len;
+        memcpy(leaf->line, &c->path[c->depth], (size_t)len * sizeof(SMove));
+    }
+    free(pool);
+    free(parent);
+    free(worths);
+    free(mv);
+    free(heap);
+    pool = NULL, parent = NULL, worths = NULL, mv = NULL, heap = NULL;
+    for (int k = 0; k < nleaves; k++) {
+        const StageLeaf *leaf = &leaves[k];
+        const SMove deal = {-1, 0, 0};
+        int depth0 = c->depth;
+        if (!fits(c, &leaf->s, &deal))
+            continue;
+        memcpy(&c->path[depth0], leaf->line, (size_t)leaf->len * sizeof(SMove));
+        c->depth += leaf->len;
+        c->path[c->depth++] = deal;
+        if (count_node(c)) {
+            r = R_STOP;
+            goto done;
+        }
+        t = leaf->s;
+        apply(c, &t, &deal);
+        if (is_won(c, &t)) {
+            r = R_WIN;
+            goto done;
+        }
+        key_of(c, &t, &a, &b);
+        if (!ks_has(&c->seen, a, b)) {
+            ks_add(&c->seen, a, b);
+            r = stage(c, &t, stage_nodes);
+            if (r != R_DEAD)
+                goto done;
+        }
+        c->depth = depth0;
+    }
+done:
+    free(pool);
+    free(parent);
+    free(worths);
+    free(mv);
+    free(heap);
+    free(leaves);
+    return r;
+}
+
+/* The staged pass of `stage_nodes` a stage unless a pass has won, the budget is spent or memory
+ * ran out. */
+static void run_stages(Ctx *c, const SState *root, int stage_nodes, uint64_t max_nodes, int *r, int *ok)
+{
+    if (!next_pass(c, max_nodes, *r, ok))
+        return;
+    uint64_t a, b;
+    key_of(c, root, &a, &b);
+    ks_add(&c->seen, a, b);
+    c->depth = 0;
+    c->staged = 1;
+    *r = stage(c, root, stage_nodes);
+    c->staged = 0;
     if (*r < 0)
         *ok = 0;
 }
@@ -459,36 +742,68 @@ static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *
     return 1;
 }
 
-/* Whether every card of the deal (piles and stock) is of one suit: the quick pass wins such
- * deals in a few thousand positions, so the narrow beams (~100,000) go after it, not before. */
-static int one_suit(const Ctx *c, const SState *s)
+/* How many suits the cards of the deal (piles and stock) are of. One: the quick pass wins such
+ * deals in a few thousand positions, so the narrow beams (~100,000) go after it, not before.
+ * Four: the staged pass goes first and gets the budget (none of the other passes won one of
+ * 100 four-suit deals at 3 M positions). */
+static int suits_in_deal(const Ctx *c, const SState *s)
 {
-    int suit = -1;
+    int seen[4] = {0, 0, 0, 0};
     for (int i = 0; i < NPILES; i++)
-        for (int j = 0; j < s->n[i]; j++) {
-            if (suit >= 0 && s->card[i][j] / 13 != suit)
-                return 0;
-            suit = s->card[i][j] / 13;
-        }
-    for (int j = 0; j < c->slen; j++) {
-        if (suit >= 0 && c->stock[j] / 13 != suit)
-            return 0;
-        suit = c->stock[j] / 13;
+        for (int j = 0; j < s->n[i]; j++)
+            seen[s->card[i][j] / 13] = 1;
+    for (int j = 0; j < c->slen; j++)
+        seen[c->stock[j] / 13] = 1;
+    return seen[0] + seen[1] + seen[2] + seen[3];
+}
+
+/* The primitive moves of a run moved by way of the spaces (mv->count < 0) from `s`: each unit
+ * above the lowest into a space of its own (the top one first), the lowest onto mv->dst, then
+ * the others back onto it from their spaces (the last put aside first). Their number. */
+static int run_moves(const SState *s, const SMove *mv, SMove *out)
+{
+    int i = mv->src, n = s->n[i], k = -mv->count, units[NPILES + 1], m = 0, no = 0, spaces[NPILES], ns = 0;
+    for (int top = 0; top < k; m++) {
+        int u = 1;
+        while (top + u < k && s->card[i][n - top - u - 1] == s->card[i][n - top - u] + 1 &&
+               rank_of(s->card[i][n - top - u]) != 13)
+            u++;
+        units[m] = u;
+        top += u;
     }
-    return 1;
+    for (int j = 0; j < NPILES; j++)
+        if (s->n[j] == 0)
+            spaces[ns++] = j;
+    for (int q = 0; q < m - 1; q++)
+        out[no++] = (SMove){(int8_t)i, (uint8_t)spaces[q], (int8_t)units[q]};
+    out[no++] = (SMove){(int8_t)i, mv->dst, (int8_t)units[m - 1]};
+    for (int q = m - 2; q >= 0; q--)
+        out[no++] = (SMove){(int8_t)spaces[q], mv->dst, (int8_t)units[q]};
+    return no;
+}
+
+/* Append a move as the caller's (src_zone, src, dst_zone, dst, count); 0 on a Python error. */
+static int append_move(PyObject *moves, const SMove *mv)
+{
+    PyObject *t = mv->src < 0 ? Py_BuildValue("(iiiii)", Z_STOCK, 0, Z_TAB, 0, 0)
+                              : Py_BuildValue("(iiiii)", Z_TAB, mv->src, Z_TAB, mv->dst, mv->count);
+    int ok = t != NULL && PyList_Append(moves, t) == 0;
+    Py_XDECREF(t);
+    return ok;
 }
 
 static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles",       "downs", "found", "stock", "max_nodes", "max_seconds",
-                             "stop",        "quick_nodes", NULL};
+                             "stop",        "quick_nodes", "stage_nodes", NULL};
     PyObject *piles, *downs, *stock, *stop_obj = NULL;
     int found;
     /* quick_nodes: the quick pass's size, so that a test reaches the beams within a small budget */
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES;
+    int stage_nodes = STAGE_FIRST_NODES; /* the first stage's size (tests: a staged win sooner) */
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOK", kwlist, &piles, &downs, &found, &stock,
-                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOKi", kwlist, &piles, &downs, &found, &stock,
+                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &stage_nodes))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -511,13 +826,16 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1, full_done = 0; /* full_done: the full search ran to its end (a LOST, unless truncated) */
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* The narrow beams, the quick pass (cuts that may lose wins), the wider beams (likewise:
+    /* For four suits the staged pass (it may report a win only), then the narrow beams, the
+     * quick pass (cuts that may lose wins), the wider beams (likewise:
      * they may report a win only), then from scratch the full search, whose failure alone is
      * a LOST. Every pass starts from the root with a fresh table. */
     c->quick = 1;
     c->max_nodes = max_nodes;
     r = R_DEAD;
-    int narrow_first = !one_suit(c, &root);
+    int suits = suits_in_deal(c, &root), narrow_first = suits > 1;
+    for (int n = stage_nodes; suits == 4 && n > 0 && n <= STAGE_LAST_NODES; n *= 4)
+        run_stages(c, &root, n, max_nodes, &r, &ok);
     for (int w = BEAM_FIRST_WIDTH; narrow_first && w <= BEAM_NARROW_WIDTH; w *= 2)
         run_beam(c, &root, w, max_nodes, &r, &ok);
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
@@ -555,13 +873,19 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     int outcome = r == R_WIN ? OUT_WON : (!full_done || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
     PyObject *moves = PyList_New(0);
+    SState at = root; /* replayed along the line: a run through spaces is told as its moves */
     for (int q = 0; moves != NULL && outcome == OUT_WON && q < c->depth; q++) {
         const SMove *mv = &c->path[q];
-        PyObject *t = mv->src < 0 ? Py_BuildValue("(iiiii)", Z_STOCK, 0, Z_TAB, 0, 0)
-                                  : Py_BuildValue("(iiiii)", Z_TAB, mv->src, Z_TAB, mv->dst, mv->count);
-        if (t == NULL || PyList_Append(moves, t) < 0)
-            Py_CLEAR(moves);
-        Py_XDECREF(t);
+        SMove parts[2 * NPILES + 1];
+        int nparts = 1;
+        if (mv->count < 0)
+            nparts = run_moves(&at, mv, parts);
+        else
+            parts[0] = *mv;
+        for (int k = 0; moves != NULL && k < nparts; k++)
+            if (!append_move(moves, &parts[k]))
+                Py_CLEAR(moves);
+        apply(c, &at, mv);
     }
     PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
     free(c);
@@ -571,7 +895,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"spider_solve", (PyCFunction)(void (*)(void))py_spider_solve, METH_VARARGS | METH_KEYWORDS,
      "spider_solve(piles, downs, found, stock, max_nodes=0, max_seconds=0, stop=None, "
-     "quick_nodes=1000000) -> "
+     "quick_nodes=1000000, stage_nodes=20000) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

@@ -7,9 +7,9 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-import time
-
+import heapq
 import sys
+import time
 
 from ._pycommon import Stop as _Stop, beam as _beam, rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
@@ -19,18 +19,28 @@ MAXPILE = 104  # the compiled core's room per pile: a move past it is not search
 QUICK_NODES = 1_000_000  # positions of the quick pass, which looks for a win only
 NARROW_BEAMS = (16, 32, 64)  # beam widths before the quick pass (cheap)
 WIDE_BEAMS = (128, 256, 512, 1024, 2048, 4096, 8192)  # and after it
+# The staged pass (four suits, first): positions a stage, 20,000 then 4 times more up to the
+# last; the best positions a stage DEALs from.
+STAGE_FIRST_NODES, STAGE_LAST_NODES = 20_000, 1_280_000
+STAGE_BRANCH = 2
+MAXCARDS = 104  # a deal's cards: C packs a stage's positions in that room
 PILES = 10
 SUIT = 13
 PRIORITIES = 7
 
-# The beam pass's worth of a position (docs/solver.md, "Spider"; only the order matters).
-W_FOUND, W_DOWN, W_SPACE, W_SUITED, W_RANKED, W_BREAK = 400, 12, 30, 10, 4, 6
+# The worth of a position (docs/solver.md, "Spider"; only the order matters), as C's Weights:
+# a suit lifted off, a face-down card, a pile with one, a space, a card built in suit, on the
+# rank only, a break.
+Weights = tuple[int, int, int, int, int, int, int]
+BEAM_WEIGHTS: Weights = (400, 12, 0, 30, 10, 4, 6)
+STAGE_WEIGHTS: Weights = (400, 40, 60, 60, 30, 0, 25)
 
 # Zones of the primitive moves handed back (as in _cklondike.c): a DEAL comes from the stock.
 Z_TAB, Z_STOCK = 0, 2
 DEAL_MOVE = (Z_STOCK, 0, Z_TAB, 0, 0)
 
-# Moves: (src, dst, count); src -1 is the DEAL.
+# Moves: (src, dst, count); src -1 is the DEAL; count < 0 a run of -count cards, several units,
+# moved by way of the spaces (the staged pass; ``run_moves``).
 Move = tuple[int, int, int]
 DEAL: Move = (-1, 0, 0)
 
@@ -73,6 +83,7 @@ class _Search:
         self.nodes = 0
         self.truncated = False
         self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        self.staged = False  # the staged pass: runs through spaces too, no DEAL
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
@@ -127,7 +138,25 @@ class _Search:
                     if quick and cls == P_REST:
                         continue
                     by_class[cls].append((i, j, k))
-        if s.stock and not spaces:
+        for i, pile in enumerate(piles):
+            if not self.staged or not spaces or not pile:
+                continue
+            # A run of m >= 2 units, each on a card one rank higher than its foot, onto a pile
+            # whose top is one rank above the run's foot, when m - 1 spaces hold the units
+            # above the lowest (as C).
+            n, d = len(pile), down[i]
+            k = unit_length(pile, d)
+            for _ in range(len(spaces)):
+                if n - k <= d or _rank(pile[n - k - 1]) != _rank(pile[n - k]) + 1:
+                    break
+                k += 1
+                while n - k > d and pile[n - k - 1] == pile[n - k] + 1 and _rank(pile[n - k]) != 13:
+                    k += 1
+                low = _rank(pile[n - k])
+                for j, other in enumerate(piles):
+                    if j != i and other and _rank(other[-1]) == low + 1:
+                        by_class[P_FREE].append((i, j, -k))
+        if s.stock and not spaces and not self.staged:
             by_class[P_DEAL].append(DEAL)
         return [m for moves in by_class for m in moves]
 
@@ -194,41 +223,132 @@ class _Search:
         def moves(pos: _Pos, depth: int) -> list[Move]:
             return [mv for mv in self.gen_moves(pos) if _fits(pos, mv)]
 
-        line = _beam(root, width, MAXDEPTH, moves, child, lambda pos: self.count_node(), _won, worth, keep)
+        line = _beam(root, width, MAXDEPTH, moves, child, lambda pos: self.count_node(), _won,
+                     lambda pos: worth(pos, BEAM_WEIGHTS), keep)
         if line is None:
             return False
         self.path = line
         return True
 
 
+    def stage(self, root: _Pos, stage_nodes: int) -> bool:
+        """The stage from ``root`` (in the table already), then the stages after the DEALs from
+        its best positions (as C's ``stage``): True with the line in ``self.path``."""
+        pool: list[_Pos] = []
+        parent: list[int] = []
+        moves: list[Move] = []
+        worths: list[int] = []
+        taken: list[bool] = []  # chosen to DEAL from already
+        heap: list[tuple[int, int]] = []  # (-worth, index): best first, then the one made first
+
+        def keep(s: _Pos, at: int, mv: Move) -> None:
+            w = worth(s, STAGE_WEIGHTS)
+            heapq.heappush(heap, (-w, len(pool)))
+            worths.append(w)
+            taken.append(False)
+            pool.append(s)
+            parent.append(at)
+            moves.append(mv)
+
+        def line(at: int) -> list[Move] | None:
+            """The moves from the stage's root to position ``at``; None past MAXDEPTH."""
+            out: list[Move] = []
+            while parent[at] >= 0:
+                out.append(moves[at])
+                at = parent[at]
+            return out[::-1] if len(self.path) + len(out) < MAXDEPTH else None
+
+        if _cards(root) > MAXCARDS:
+            return False  # hand-made positions only
+        keep(root, -1, DEAL)
+        made = 0
+        while heap and made < stage_nodes:
+            _, at = heapq.heappop(heap)
+            cur = pool[at]
+            for mv in self.gen_moves(cur):
+                if made >= stage_nodes:
+                    break
+                if not _fits(cur, mv):
+                    continue
+                self.count_node()
+                made += 1
+                child = cur.copy()
+                apply(child, mv)
+                if _won(child):
+                    found = line(at)
+                    if found is None:
+                        continue
+                    self.path += found + [mv]
+                    return True
+                k = self.key(child)
+                if k in self.seen or _cards(child) > MAXCARDS:
+                    continue
+                self.seen.add(k)
+                keep(child, at, mv)
+        leaves: list[tuple[_Pos, list[Move]]] = []
+        while root.stock and len(leaves) < STAGE_BRANCH:
+            best = -1
+            for q, s in enumerate(pool):
+                if not taken[q] and all(s.piles) and (best < 0 or worths[q] > worths[best]):
+                    best = q
+            if best < 0:
+                break
+            taken[best] = True
+            found = line(best)
+            if found is not None:
+                leaves.append((pool[best], found))
+        for s, moves_to in leaves:
+            if not _fits(s, DEAL):
+                continue
+            depth = len(self.path)
+            self.path += moves_to + [DEAL]
+            self.count_node()
+            child = s.copy()
+            apply(child, DEAL)
+            if _won(child):
+                return True
+            k = self.key(child)
+            if k not in self.seen:
+                self.seen.add(k)
+                if self.stage(child, stage_nodes):
+                    return True
+            del self.path[depth:]
+        return False
+
+
+def _cards(s: _Pos) -> int:
+    return sum(len(p) for p in s.piles)
+
+
 def _won(s: _Pos) -> bool:
     return not s.stock and not any(s.piles)
 
 
-def worth(s: _Pos) -> int:
-    """Suits lifted off, face-down cards, spaces, and each face-up card on another: built in suit,
-    on the rank only, or a break (as C's ``worth``)."""
-    v = W_FOUND * s.found
+def worth(s: _Pos, weights: Weights) -> int:
+    """Suits lifted off, face-down cards, piles with one, spaces, and each face-up card on
+    another: built in suit, on the rank only, or a break (as C's ``worth``)."""
+    w_found, w_down, w_down_pile, w_space, w_suited, w_ranked, w_break = weights
+    v = w_found * s.found
     for pile, d in zip(s.piles, s.down):
         if not pile:
-            v += W_SPACE
+            v += w_space
             continue
-        v -= W_DOWN * d
+        v -= w_down * d + (w_down_pile if d else 0)
         for j in range(d + 1, len(pile)):
             lo, hi = pile[j - 1], pile[j]
             if lo == hi + 1 and _rank(hi) != 13:
-                v += W_SUITED
+                v += w_suited
             elif _rank(lo) == _rank(hi) + 1:
-                v += W_RANKED
+                v += w_ranked
             else:
-                v -= W_BREAK
+                v -= w_break
     return v
 
 
 def _fits(s: _Pos, mv: Move) -> bool:
     if mv[0] < 0:
         return all(len(p) < MAXPILE for p in s.piles)
-    return len(s.piles[mv[1]]) + mv[2] <= MAXPILE
+    return len(s.piles[mv[1]]) + abs(mv[2]) <= MAXPILE
 
 
 def _turn_up(s: _Pos, i: int) -> None:
@@ -260,6 +380,7 @@ def apply(s: _Pos, mv: Move) -> None:
         for j in range(n):
             _lift_off(s, j)
         return
+    count = abs(count)
     run = s.piles[src][-count:]
     del s.piles[src][-count:]
     s.piles[dst].extend(run)
@@ -267,15 +388,42 @@ def apply(s: _Pos, mv: Move) -> None:
     _lift_off(s, dst)
 
 
-def expand(path: list[Move]) -> list[tuple[int, int, int, int, int]]:
-    """The moves of a win as primitive moves (a lift-off is part of the move that makes it)."""
-    return [DEAL_MOVE if src < 0 else (Z_TAB, src, Z_TAB, dst, count) for src, dst, count in path]
+def run_moves(s: _Pos, mv: Move) -> list[Move]:
+    """The moves of a run moved by way of the spaces (count < 0) from ``s`` (as C's
+    ``run_moves``): each unit above the lowest into a space of its own (the top one first), the
+    lowest onto the target, then the others back onto it (the last put aside first)."""
+    src, dst, count = mv
+    pile, units, top = s.piles[src], [], 0
+    while top < -count:
+        u = 1
+        while top + u < -count and pile[-top - u - 1] == pile[-top - u] + 1 and _rank(pile[-top - u]) != 13:
+            u += 1
+        units.append(u)
+        top += u
+    spaces = [j for j, p in enumerate(s.piles) if not p]
+    aside = [(src, spaces[q], u) for q, u in enumerate(units[:-1])]
+    back = [(spaces[q], dst, u) for q, u in reversed(list(enumerate(units[:-1])))]
+    return aside + [(src, dst, units[-1])] + back
+
+
+def expand(root: _Pos, path: list[Move]) -> list[tuple[int, int, int, int, int]]:
+    """The moves of a win as primitive moves (a lift-off is part of the move that makes it; a
+    run through spaces is told as its moves), replayed from ``root``."""
+    out: list[tuple[int, int, int, int, int]] = []
+    s = root.copy()
+    for mv in path:
+        for src, dst, count in run_moves(s, mv) if mv[2] < 0 else [mv]:
+            out.append(DEAL_MOVE if src < 0 else (Z_TAB, src, Z_TAB, dst, count))
+        apply(s, mv)
+    return out
 
 
 def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
-                 quick_nodes: int = QUICK_NODES) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
-    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``quick_nodes``
+                 quick_nodes: int = QUICK_NODES, stage_nodes: int = STAGE_FIRST_NODES
+                 ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``stage_nodes``
+    (the first stage's size) lets a test see a staged win sooner; ``quick_nodes``
     (the quick pass's size) lets a test reach the beams within a small budget."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(stock), found)
@@ -283,7 +431,7 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        won = _passes(search, root, max_nodes, quick_nodes)
+        won = _passes(search, root, max_nodes, quick_nodes, stage_nodes)
     except _Stop:
         return UNKNOWN, [], search.nodes
     finally:
@@ -291,13 +439,14 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     if won is None:
         return UNKNOWN, [], search.nodes
     if won:
-        return WON, expand(search.path), search.nodes
+        return WON, expand(root, search.path), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
 
 
-def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bool | None:
-    """The narrow beams, the quick pass, the wider beams, then from scratch the full search (as
-    C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
+def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, first_stage_nodes: int
+            ) -> bool | None:
+    """For four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
+    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
     between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
 
     def budget_left() -> bool:
@@ -317,8 +466,22 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int) -> bo
     search.quick = True
     search.max_nodes = max_nodes
     # One suit: the quick pass wins such deals in a few thousand positions, so the narrow beams
-    # (~100,000) go after it, not before (as C's one_suit).
-    narrow_first = len({x // 13 for pile in root.piles for x in pile} | {x // 13 for x in root.stock}) > 1
+    # (~100,000) go after it, not before; four: the staged pass goes first (as C's suits_in_deal).
+    suits = len({x // 13 for pile in root.piles for x in pile} | {x // 13 for x in root.stock})
+    narrow_first = suits > 1
+    stage_nodes = first_stage_nodes
+    while suits == 4 and 0 < stage_nodes <= STAGE_LAST_NODES:
+        if not budget_left():
+            return None
+        search.restart()
+        search.seen.add(search.key(root))
+        search.staged = True
+        try:
+            if search.stage(root.copy(), stage_nodes):
+                return True
+        finally:
+            search.staged = False
+        stage_nodes *= 4
     won = beams(NARROW_BEAMS if narrow_first else ())
     if won is not False:
         return won
