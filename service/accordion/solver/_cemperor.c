@@ -14,10 +14,11 @@
  * search proves the loss. Moves, argued in docs/solver.md: an Ace on top goes up as the only
  * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
  * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
- * space only, and a lone card never into a space. Quick passes first: the first moves a card
+ * space only, and a lone card never into a space. Beams first (beam(), worth(): the best
+ * positions of each layer kept, widths doubling), then quick passes: the first moves a card
  * off a face-up card only when the card uncovered is of use at once, the restarts after it
- * shake the move order (and every second one drops that cut); they may miss wins, so when they
- * find none the full search runs from scratch. The GIL is released; the budgets and the
+ * shake the move order (and every second one drops that cut); the beams and the quick passes
+ * may miss wins, so when they find none the full search runs from scratch. The GIL is released; the budgets and the
  * caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -36,9 +37,11 @@
 #define QUICK_TOTAL 16000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
-/* The beams, before the quick passes: widths BEAM_FIRST, twice that, ... up to BEAM_LAST. */
+/* The beams, before the quick passes: widths BEAM_FIRST, twice that, ... up to BEAM_LAST (4096
+ * and 8192 won no deal of 100 at 4 M positions that the narrower ones or the restarts after
+ * them did not; docs/solver.md, "Emperor"). */
 #define BEAM_FIRST 16
-#define BEAM_LAST 8192
+#define BEAM_LAST 2048
 /* The quick passes' share of a node or time budget, in per cent: the full search has the rest.
  * Every win measured came from a quick pass (docs/solver.md, "Emperor"), hence three quarters. */
 #define QUICK_PERCENT 75
@@ -646,7 +649,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
                              "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent",
                              "beam_first", "beam_last", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
-    int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT, beam_first = BEAM_FIRST, beam_last = BEAM_LAST;
+    int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT;
+    int beam_first = BEAM_FIRST, beam_last = BEAM_LAST;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
                        quick_total = QUICK_TOTAL;
     double max_seconds = 0;
@@ -751,7 +755,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
      "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None, quick_nodes=200000, "
-     "restart_nodes=50000, quick_total=16000000, full_moves_every=2, quick_percent=75, narrow_noise=6) -> "
+     "restart_nodes=50000, quick_total=16000000, full_moves_every=2, quick_percent=75, beam_first=16, "
+     "beam_last=2048) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

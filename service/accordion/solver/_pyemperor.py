@@ -22,7 +22,7 @@ RESTART_NODES = 50_000
 QUICK_TOTAL = 16_000_000
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 QUICK_PERCENT = 75  # the quick passes' share of a node or time budget: the full search has the rest
-BEAM_FIRST, BEAM_LAST = 16, 8192  # the beams before the quick passes: 16, 32, ... 8192 wide
+BEAM_FIRST, BEAM_LAST = 16, 2048  # the beams before the quick passes: 16, 32, ... 2048 wide
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
