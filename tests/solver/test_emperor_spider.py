@@ -348,10 +348,25 @@ def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
 
 
 @pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+def test_emperor_full_move_beam_wins() -> None:
+    """Seed 26: the beams over the cut's moves alone do not win it (nor did that search in 4 M
+    positions), the beam over the full search's moves that follows the first does, at 37,041
+    positions; C and Python agree and the line replays."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, 26)
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    assert c[0] == 1 and c == py
+    assert c[2] == 37_041
+    replay_core_line(game, c[1])
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
 @pytest.mark.parametrize("seed", [0, 39, 224])
 def test_emperor_beams_then_restarts_agree(seed: int) -> None:
-    """C and Python through the whole schedule with beams (16, 32, 64 wide, then the first pass,
-    the restarts and the full search): same outcome, moves and nodes."""
+    """C and Python through the whole schedule with beams (16, 32, 64 wide, each over the cut's
+    moves then the full ones; then the first pass, the restarts and the full search): same
+    outcome, moves and nodes."""
     from accordion.solver import _cemperor, _pyemperor
     game = open_game("emperor", {}, seed)
     passes = {**SMALL_PASSES, "beam_first": 16, "beam_last": 64}

@@ -15,7 +15,8 @@
  * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
  * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
  * space only, and a lone card never into a space. Beams first (beam(), worth(): the best
- * positions of each layer kept, widths doubling), then quick passes: the first moves a card
+ * positions of each layer kept, widths doubling, each width over the cut's moves then over
+ * the full ones), then quick passes: the first moves a card
  * off a face-up card only when the card uncovered is of use at once, the restarts after it
  * shake the move order (and every second one drops that cut); the beams and the quick passes
  * may miss wins, so when they find none the full search runs from scratch. The GIL is released; the budgets and the
@@ -37,9 +38,9 @@
 #define QUICK_TOTAL 16000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
-/* The beams, before the quick passes: widths BEAM_FIRST, twice that, ... up to BEAM_LAST (4096
- * and 8192 won no deal of 100 at 4 M positions that the narrower ones or the restarts after
- * them did not; docs/solver.md, "Emperor"). */
+/* The beams, before the quick passes: widths BEAM_FIRST, twice that, ... up to BEAM_LAST (with
+ * the cut's moves alone, 4096 and 8192 won no deal of 100 at 4 M positions that the narrower
+ * ones or the restarts after them did not; docs/solver.md, "Emperor"). */
 #define BEAM_FIRST 16
 #define BEAM_LAST 2048
 /* The quick passes' share of a node or time budget, in per cent: the full search has the rest.
@@ -693,9 +694,12 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->quick = 1;
     if (max_nodes && quick_total > max_nodes / 100 * (uint64_t)quick_percent)
         quick_total = max_nodes / 100 * (uint64_t)quick_percent;
-    c->cut = 1; /* the beams take the quick pass's moves */
     c->max_nodes = quick_total;
-    for (int w = beam_first; w > 0 && w <= beam_last && r == R_DEAD && c->nodes < quick_total; w *= 2) {
+    /* each width twice: over the first quick pass's moves (the cut), then over the full search's
+     * (they win different deals) */
+    for (int w = beam_first, full = 0; w > 0 && w <= beam_last && r == R_DEAD && c->nodes < quick_total;
+         w = full ? w * 2 : w, full = !full) {
+        c->cut = !full;
         r = beam(c, &root, w);
         ks_free(&c->seen);
         ok = r >= 0 && ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);

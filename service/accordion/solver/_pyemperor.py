@@ -22,7 +22,7 @@ RESTART_NODES = 50_000
 QUICK_TOTAL = 16_000_000
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 QUICK_PERCENT = 75  # the quick passes' share of a node or time budget: the full search has the rest
-BEAM_FIRST, BEAM_LAST = 16, 2048  # the beams before the quick passes: 16, 32, ... 2048 wide
+BEAM_FIRST, BEAM_LAST = 16, 2048  # the beams before the quick passes: 16, 32, ... 2048 wide, each twice
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -363,17 +363,18 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
         npass = 0
         if max_nodes and quick_total > max_nodes // 100 * quick_percent:
             quick_total = max_nodes // 100 * quick_percent
-        search.cut = True  # the beams take the quick pass's moves
         search.max_nodes = quick_total
-        width = beam_first
+        width, full = beam_first, False
         while 0 < width <= beam_last and search.nodes < quick_total and not won:
+            # each width twice: over the first quick pass's moves (the cut), then the full search's
+            search.cut = not full
             try:
                 won = search.beam(root.copy(), width)
             except _Stop:
                 if search.stopped or (max_nodes and search.nodes >= max_nodes):
                     raise
                 break  # the quick passes' share is spent: the full search has the rest
-            width *= 2
+            width, full = (width * 2 if full else width), not full
         # (the first pass runs even with quick_total 0, which asks for no restarts)
         while not won and not search.quick_over and (search.nodes < quick_total or search.nodes == 0):
             pass_limit = search.nodes + (restart_nodes if npass > 0 else quick_nodes)
