@@ -308,8 +308,8 @@ def emperor_args(game: Game) -> tuple[list[bytes], list[int], list[int], bytes, 
 
 
 # Small passes, so that the restarts, the noise and the full-move restarts all run within a budget
-# the Python twin gets through in a few seconds.
-SMALL_PASSES = {"quick_nodes": 3_000, "restart_nodes": 1_000, "quick_total": 25_000}
+# the Python twin gets through in a few seconds (no beams: they would take the quick passes' share).
+SMALL_PASSES = {"quick_nodes": 3_000, "restart_nodes": 1_000, "quick_total": 25_000, "beam_first": 0}
 
 
 @pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
@@ -325,9 +325,14 @@ def test_emperor_restart_wins_what_one_pass_does_not() -> None:
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
     assert c[0] == 1 and c == py
     assert SMALL_PASSES["quick_nodes"] < c[2] < SMALL_PASSES["quick_total"]  # in a restart
+    replay_core_line(game, c[1])
+
+
+def replay_core_line(game: Game, line: list[tuple[int, int, int, int, int]]) -> None:
+    """Plays a core's primitive moves (src_zone, src, dst_zone, dst, count) through the engine."""
     zones = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the cores' zone numbers
     replay(game, tuple(DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
-                       for src_zone, src, dst_zone, dst, count in c[1]))
+                       for src_zone, src, dst_zone, dst, count in line))
 
 
 @pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
@@ -339,6 +344,51 @@ def test_emperor_restarts_agree(seed: int) -> None:
     game = open_game("emperor", {}, seed)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    assert c == py
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("seed", [1, 100004])
+def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
+    """Seeds 1 and 100004: no win in 60,000 positions without the beams (the quick passes and the
+    full search), a win by a beam (16, then 32, ... wide) in the same budget, under 30,000
+    positions; C and Python give the same line and node count, and the line replays."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, seed)
+    passes = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, beam_first=0)
+    assert passes[0] == 0  # UNKNOWN
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    assert c[0] == 1 and c == py
+    assert c[2] < 30_000
+    replay_core_line(game, c[1])
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+def test_emperor_full_move_beam_wins() -> None:
+    """Seed 26: the beams over the cut's moves alone do not win it (nor did that search in 4 M
+    positions), the beam over the full search's moves that follows the first does, at 37,041
+    positions; C and Python agree and the line replays."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, 26)
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    assert c[0] == 1 and c == py
+    assert c[2] == 37_041
+    replay_core_line(game, c[1])
+
+
+@pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
+@pytest.mark.parametrize("seed", [0, 39, 224])
+def test_emperor_beams_then_restarts_agree(seed: int) -> None:
+    """C and Python through the whole schedule with beams (16, 32, 64 wide, each over the cut's
+    moves then the full ones; then the first pass, the restarts and the full search): same
+    outcome, moves and nodes."""
+    from accordion.solver import _cemperor, _pyemperor
+    game = open_game("emperor", {}, seed)
+    passes = {**SMALL_PASSES, "beam_first": 16, "beam_last": 64}
+    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
+    py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
     assert c == py
 
 

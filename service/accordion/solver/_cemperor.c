@@ -14,10 +14,12 @@
  * search proves the loss. Moves, argued in docs/solver.md: an Ace on top goes up as the only
  * move (compelled by the rules), then a *safe* card; a talon card in reach (no DRAW past an
  * Ace: it is compelled) is one macro move "draw to it, play it"; a card goes into the first
- * space only, and a lone card never into a space. Quick passes first: the first moves a card
+ * space only, and a lone card never into a space. Beams first (beam(), worth(): the best
+ * positions of each layer kept, widths doubling, each width over the cut's moves then over
+ * the full ones), then quick passes: the first moves a card
  * off a face-up card only when the card uncovered is of use at once, the restarts after it
- * shake the move order (and every second one drops that cut); they may miss wins, so when they
- * find none the full search runs from scratch. The GIL is released; the budgets and the
+ * shake the move order (and every second one drops that cut); the beams and the quick passes
+ * may miss wins, so when they find none the full search runs from scratch. The GIL is released; the budgets and the
  * caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
@@ -36,6 +38,11 @@
 #define QUICK_TOTAL 16000000
 /* Every so many restarts, a quick pass takes the full search's moves instead of the cuts. */
 #define FULL_MOVES_EVERY 2
+/* The beams, before the quick passes: widths BEAM_FIRST, twice that, ... up to BEAM_LAST (with
+ * the cut's moves alone, 4096 and 8192 won no deal of 100 at 4 M positions that the narrower
+ * ones or the restarts after them did not; docs/solver.md, "Emperor"). */
+#define BEAM_FIRST 16
+#define BEAM_LAST 2048
 /* The quick passes' share of a node or time budget, in per cent: the full search has the rest.
  * Every win measured came from a quick pass (docs/solver.md, "Emperor"), hence three quarters. */
 #define QUICK_PERCENT 75
@@ -339,22 +346,31 @@ static int is_won(const EState *s)
     return 1;
 }
 
-static int dfs(Ctx *c)
+/* One more position: 1 when the search must stop (the node limit, the clock, the caller's stop
+ * flag, or a quick pass's share of the time spent). */
+static int count_node(Ctx *c)
 {
-    const EState *s = &c->st[c->depth];
     c->nodes++;
     if (c->max_nodes && c->nodes > c->max_nodes)
-        return R_STOP;
+        return 1;
     if ((c->nodes & 1023) == 0) {
         if ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline)) {
             c->stopped = 1;
-            return R_STOP;
+            return 1;
         }
         if (c->quick && c->quick_deadline > 0 && now_seconds() > c->quick_deadline) {
             c->quick_over = 1;
-            return R_STOP;
+            return 1;
         }
     }
+    return 0;
+}
+
+static int dfs(Ctx *c)
+{
+    const EState *s = &c->st[c->depth];
+    if (count_node(c))
+        return R_STOP;
     if (is_won(s))
         return R_WIN;
     uint64_t a, b;
@@ -391,6 +407,140 @@ static int dfs(Ctx *c)
         s = &c->st[c->depth];
     }
     return R_DEAD;
+}
+
+/* ---- the beam pass (only ever reports a win) ---- */
+
+/* The beam's worth of a position (only the order matters): cards home, face-down cards (each
+ * one a card the search cannot use yet), waste cards under the waste's top (each one out of
+ * reach until the cards above it are played) and spaces. */
+#define W_HOME 10
+#define W_DOWN 12
+#define W_BURIED 3
+#define W_SPACE 5
+
+static int worth(const EState *s)
+{
+    int v = -W_BURIED * (s->cur > 0 ? s->cur - 1 : 0);
+    for (int t = 0; t < 8; t++)
+        v += W_HOME * s->found[t];
+    for (int i = 0; i < NPILES; i++)
+        v += s->n[i] == 0 ? W_SPACE : -W_DOWN * s->down[i];
+    return v;
+}
+
+typedef struct {
+    int worth;
+    int32_t parent, order; /* the position it comes from in the layer; the order it was made in */
+    EMove mv;
+} Cand;
+
+typedef struct {
+    int32_t parent;
+    EMove mv;
+} Back;
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const Cand *a = (const Cand *)x, *b = (const Cand *)y;
+    if (a->worth != b->worth)
+        return a->worth > b->worth ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* One beam of `width` from the root over the quick pass's moves (as _cspider.c's): each layer is
+ * every move from every position of the one before, the `width` best positions not seen before
+ * kept (worth, then the order they were made in). R_WIN with the line in c->path/c->depth,
+ * R_DEAD when a layer is empty or MAXDEPTH is reached, R_STOP on a budget or the stop flag, -1
+ * when out of memory. A position counts as a node when it is made (before its worth). */
+static int beam(Ctx *c, const EState *root, int width)
+{
+    int r = R_DEAD;
+    EState *cur = (EState *)malloc((size_t)width * sizeof(EState));
+    EState *next = (EState *)malloc((size_t)width * sizeof(EState));
+    Back *back[MAXDEPTH + 1] = {NULL}; /* per layer, made as the beam gets there: (parent, move) of each */
+    size_t cap = (size_t)width * 64;
+    Cand *cand = (Cand *)malloc(cap * sizeof(Cand));
+    EMove *moves = c->moves[0];
+    if (cur == NULL || next == NULL || cand == NULL) {
+        r = -1;
+        goto done;
+    }
+    uint64_t a, b;
+    cur[0] = *root;
+    int ncur = 1;
+    key_of(root, &a, &b);
+    ks_add(&c->seen, a, b);
+    for (int depth = 0; depth < MAXDEPTH; depth++) {
+        size_t ncand = 0;
+        for (int p = 0; p < ncur; p++) {
+            int nm = gen_moves(c, &cur[p], moves);
+            for (int q = 0; q < nm; q++) {
+                if (!fits(&cur[p], &moves[q]))
+                    continue;
+                if (count_node(c)) {
+                    r = R_STOP;
+                    goto done;
+                }
+                EState *t = &c->st[1];
+                *t = cur[p];
+                apply(t, &moves[q]);
+                if (is_won(t)) {
+                    c->depth = depth + 1;
+                    c->path[depth] = moves[q];
+                    for (int d = depth, at = p; d > 0; d--) {
+                        const Back *bk = &back[d][at];
+                        c->path[d - 1] = bk->mv;
+                        at = bk->parent;
+                    }
+                    r = R_WIN;
+                    goto done;
+                }
+                if (ncand == cap) {
+                    Cand *grown = (Cand *)realloc(cand, 2 * cap * sizeof(Cand));
+                    if (grown == NULL) {
+                        r = -1;
+                        goto done;
+                    }
+                    cand = grown;
+                    cap *= 2;
+                }
+                cand[ncand] = (Cand){worth(t), p, (int32_t)ncand, moves[q]};
+                ncand++;
+            }
+        }
+        qsort(cand, ncand, sizeof(Cand), cand_cmp);
+        back[depth + 1] = (Back *)malloc((size_t)width * sizeof(Back));
+        if (back[depth + 1] == NULL) {
+            r = -1;
+            goto done;
+        }
+        int nnext = 0;
+        for (size_t k = 0; k < ncand && nnext < width; k++) {
+            EState *t = &next[nnext];
+            *t = cur[cand[k].parent];
+            apply(t, &cand[k].mv);
+            key_of(t, &a, &b);
+            if (ks_has(&c->seen, a, b))
+                continue;
+            ks_add(&c->seen, a, b);
+            back[depth + 1][nnext] = (Back){cand[k].parent, cand[k].mv};
+            nnext++;
+        }
+        if (nnext == 0)
+            break;
+        EState *swap = cur;
+        cur = next;
+        next = swap;
+        ncur = nnext;
+    }
+done:
+    free(cur);
+    free(next);
+    for (int d = 0; d <= MAXDEPTH; d++)
+        free(back[d]);
+    free(cand);
+    return r;
 }
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
@@ -497,15 +647,17 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
 static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop",
-                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent", NULL};
+                             "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent",
+                             "beam_first", "beam_last", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
     int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT;
+    int beam_first = BEAM_FIRST, beam_last = BEAM_LAST;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
                        quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKii", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKiiii", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &restart_nodes,
-                                     &quick_total, &full_moves_every, &quick_percent))
+                                     &quick_total, &full_moves_every, &quick_percent, &beam_first, &beam_last))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -529,18 +681,34 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
     c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds * (100 - quick_percent) / 100 : 0;
-    /* Quick passes, which look for a win only: the first in the plain move order with the cut
+    /* Passes that look for a win only, and whose failure proves nothing: first the beams, of
+     * width beam_first, twice that, ... up to beam_last, each from the root with a fresh table;
+     * then the quick passes: the first in the plain move order with the cut
      * (quick_nodes positions), then restarts with the move order shaken (restart noise seeded by
      * the pass's number, restart_nodes positions each), every full_moves_every-th of them with
-     * the full search's moves, until quick_total positions in all (never more than quick_percent
-     * of a node or time budget: the full search keeps the rest). A depth-first search that
+     * the full search's moves, until quick_total positions in all, beams included (never more
+     * than quick_percent of a node or time budget: the full search keeps the rest). A depth-first search that
      * went wrong near the root stays wrong for the rest of its budget; a restart does not. A
      * pass that runs out of moves has seen its whole space, so the full search starts at once.
      * Then, from scratch, the full search, whose LOST is a proof. */
     c->quick = 1;
     if (max_nodes && quick_total > max_nodes / 100 * (uint64_t)quick_percent)
         quick_total = max_nodes / 100 * (uint64_t)quick_percent;
-    for (int pass = 0; ok; pass++) {
+    c->max_nodes = quick_total;
+    /* each width twice: over the first quick pass's moves (the cut), then over the full search's
+     * (they win different deals) */
+    for (int w = beam_first, full = 0; w > 0 && w <= beam_last && r == R_DEAD && c->nodes < quick_total;
+         w = full ? w * 2 : w, full = !full) {
+        c->cut = !full;
+        r = beam(c, &root, w);
+        ks_free(&c->seen);
+        ok = r >= 0 && ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        if (!ok)
+            break;
+    }
+    /* (the first pass runs even with quick_total 0, which asks for no restarts) */
+    for (int pass = 0; ok && r != R_WIN && !c->stopped && !c->quick_over && (c->nodes < quick_total || c->nodes == 0);
+         pass++) {
         uint64_t limit = c->nodes + (pass > 0 ? restart_nodes : quick_nodes);
         if (pass > 0 && limit > quick_total)
             limit = quick_total; /* the last restart is cut short: the full search keeps its share */
@@ -591,7 +759,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
      "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None, quick_nodes=200000, "
-     "restart_nodes=50000, quick_total=2000000, full_moves_every=2) -> "
+     "restart_nodes=50000, quick_total=16000000, full_moves_every=2, quick_percent=75, beam_first=16, "
+     "beam_last=2048) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

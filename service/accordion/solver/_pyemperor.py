@@ -22,6 +22,7 @@ RESTART_NODES = 50_000
 QUICK_TOTAL = 16_000_000
 FULL_MOVES_EVERY = 2  # every so many restarts, a quick pass takes the full search's moves
 QUICK_PERCENT = 75  # the quick passes' share of a node or time budget: the full search has the rest
+BEAM_FIRST, BEAM_LAST = 16, 2048  # the beams before the quick passes: 16, 32, ... 2048 wide, each twice
 
 # Zones of the primitive moves handed back (as in _cklondike.c).
 Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
@@ -175,7 +176,9 @@ class _Search:
         piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
         return piles, tuple(s.talon), s.cur
 
-    def dfs(self, s: _Pos) -> bool:
+    def count_node(self) -> None:
+        """One more position; raises ``_Stop`` past the node limit, the clock, the stop flag or a
+        quick pass's share of the time."""
         self.nodes += 1
         if self.max_nodes and self.nodes > self.max_nodes:
             raise _Stop
@@ -187,9 +190,11 @@ class _Search:
             if self.quick and self.quick_deadline and now > self.quick_deadline:
                 self.quick_over = True  # not stopped: the full search has the rest
                 raise _Stop
-        if not s.talon and not any(s.down) and all(
-                _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p))):
-            return True  # every pile built down from its bottom: the lowest top can always go up
+
+    def dfs(self, s: _Pos) -> bool:
+        self.count_node()
+        if _won(s):
+            return True
         k = self.key(s)
         if k in self.seen:
             return False
@@ -205,7 +210,7 @@ class _Search:
                 j = (z >> 1) % len(moves)
                 moves[0], moves[j] = moves[j], moves[0]
         for mv in moves:
-            if mv[0] in (M_TAB_TAB, M_TAL_TAB) and len(s.piles[mv[2]]) >= MAXPILE:
+            if not _fits(s, mv):
                 continue
             child = s.copy()
             apply(child, mv)
@@ -214,6 +219,76 @@ class _Search:
                 return True
             self.path.pop()
         return False
+
+    def beam(self, root: _Pos, width: int) -> bool:
+        """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``):
+        each layer is every move from every position of the one before, and the ``width`` best
+        positions not seen before are kept (by worth, then by the order they were made in).
+        True with the line in ``self.path``; False when a layer is empty or MAXDEPTH is reached."""
+        self.seen.clear()
+        self.seen.add(self.key(root))
+        layer = [root]
+        links: list[list[tuple[int, Move]]] = [[]]  # per layer: (position in the layer before, move)
+        for depth in range(MAXDEPTH):
+            made: list[tuple[int, int, int, Move]] = []
+            for p, pos in enumerate(layer):
+                for mv in self.gen_moves(pos):
+                    if not _fits(pos, mv):
+                        continue
+                    self.count_node()
+                    child = pos.copy()
+                    apply(child, mv)
+                    if _won(child):
+                        line = [mv]
+                        for d in range(depth, 0, -1):
+                            p, back = links[d][p]
+                            line.append(back)
+                        self.path = line[::-1]
+                        return True
+                    made.append((-worth(child), len(made), p, mv))
+            made.sort()
+            kept: list[_Pos] = []
+            kept_links: list[tuple[int, Move]] = []
+            for _, _, p, mv in made:
+                if len(kept) >= width:
+                    break
+                child = layer[p].copy()
+                apply(child, mv)
+                k = self.key(child)
+                if k in self.seen:
+                    continue
+                self.seen.add(k)
+                kept.append(child)
+                kept_links.append((p, mv))
+            if not kept:
+                return False
+            layer = kept
+            links.append(kept_links)
+        return False
+
+
+def _won(s: _Pos) -> bool:
+    """The talon empty, nothing face down, every pile built down from its bottom: the lowest top
+    can always go up next."""
+    return not s.talon and not any(s.down) and all(
+        _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p)))
+
+
+def _fits(s: _Pos, mv: Move) -> bool:
+    """The move fits in the compiled core's compact position (a pile past MAXPILE does not)."""
+    return not (mv[0] in (M_TAB_TAB, M_TAL_TAB) and len(s.piles[mv[2]]) >= MAXPILE)
+
+
+# The beam's worth of a position (as C's ``worth``): cards home, face-down cards, waste cards under
+# the waste's top, spaces.
+W_HOME, W_DOWN, W_BURIED, W_SPACE = 10, 12, 3, 5
+
+
+def worth(s: _Pos) -> int:
+    v = -W_BURIED * max(s.cur - 1, 0) + W_HOME * sum(s.found)
+    for pile, d in zip(s.piles, s.down):
+        v += W_SPACE if not pile else -W_DOWN * d
+    return v
 
 
 def _turn_up(s: _Pos, i: int) -> None:
@@ -270,7 +345,8 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
                   quick_nodes: int = QUICK_NODES, restart_nodes: int = RESTART_NODES,
                   quick_total: int = QUICK_TOTAL, full_moves_every: int = FULL_MOVES_EVERY,
-                  quick_percent: int = QUICK_PERCENT) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+                  quick_percent: int = QUICK_PERCENT, beam_first: int = BEAM_FIRST,
+                  beam_last: int = BEAM_LAST) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cemperor.emperor_solve``: (outcome, primitive moves of a win, nodes)."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur)
@@ -278,15 +354,29 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # quick passes first (the first in the plain order with the cut, then restarts with the
-        # order shaken, every full_moves_every-th with the full search's moves), then the full
-        # search from scratch (as _cemperor.c, where the schedule is argued)
+        # the beams (beam_first, twice that, ... beam_last wide), then the quick passes (the first
+        # in the plain order with the cut, then restarts with the order shaken, every
+        # full_moves_every-th with the full search's moves), all within quick_total, then the
+        # full search from scratch (as _cemperor.c, where the schedule is argued)
         search.quick = True
         won = False
         npass = 0
         if max_nodes and quick_total > max_nodes // 100 * quick_percent:
             quick_total = max_nodes // 100 * quick_percent
-        while True:
+        search.max_nodes = quick_total
+        width, full = beam_first, False
+        while 0 < width <= beam_last and search.nodes < quick_total and not won:
+            # each width twice: over the first quick pass's moves (the cut), then the full search's
+            search.cut = not full
+            try:
+                won = search.beam(root.copy(), width)
+            except _Stop:
+                if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                    raise
+                break  # the quick passes' share is spent: the full search has the rest
+            width, full = (width * 2 if full else width), not full
+        # (the first pass runs even with quick_total 0, which asks for no restarts)
+        while not won and not search.quick_over and (search.nodes < quick_total or search.nodes == 0):
             pass_limit = search.nodes + (restart_nodes if npass > 0 else quick_nodes)
             if npass > 0 and pass_limit > quick_total:
                 pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
