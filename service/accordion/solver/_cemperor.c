@@ -429,118 +429,75 @@ static int worth(const EState *s)
     return v;
 }
 
-typedef struct {
-    int worth;
-    int32_t parent, order; /* the position it comes from in the layer; the order it was made in */
-    EMove mv;
-} Cand;
-
-typedef struct {
-    int32_t parent;
-    EMove mv;
-} Back;
-
-static int cand_cmp(const void *x, const void *y)
+/* What a beam asks of Emperor (_ccommon.h's BeamGame): the current pass's moves that fit. */
+static int beam_moves(void *game, const void *s, int depth, void *out)
 {
-    const Cand *a = (const Cand *)x, *b = (const Cand *)y;
-    if (a->worth != b->worth)
-        return a->worth > b->worth ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    Ctx *c = (Ctx *)game;
+    EMove *moves = (EMove *)out;
+    (void)depth;
+    int nm = gen_moves(c, (const EState *)s, moves), k = 0;
+    for (int q = 0; q < nm; q++)
+        if (fits((const EState *)s, &moves[q]))
+            moves[k++] = moves[q];
+    return k;
 }
 
-/* One beam of `width` from the root over the quick pass's moves (as _cspider.c's): each layer is
- * every move from every position of the one before, the `width` best positions not seen before
- * kept (worth, then the order they were made in). R_WIN with the line in c->path/c->depth,
- * R_DEAD when a layer is empty or MAXDEPTH is reached, R_STOP on a budget or the stop flag, -1
- * when out of memory. A position counts as a node when it is made (before its worth). */
+static void beam_apply(void *game, void *s, const void *mv)
+{
+    (void)game;
+    apply((EState *)s, (const EMove *)mv);
+}
+
+static int beam_made(void *game, const void *s)
+{
+    (void)s;
+    return count_node((Ctx *)game);
+}
+
+static int beam_won(void *game, const void *s)
+{
+    (void)game;
+    return is_won((const EState *)s);
+}
+
+static int beam_worth(void *game, const void *s)
+{
+    (void)game;
+    return worth((const EState *)s);
+}
+
+/* Not seen before (then recorded). */
+static int beam_keep(void *game, const void *s, int depth)
+{
+    Ctx *c = (Ctx *)game;
+    uint64_t a, b;
+    (void)depth;
+    key_of((const EState *)s, &a, &b);
+    if (ks_has(&c->seen, a, b))
+        return 0;
+    ks_add(&c->seen, a, b);
+    return 1;
+}
+
+static const BeamGame EMPEROR_BEAM = {sizeof(EState), sizeof(EMove), MAXMOVES, beam_moves, beam_apply,
+                                      beam_made,      beam_won,      beam_worth, beam_keep};
+
+/* One beam of `width` from the root over the current pass's moves (_ccommon.h's beam_search, as
+ * _cspider.c's): each layer is every move from every position of the one before, the `width`
+ * best positions not seen before kept (worth, then the order they were made in). R_WIN with the
+ * line in c->path/c->depth, R_DEAD when a layer is empty or MAXDEPTH is reached, R_STOP on a
+ * budget or the stop flag, -1 when out of memory. A position counts as a node when it is made
+ * (before its worth). */
 static int beam(Ctx *c, const EState *root, int width)
 {
-    int r = R_DEAD;
-    EState *cur = (EState *)malloc((size_t)width * sizeof(EState));
-    EState *next = (EState *)malloc((size_t)width * sizeof(EState));
-    Back *back[MAXDEPTH + 1] = {NULL}; /* per layer, made as the beam gets there: (parent, move) of each */
-    size_t cap = (size_t)width * 64;
-    Cand *cand = (Cand *)malloc(cap * sizeof(Cand));
-    EMove *moves = c->moves[0];
-    if (cur == NULL || next == NULL || cand == NULL) {
-        r = -1;
-        goto done;
-    }
     uint64_t a, b;
-    cur[0] = *root;
-    int ncur = 1;
+    int len = 0;
     key_of(root, &a, &b);
     ks_add(&c->seen, a, b);
-    for (int depth = 0; depth < MAXDEPTH; depth++) {
-        size_t ncand = 0;
-        for (int p = 0; p < ncur; p++) {
-            int nm = gen_moves(c, &cur[p], moves);
-            for (int q = 0; q < nm; q++) {
-                if (!fits(&cur[p], &moves[q]))
-                    continue;
-                if (count_node(c)) {
-                    r = R_STOP;
-                    goto done;
-                }
-                EState *t = &c->st[1];
-                *t = cur[p];
-                apply(t, &moves[q]);
-                if (is_won(t)) {
-                    c->depth = depth + 1;
-                    c->path[depth] = moves[q];
-                    for (int d = depth, at = p; d > 0; d--) {
-                        const Back *bk = &back[d][at];
-                        c->path[d - 1] = bk->mv;
-                        at = bk->parent;
-                    }
-                    r = R_WIN;
-                    goto done;
-                }
-                if (ncand == cap) {
-                    Cand *grown = (Cand *)realloc(cand, 2 * cap * sizeof(Cand));
-                    if (grown == NULL) {
-                        r = -1;
-                        goto done;
-                    }
-                    cand = grown;
-                    cap *= 2;
-                }
-                cand[ncand] = (Cand){worth(t), p, (int32_t)ncand, moves[q]};
-                ncand++;
-            }
-        }
-        qsort(cand, ncand, sizeof(Cand), cand_cmp);
-        back[depth + 1] = (Back *)malloc((size_t)width * sizeof(Back));
-        if (back[depth + 1] == NULL) {
-            r = -1;
-            goto done;
-        }
-        int nnext = 0;
-        for (size_t k = 0; k < ncand && nnext < width; k++) {
-            EState *t = &next[nnext];
-            *t = cur[cand[k].parent];
-            apply(t, &cand[k].mv);
-            key_of(t, &a, &b);
-            if (ks_has(&c->seen, a, b))
-                continue;
-            ks_add(&c->seen, a, b);
-            back[depth + 1][nnext] = (Back){cand[k].parent, cand[k].mv};
-            nnext++;
-        }
-        if (nnext == 0)
-            break;
-        EState *swap = cur;
-        cur = next;
-        next = swap;
-        ncur = nnext;
-    }
-done:
-    free(cur);
-    free(next);
-    for (int d = 0; d <= MAXDEPTH; d++)
-        free(back[d]);
-    free(cand);
-    return r;
+    int r = beam_search(&EMPEROR_BEAM, c, root, width, MAXDEPTH, c->path, &len);
+    if (r == BEAM_WIN)
+        c->depth = len;
+    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
 }
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */

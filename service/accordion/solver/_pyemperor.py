@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ._pycommon import Stop as _Stop, builds_alternate as _builds_on, rank as _rank
+from ._pycommon import Stop as _Stop, beam as _beam, builds_alternate as _builds_on, rank as _rank
 from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
@@ -221,50 +221,32 @@ class _Search:
         return False
 
     def beam(self, root: _Pos, width: int) -> bool:
-        """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``):
-        each layer is every move from every position of the one before, and the ``width`` best
-        positions not seen before are kept (by worth, then by the order they were made in).
-        True with the line in ``self.path``; False when a layer is empty or MAXDEPTH is reached."""
+        """One beam of ``width`` from the root over the current pass's moves (as C's ``beam``,
+        through ``_pycommon.beam``): True with the line in ``self.path``; False when a layer is
+        empty or MAXDEPTH is reached."""
         self.seen.clear()
         self.seen.add(self.key(root))
-        layer = [root]
-        links: list[list[tuple[int, Move]]] = [[]]  # per layer: (position in the layer before, move)
-        for depth in range(MAXDEPTH):
-            made: list[tuple[int, int, int, Move]] = []
-            for p, pos in enumerate(layer):
-                for mv in self.gen_moves(pos):
-                    if not _fits(pos, mv):
-                        continue
-                    self.count_node()
-                    child = pos.copy()
-                    apply(child, mv)
-                    if _won(child):
-                        line = [mv]
-                        for d in range(depth, 0, -1):
-                            p, back = links[d][p]
-                            line.append(back)
-                        self.path = line[::-1]
-                        return True
-                    made.append((-worth(child), len(made), p, mv))
-            made.sort()
-            kept: list[_Pos] = []
-            kept_links: list[tuple[int, Move]] = []
-            for _, _, p, mv in made:
-                if len(kept) >= width:
-                    break
-                child = layer[p].copy()
-                apply(child, mv)
-                k = self.key(child)
-                if k in self.seen:
-                    continue
-                self.seen.add(k)
-                kept.append(child)
-                kept_links.append((p, mv))
-            if not kept:
+
+        def child(pos: _Pos, mv: Move) -> _Pos:
+            made = pos.copy()
+            apply(made, mv)
+            return made
+
+        def keep(pos: _Pos, depth: int) -> bool:
+            k = self.key(pos)
+            if k in self.seen:
                 return False
-            layer = kept
-            links.append(kept_links)
-        return False
+            self.seen.add(k)
+            return True
+
+        def moves(pos: _Pos, depth: int) -> list[Move]:
+            return [mv for mv in self.gen_moves(pos) if _fits(pos, mv)]
+
+        line = _beam(root, width, MAXDEPTH, moves, child, lambda pos: self.count_node(), _won, worth, keep)
+        if line is None:
+            return False
+        self.path = line
+        return True
 
 
 def _won(s: _Pos) -> bool:
