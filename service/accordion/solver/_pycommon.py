@@ -73,6 +73,20 @@ def quick_then_full(search: TwoPassSearch[P], fresh: Callable[[], P], max_nodes:
 
 Q = TypeVar("Q")  # a position
 M = TypeVar("M")  # a move
+K = TypeVar("K")  # a position's key in a table of positions seen
+
+
+def unseen(seen: set[K], key: Callable[[Q], K]) -> Callable[[Q, int], bool]:
+    """A beam's ``keep`` that takes a position not seen before and records it as seen."""
+
+    def keep(pos: Q, depth: int) -> bool:
+        k = key(pos)
+        if k in seen:
+            return False
+        seen.add(k)
+        return True
+
+    return keep
 
 
 def beam(root: Q, width: int, max_depth: int, moves: Callable[[Q, int], Iterable[M]],

@@ -11,7 +11,7 @@ import heapq
 import sys
 import time
 
-from ._pycommon import Stop as _Stop, beam as _beam, rank as _rank
+from ._pycommon import Stop as _Stop, beam as _beam, rank as _rank, unseen as _unseen
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -208,23 +208,11 @@ class _Search:
         self.seen.clear()
         self.seen.add(self.key(root))
 
-        def child(pos: _Pos, mv: Move) -> _Pos:
-            made = pos.copy()
-            apply(made, mv)
-            return made
-
-        def keep(pos: _Pos, depth: int) -> bool:
-            k = self.key(pos)
-            if k in self.seen:
-                return False
-            self.seen.add(k)
-            return True
-
         def moves(pos: _Pos, depth: int) -> list[Move]:
             return [mv for mv in self.gen_moves(pos) if _fits(pos, mv)]
 
-        line = _beam(root, width, MAXDEPTH, moves, child, lambda pos: self.count_node(), _won,
-                     lambda pos: worth(pos, BEAM_WEIGHTS), keep)
+        line = _beam(root, width, MAXDEPTH, moves, _child, lambda pos: self.count_node(), _won,
+                     lambda pos: worth(pos, BEAM_WEIGHTS), _unseen(self.seen, self.key))
         if line is None:
             return False
         self.path = line
@@ -318,6 +306,12 @@ class _Search:
 
 def _cards(s: _Pos) -> int:
     return sum(len(p) for p in s.piles)
+
+
+def _child(s: _Pos, mv: Move) -> _Pos:
+    made = s.copy()
+    apply(made, mv)
+    return made
 
 
 def _won(s: _Pos) -> bool:
