@@ -381,6 +381,7 @@ class _Search:
                 raise
             return False
 
+
 def _won(s: _Pos) -> bool:
     return not s.talon and not any(s.down)
 
@@ -389,6 +390,7 @@ def _child(s: _Pos, mv: Move) -> _Pos:
     made = s.copy()
     apply(made, mv)
     return made
+
 
 def dominating_curs(cur: int, tlen: int, draw: int) -> list[int]:
     """The other canonical values of ``cur`` that reach every talon card ``cur`` reaches (passes
