@@ -149,6 +149,48 @@ static inline uint64_t splitmix(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* ---- a binary min-heap of (key, idx): the best-first passes' frontier (Streets', Spider's
+ * staged pass); keys are distinct, so the order of pops is the keys' whatever the heap ---- */
+
+typedef struct {
+    uint64_t key;
+    uint32_t idx; /* the position's index in the pass's store */
+} HeapItem;
+
+static inline void heap_push(HeapItem *h, size_t *n, HeapItem it)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p].key <= it.key)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = it;
+}
+
+static inline HeapItem heap_pop(HeapItem *h, size_t *n)
+{
+    HeapItem top_item = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        HeapItem best = last;
+        if (l < *n && h[l].key < best.key)
+            best = h[l], m = l;
+        if (l + 1 < *n && h[l + 1].key < best.key)
+            best = h[l + 1], m = l + 1;
+        if (m == i)
+            break;
+        h[i] = best;
+        i = m;
+    }
+    if (*n)
+        h[i] = last;
+    return top_item;
+}
+
 /* ---- the beam pass (Spider's and Klondike's; _pycommon.beam is its twin) ---- */
 
 #define BEAM_DEAD 0

@@ -460,44 +460,11 @@ static void run_beam(Ctx *c, const SState *root, int width, uint64_t max_nodes, 
 #define STAGE_LAST_NODES 1280000
 #define STAGE_BRANCH 2
 
-typedef struct {
-    int worth;
-    int32_t at; /* the position's index in the stage, also the order it was made in */
-} HeapItem;
-
-/* Best first: the higher worth, then the one made first (so C and Python agree). */
-static int heap_before(const HeapItem *x, const HeapItem *y)
+/* A stage position's heap key (_ccommon.h's heap pops the least first): the higher worth first,
+ * then the one made first (so C and Python, with heapq on (-worth, index), agree). */
+static uint64_t stage_key(int worth, int32_t at)
 {
-    return x->worth != y->worth ? x->worth > y->worth : x->at < y->at;
-}
-
-static void heap_push(HeapItem *h, int *n, HeapItem it)
-{
-    int i = (*n)++;
-    while (i > 0 && heap_before(&it, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = it;
-}
-
-static HeapItem heap_pop(HeapItem *h, int *n)
-{
-    HeapItem top = h[0], last = h[--(*n)];
-    int i = 0;
-    for (;;) {
-        int k = 2 * i + 1;
-        if (k >= *n)
-            break;
-        if (k + 1 < *n && heap_before(&h[k + 1], &h[k]))
-            k++;
-        if (!heap_before(&h[k], &last))
-            break;
-        h[i] = h[k];
-        i = k;
-    }
-    h[i] = last;
-    return top;
+    return ((uint64_t)((int64_t)INT32_MAX - worth) << 32) | (uint32_t)at;
 }
 
 /* A stage's position packed: the piles one after another (a deal holds 104 cards). */
@@ -560,7 +527,8 @@ typedef struct {
  * positions: R_WIN with the line in c->path[0..c->depth), R_DEAD, R_STOP, or -1 out of memory. */
 static int stage(Ctx *c, const SState *root, int stage_nodes)
 {
-    int r = R_DEAD, np = 1, nh = 0, nleaves = 0, made = 0;
+    int r = R_DEAD, np = 1, nleaves = 0, made = 0;
+    size_t nh = 0;
     size_t cap = (size_t)stage_nodes + 1;
     Packed *pool = (Packed *)malloc(cap * sizeof(Packed));
     int32_t *parent = (int32_t *)malloc(cap * sizeof(int32_t));
@@ -579,10 +547,10 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
         goto done; /* more than a deal's cards: only hand-made positions */
     parent[0] = -1;
     worths[0] = worth(root, &STAGE_WEIGHTS);
-    heap_push(heap, &nh, (HeapItem){worths[0], 0});
+    heap_push(heap, &nh, (HeapItem){stage_key(worths[0], 0), 0});
     while (nh > 0 && made < stage_nodes) {
         HeapItem it = heap_pop(heap, &nh);
-        unpack(&pool[it.at], &cur);
+        unpack(&pool[it.idx], &cur);
         int nm = gen_moves(c, &cur, moves);
         for (int q = 0; q < nm && made < stage_nodes; q++) {
             if (!fits(c, &cur, &moves[q]))
@@ -595,7 +563,7 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
             t = cur;
             apply(c, &t, &moves[q]);
             if (is_won(c, &t)) {
-                int len = stage_line(c, parent, mv, it.at);
+                int len = stage_line(c, parent, mv, it.idx);
                 if (len < 0)
                     continue;
                 c->depth += len;
@@ -607,10 +575,10 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
             if (ks_has(&c->seen, a, b) || !pack(&t, &pool[np]))
                 continue;
             ks_add(&c->seen, a, b);
-            parent[np] = it.at;
+            parent[np] = it.idx;
             mv[np] = moves[q];
             worths[np] = worth(&t, &STAGE_WEIGHTS);
-            heap_push(heap, &nh, (HeapItem){worths[np], np});
+            heap_push(heap, &nh, (HeapItem){stage_key(worths[np], np), (uint32_t)np});
             np++;
         }
     }

@@ -437,10 +437,6 @@ typedef struct {
     uint32_t parent;
 } BState;
 
-typedef struct {
-    uint64_t key; /* score << 32, then the later position first among equal scores */
-    uint32_t idx;
-} HeapItem;
 
 /* How far the position looks from a win, lower first: cards not up, cards sitting on a card of
  * their rank or lower (each must move before the piles descend), cards above the next card of
@@ -484,40 +480,6 @@ static void bf_load(Ctx *c, const BState *s)
             push_card(c, i, s->card[k++]);
     }
     memcpy(c->found, s->found, 4);
-}
-
-static void heap_push(HeapItem *h, size_t *n, HeapItem it)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (h[p].key <= it.key)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = it;
-}
-
-static HeapItem heap_pop(HeapItem *h, size_t *n)
-{
-    HeapItem top_item = h[0], last = h[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        HeapItem best = last;
-        if (l < *n && h[l].key < best.key)
-            best = h[l], m = l;
-        if (l + 1 < *n && h[l + 1].key < best.key)
-            best = h[l + 1], m = l + 1;
-        if (m == i)
-            break;
-        h[i] = best;
-        i = m;
-    }
-    if (*n)
-        h[i] = last;
-    return top_item;
 }
 
 /* The win that the best-first pass reached: the moves from the root to state `parent`, then mv. */
