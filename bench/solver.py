@@ -13,6 +13,9 @@ Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-see
 solved from their first position (French: the first deal, without the REDEAL). The time
 per deal is the wall time of one ``accordion.solver.solve`` call (moves included), not
 the deal. The process pins itself to one core when the OS allows it (--cpu).
+Every WON line is replayed through the engine (``Game.play`` from a freshly dealt game, won at
+the end; untimed): a line that does not replay is printed to stderr, counted (``replay_failed``
+in the JSON) and makes the exit status 1. ``--no-replay`` skips it.
 Targets (issue): open ``accordion`` over 10,000 deals, at least 99.9 % solved (won or
 proven lost), median <= 10 ms, p99 <= 500 ms.
 """
@@ -26,10 +29,11 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
-from accordion.engine import new_game  # noqa: E402
+from accordion.engine import EngineError, Game, Move, new_game  # noqa: E402
 from accordion.solver import HAVE_C, solve  # noqa: E402
 
 DEFAULT_VARIANTS = ["accordion", "royal-marriage", "push-pin", "double-jump", "concertina", "french"]
@@ -59,12 +63,30 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[int(k)]
 
 
+def replay_failure(game: Game, moves: tuple[Move, ...]) -> str | None:
+    """Why ``moves`` do not win ``game`` played through the engine (None: they do). Plays them."""
+    for k, move in enumerate(moves):
+        try:
+            game.play(move)
+        except EngineError as exc:
+            return f"move {k + 1} of {len(moves)}: {exc}"
+    # Won: the win threshold met (all cards on the foundations, one pile left, ...). Not the
+    # status: with Klondike's foundation_return a card may still come back down, so a game with
+    # every card home stays IN_PROGRESS.
+    if not game.threshold_met:
+        status = f"{game.status.value}, penalty {game.penalty}"
+        return f"the {len(moves)} moves end in a game that is not won ({status})"
+    return None
+
+
 def run(variant: str, options: dict[str, str], deals: int, start_seed: int, budget_ms: float | None,
-        max_nodes: int | None, impl: str | None, progress: bool) -> dict[str, object]:
+        max_nodes: int | None, impl: str | None, progress: bool, replay: bool = True) -> dict[str, Any]:
     counts = {"WON": 0, "LOST": 0, "UNKNOWN": 0}
     times_ms: list[float] = []
     nodes: list[int] = []
     unknown_seeds: list[int] = []
+    replay_failures: list[dict[str, object]] = []
+    replay_seconds = 0.0
     max_seconds = budget_ms / 1000 if budget_ms else None
     method = ""
     for k in range(deals):
@@ -78,6 +100,13 @@ def run(variant: str, options: dict[str, str], deals: int, start_seed: int, budg
         method = f"{result.method}/{result.implementation}"
         if result.unknown:
             unknown_seeds.append(seed)
+        if replay and result.won:
+            t0 = time.perf_counter()
+            why = replay_failure(game, result.moves)
+            replay_seconds += time.perf_counter() - t0
+            if why is not None:
+                print(f"REPLAY FAILED: {variant} seed {seed}: {why}", file=sys.stderr, flush=True)
+                replay_failures.append({"seed": seed, "why": why})
         if progress and (k + 1) % 1000 == 0:
             print(f"  {variant}: {k + 1}/{deals}", file=sys.stderr, flush=True)
     times_ms.sort()
@@ -102,6 +131,10 @@ def run(variant: str, options: dict[str, str], deals: int, start_seed: int, budg
         "max_ms": round(times_ms[-1], 3) if times_ms else 0.0,
         "median_nodes": int(percentile(nodes, 50)),
         "unknown_seeds": unknown_seeds[:50],
+        "replayed": counts["WON"] if replay else 0,  # WON lines replayed through the engine
+        "replay_failed": len(replay_failures),
+        "replay_ms": round(replay_seconds * 1000, 1),  # all the replays together
+        "replay_failures": replay_failures[:50],
     }
 
 
@@ -117,12 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the last allowed)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
     ap.add_argument("--progress", action="store_true", help="print progress every 1000 deals to stderr")
+    ap.add_argument("--replay", action=argparse.BooleanOptionalAction, default=True,
+                    help="replay every WON line through the engine (default; a failure exits 1)")
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.option)
     core = pin_to_one_core(args.cpu)
     impl = args.impl or ("c" if HAVE_C else "python")
-    rows = [run(v, options, args.deals, args.start_seed, args.budget_ms or None, args.max_nodes, impl, args.progress)
-            for v in args.variant]
+    rows = [run(v, options, args.deals, args.start_seed, args.budget_ms or None, args.max_nodes, impl,
+                args.progress, args.replay) for v in args.variant]
     budget = f"{args.budget_ms:g} ms" if args.budget_ms else "none"
     print(f"solver bench: impl={impl}, budget/deal={budget}, max_nodes={args.max_nodes}, "
           f"pinned to core {core}, python {platform.python_version()}")
@@ -134,6 +169,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['variant']:<20} {r['deals']:>6} {r['won_pct']:>8.2f} {r['lost_pct']:>8.2f} "
               f"{r['unknown_pct']:>9.2f} {r['median_ms']:>10.3f} {r['p90_ms']:>8.3f} {r['p99_ms']:>8.3f} "
               f"{r['max_ms']:>9.1f}  {r['method']}")
+    failed = sum(r["replay_failed"] for r in rows)
+    if args.replay:
+        replayed = sum(r["replayed"] for r in rows)
+        seconds = sum(r["replay_ms"] for r in rows) / 1000
+        verdict = f"{failed} DID NOT REPLAY TO A WIN (seeds above, on stderr)" if failed else "every one wins"
+        print(f"replayed {replayed} WON lines through the engine in {seconds:.2f} s: {verdict}")
     if args.json:
         payload = json.dumps({"impl": impl, "budget_ms": args.budget_ms, "max_nodes": args.max_nodes,
                               "core": core, "python": platform.python_version(), "results": rows}, indent=2)
@@ -141,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             print(payload)
         else:
             Path(args.json).write_text(payload + "\n")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -103,11 +103,6 @@ async def test_a_solve_past_its_deadline_stops_searching(
 ) -> None:
     server = spawn_server(env=SOLVE_ENV)
     games = await hard_games(connect, server.addr, 4)
-    # A first short Solve pays the server's first-search costs, which this test is not about: with
-    # the page cache cold (`echo 3 > /proc/sys/vm/drop_caches`, or after CI's compiled suite) they
-    # held the other calls back ~0.9 s, and the four searched [0, 0, 4, 904] ms.
-    client, game_id = games[0]
-    await client.call("Solve", pb.SolveRequest(game_id=game_id, max_millis=50), timeout=10)
     calls = [client.call("Solve", pb.SolveRequest(game_id=game_id), timeout=1.0) for client, game_id in games]
     started = time.monotonic()
     results = await asyncio.gather(*calls, return_exceptions=True)
@@ -116,7 +111,9 @@ async def test_a_solve_past_its_deadline_stops_searching(
     # (bounded by it); the two queued behind them searched at most what the queue left of their
     # budget (time spent queued counts against it). The calls leave the client a few milliseconds
     # apart, so a queued call may still get the sliver by which its deadline is later: nothing here
-    # asks it to be zero.
+    # asks it to be zero. A search that stops a few milliseconds after its budget (a loaded machine)
+    # still answers with what it searched (tests/api/test_solving_overrun.py): dropping it as if queued
+    # made the four read [0, 0, 4, 904] in CI.
     for r in results:
         assert isinstance(r, pb.SolveResponse) and r.outcome == pb.SOLVE_OUTCOME_UNKNOWN, r
     searched = sorted(r.millis for r in results if isinstance(r, pb.SolveResponse))

@@ -84,6 +84,10 @@ class NoWinnableDeal(engine.EngineError):
     reason = "WINNABLE_NOT_FOUND"
 
 
+class StillQueued(Exception):
+    """No worker took the search up within the time it could wait for one (it never starts)."""
+
+
 _UNKNOWN_QUEUED = solver.SolveResult(solver.Outcome.UNKNOWN, (), 0, 0.0, "queued", "none")
 
 
@@ -125,13 +129,25 @@ class Solving:
         self._hint_pool = ThreadPoolExecutor(max(1, budgets.hint_threads), thread_name_prefix="hint")
         self._cache: OrderedDict[str, solver.SolveResult] = OrderedDict()
 
-    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., T], /, *args: Any,
+                   queued_at_most: float | None = None, **kwargs: Any) -> T:
         """``fn(*args, stop=flag, **kwargs)`` on ``pool``; if the awaiting task is cancelled the
-        flag is set (a running search stops at its next check) and a queued call never starts."""
+        flag is set (a running search stops at its next check) and a queued call never starts.
+
+        ``queued_at_most``: raise ``StillQueued`` (and ``fn`` never starts) when no worker has
+        taken the call up within that many seconds. Once a worker runs it, its answer is awaited
+        however late: the search keeps to its own budget, and dropping the answer of one that
+        overran it by a few milliseconds on a loaded machine turned a search of 0.9 s into
+        "UNKNOWN, 0 ms, queued" (the call's deadline still cancels the wait)."""
         stop = solver.StopFlag()
         future = pool.submit(fn, *args, stop=stop, **kwargs)
+        answer = asyncio.wrap_future(future)
         try:
-            return await asyncio.wrap_future(future)
+            if queued_at_most is not None:
+                await asyncio.wait((answer,), timeout=queued_at_most)
+                if future.cancel():  # still queued (cancel fails once a worker runs it, or it is done)
+                    raise StillQueued
+            return await answer
         except asyncio.CancelledError:
             stop.set()
             future.cancel()
@@ -161,10 +177,10 @@ class Solving:
         if (hit := self._cached(key)) is not None:
             return Answer(hit, cached=True)
         answer_by = time.monotonic() + max_seconds
-        search = self._run(pool, _solve_until, game.state, game.rules, answer_by=answer_by, max_nodes=max_nodes)
-        try:  # queued behind busy workers past the budget: UNKNOWN in time, and the search never starts
-            result = await asyncio.wait_for(search, timeout=max_seconds * 1.05 + 0.01)
-        except TimeoutError:
+        try:
+            result = await self._run(pool, _solve_until, game.state, game.rules, answer_by=answer_by,
+                                     max_nodes=max_nodes, queued_at_most=max_seconds * 1.05 + 0.01)
+        except StillQueued:  # behind busy workers past the budget: UNKNOWN in time, and it never starts
             result = _UNKNOWN_QUEUED
         self._remember(key, result)
         return Answer(result, cached=False)
