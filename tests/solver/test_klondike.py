@@ -829,3 +829,19 @@ def _cklondike_or_python() -> object:
     from accordion.solver import _pyklondike
 
     return _pyklondike
+
+
+def test_equivalent_runs_only_where_face_up_cards_are_runs() -> None:
+    """A position made up with every card face up (not runs, as no play makes them) is searched
+    as without equivalent runs (their key reads the face-up cards above a pile's lowest as runs on
+    hosts); the same deal as dealt, with runs only, is searched otherwise."""
+    from accordion.solver.core import _klondike_solve
+
+    backend = _cklondike_or_python()
+    game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 156)
+    made_up = game.state._replace(down=(0,) * 7)
+    for state, alike in ((made_up, True), (game.state, False)):
+        search = game.rules.search(state)
+        answers = [_klondike_solve(_Options(backend, equivalent_runs=on, quick_nodes=1, quick_total=0), search, state,
+                                   200_000, 0.0, None) for on in (True, False)]
+        assert (answers[0] == answers[1]) is alike, state

@@ -1033,6 +1033,17 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     return 1;
 }
 
+/* Whether every face-up card but a pile's lowest lies on a host (one rank higher, the other
+ * colour), as every position reached by play has it. */
+static int face_up_runs(const Ctx *c, const KState *s)
+{
+    for (int i = 0; i < c->npiles; i++)
+        for (int j = s->down[i] + 1; j < s->n[i]; j++)
+            if (!builds_on(s->card[i][j], s->card[i][j - 1]))
+                return 0;
+    return 1;
+}
+
 static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
@@ -1071,7 +1082,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->fret = fret;
     c->dominance = dominance;
     c->dead_ends = dead_ends;
-    c->twins = equivalent_runs && partial; /* the proof needs a run to move off a twin onto the other */
+    /* the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
+     * lowest on a host (as play keeps it; a position made up with other face-up cards is not) */
+    c->twins = equivalent_runs && partial && face_up_runs(c, &root);
     c->root_redeal = root_redeal;
     c->keep_cur = !(draw == 1 && redeals < 0);
     c->max_nodes = max_nodes;

@@ -653,7 +653,10 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     search.root_down = sum(root.down)
     search.dominance = dominance
     search.dead_ends = dead_ends
-    search.twins = equivalent_runs and partial_runs  # the proof needs a run to move off a twin onto the other
+    # the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
+    # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
+    search.twins = equivalent_runs and partial_runs and all(
+        _builds_on(p[j], p[j - 1]) for p, d in zip(root.piles, root.down) for j in range(d + 1, len(p)))
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
