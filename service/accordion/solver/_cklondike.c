@@ -22,7 +22,11 @@
  *   - in the full search, a position whose piles and talon were seen with a ``cur`` that
  *     reaches every talon card this one reaches is not expanded (see dominated);
  *   - in every pass, a position in which some card can never depart from its place (so never
- *     goes home) is lost and not expanded (see stuck).
+ *     goes home) is lost and not expanded (see stuck);
+ *   - with partial runs, a run hung on one of two twins (the cards of a rank and colour) and the
+ *     same run hung on the other are one position (equivalent runs: the key holds each pile's
+ *     face-down cards and lowest face-up card, and the other face-up cards as a set; the moves
+ *     choose nothing by which twin a run hangs on, see gen_moves and twin_home).
  * Between the quick passes, beams (beam(): layers of the best positions by a worth, widths
  * doubling) look for the wins the depth-first passes find late; like every quick pass they only
  * ever report a win.
@@ -72,7 +76,9 @@
 #define Z_STOCK 2
 #define Z_WASTE 3
 
-enum { M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB };
+/* M_TWIN_HOME: a card covered by a run goes home after its run moves onto its twin, a pile top
+ * (equivalent runs only: see gen_moves). */
+enum { M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB, M_TWIN_HOME };
 
 typedef struct {
     uint8_t kind, src, dst, count, tidx, wrap;
@@ -100,6 +106,7 @@ typedef struct {
                 * once, no returns); the other quick passes take the full search's moves */
     int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
     int dead_ends; /* a position with a card that can never depart is not expanded (see stuck) */
+    int twins;     /* equivalent runs (partial runs only): a run hung on either of two twins is one position */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
@@ -108,12 +115,14 @@ typedef struct {
     KMove path[MAXDEPTH];
 } Ctx;
 
-static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE], ZT[2][52], ZCUR[2][MAXTALON + 1], ZRED[2][16];
+static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE], ZT[2][52], ZCUR[2][MAXTALON + 1], ZRED[2][16], ZUP[2];
 
 static inline int rank_of(int c) { return c % 13 + 1; }
 static inline int suit_of(int c) { return c / 13; }
 static inline int red_suit(int s) { return s == 1 || s == 2; }
 static inline int red(int c) { return red_suit(c / 13); }
+/* A card's twin: the other card of its rank and colour (spades and clubs, hearts and diamonds). */
+static inline int twin_of(int c) { return (3 - c / 13) * 13 + c % 13; }
 
 static inline uint64_t mix64(uint64_t z)
 {
@@ -135,14 +144,25 @@ static inline int canonical_cur(const Ctx *c, const KState *s)
  * then the talon, the root's mark and the redeals left. key_at adds a value of ``cur``. */
 static void key_base(const Ctx *c, const KState *s, uint64_t *h)
 {
+    /* Equivalent runs (docs/solver.md, "Klondike", *Equivalent runs*): a pile is its face-down
+     * cards and its lowest face-up card; the face-up cards above those are one set, whichever
+     * twin each run hangs on. */
+    uint64_t up = 0;
+    if (c->twins)
+        for (int i = 0; i < c->npiles; i++)
+            for (int j = s->down[i] + 1; j < s->n[i]; j++)
+                up |= 1ULL << s->card[i][j];
     for (int w = 0; w < 2; w++) {
         h[w] = 0;
         for (int i = 0; i < c->npiles; i++) {
             uint64_t p = ZDOWN[w][s->down[i]];
-            for (int j = 0; j < s->n[i]; j++)
+            int n = c->twins && s->n[i] > s->down[i] ? s->down[i] + 1 : s->n[i];
+            for (int j = 0; j < n; j++)
                 p += ZP[w][j][s->card[i][j]];
             h[w] += mix64(p + (uint64_t)w);
         }
+        if (c->twins)
+            h[w] ^= mix64(up + ZUP[w]);
         for (int j = 0; j < s->tlen; j++)
             h[w] ^= ZT[w][s->talon[j]];
         if (c->depth == 0 && !c->root_redeal)
@@ -365,21 +385,64 @@ static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int
         if (!on_found(s, under) && (c->cut || !can_receive(av, under, i)))
             return;
     }
+    /* with equivalent runs, a run that only moves from a twin onto the other stays in the same
+     * position (but at a root barred from a REDEAL until a move is made) */
+    int same = c->twins && j > s->down[i] && (c->depth > 0 || c->root_redeal) ? twin_of(s->card[i][j - 1]) : -1;
     for (int t = 0; t < c->npiles; t++)
-        if (t != i && s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+        if (t != i && s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]) && s->card[t][s->n[t] - 1] != same)
             add(m, k, M_RUN, i, t, count, 0, 0);
 }
 
-/* Every move worth trying, best first; a safe move to the foundations alone when there is one. */
+/* With equivalent runs: the next card of suit su, face up on the tableau, goes home as a top or,
+ * covered by a run while its twin is a top, after that run moves onto the twin (M_TWIN_HOME: in
+ * the position with the runs swapped it is a top; docs/solver.md, *Equivalent runs*). Adds the
+ * move (covered only, unless tops too) when there is one and ``safe_only`` allows it. */
+static int twin_home(const Ctx *c, const KState *s, int su, const int8_t *where, const uint8_t *at, int tops,
+                     int safe_only, KMove *m, int *k)
+{
+    if (s->found[su] >= 13)
+        return 0;
+    int x = su * 13 + s->found[su], i = where[x], t = where[twin_of(x)];
+    if (i < 0 || (safe_only && !safe(c, s, x)))
+        return 0;
+    if (at[x] == s->n[i] - 1) {
+        if (!tops)
+            return 0;
+        add(m, k, M_TAB_FOUND, i, 0, 1, 0, 0);
+        return 1;
+    }
+    if (t < 0 || at[twin_of(x)] != s->n[t] - 1)
+        return 0;
+    add(m, k, M_TWIN_HOME, i, t, s->n[i] - 1 - at[x], 0, 0);
+    return 1;
+}
+
+/* Every move worth trying, best first; a safe move to the foundations alone when there is one
+ * (with equivalent runs the lowest such card, so that the choice does not depend on which twin a
+ * run hangs on). */
 static int gen_moves(const Ctx *c, const KState *s, KMove *m)
 {
     int k = 0;
-    for (int i = 0; i < c->npiles; i++) {
-        if (s->n[i] > s->down[i]) {
-            int x = s->card[i][s->n[i] - 1];
-            if (on_found(s, x) && safe(c, s, x)) {
-                add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
+    int8_t where[52]; /* with equivalent runs: the pile of each face-up card (-1: none), at[] its place */
+    uint8_t at[52];
+    if (c->twins) {
+        memset(where, -1, sizeof where);
+        for (int i = 0; i < c->npiles; i++)
+            for (int j = s->down[i]; j < s->n[i]; j++) {
+                where[s->card[i][j]] = (int8_t)i;
+                at[s->card[i][j]] = (uint8_t)j;
+            }
+        for (int su = 0; su < 4; su++)
+            if (twin_home(c, s, su, where, at, 1, 1, m, &k))
                 return k;
+    } else {
+        for (int i = 0; i < c->npiles; i++) {
+            if (s->n[i] > s->down[i]) {
+                int x = s->card[i][s->n[i] - 1];
+                if (on_found(s, x) && safe(c, s, x)) {
+                    add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
+                    return k;
+                }
             }
         }
     }
@@ -394,6 +457,9 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
     for (int i = 0; i < c->npiles; i++)
         if (s->n[i] > s->down[i] && on_found(s, s->card[i][s->n[i] - 1]))
             add(m, &k, M_TAB_FOUND, i, 0, 1, 0, 0);
+    if (c->twins)
+        for (int su = 0; su < 4; su++)
+            twin_home(c, s, su, where, at, 0, 0, m, &k);
     uint8_t idx[2 * MAXTALON], wrap[2 * MAXTALON];
     int nt = talon_reach(c, s, idx, wrap);
     Avail av;
@@ -504,6 +570,12 @@ static void apply(KState *s, const KMove *mv)
         s->found[mv->src]--;
         s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
         break;
+    case M_TWIN_HOME: {
+        KMove run = {M_RUN, mv->src, mv->dst, mv->count, 0, 0}, home = {M_TAB_FOUND, mv->src, 0, 1, 0, 0};
+        apply(s, &run);
+        apply(s, &home);
+        break;
+    }
     }
 }
 
@@ -890,6 +962,10 @@ static int expand(const Ctx *c, KState s, PyObject *out)
         } else if (mv->kind == M_RUN) {
             if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count))
                 return 0;
+        } else if (mv->kind == M_TWIN_HOME) {
+            if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count) ||
+                !push(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - mv->count - 1]), 1))
+                return 0;
         } else if (!push(out, Z_FOUND, mv->src, Z_TAB, mv->dst, 1)) {
             return 0;
         }
@@ -957,22 +1033,34 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     return 1;
 }
 
+/* Whether every face-up card but a pile's lowest lies on a host (one rank higher, the other
+ * colour), as every position reached by play has it. */
+static int face_up_runs(const Ctx *c, const KState *s)
+{
+    for (int i = 0; i < c->npiles; i++)
+        for (int j = s->down[i] + 1; j < s->n[i]; j++)
+            if (!builds_on(s->card[i][j], s->card[i][j - 1]))
+                return 0;
+    return 1;
+}
+
 static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
-                             "dominance", "dead_ends", "beam_first", "beam_last", NULL};
+                             "dominance", "dead_ends", "beam_first", "beam_last", "equivalent_runs", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
-    int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1;
+    int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1, equivalent_runs = 1;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
     int full_moves_every = FULL_MOVES_EVERY, beam_first = -1, beam_last = BEAM_LAST_WIDTH;
     unsigned long long restart_nodes = RESTART_NODES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppii", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppiip", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
                                      &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
-                                     &restart_nodes, &dominance, &dead_ends, &beam_first, &beam_last))
+                                     &restart_nodes, &dominance, &dead_ends, &beam_first, &beam_last,
+                                     &equivalent_runs))
         return NULL;
     if (beam_first < 0) /* by the rules: turning one, the beams cost the restarts more wins than they made */
         beam_first = draw > 1 ? BEAM_FIRST_WIDTH : 0;
@@ -994,6 +1082,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->fret = fret;
     c->dominance = dominance;
     c->dead_ends = dead_ends;
+    /* the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
+     * lowest on a host (as play keeps it; a position made up with other face-up cards is not) */
+    c->twins = equivalent_runs && partial && face_up_runs(c, &root);
     c->root_redeal = root_redeal;
     c->keep_cur = !(draw == 1 && redeals < 0);
     c->max_nodes = max_nodes;
@@ -1107,8 +1198,8 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
-     "dead_ends=False the dead-end test (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
+     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048, equivalent_runs=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "dead_ends=False the dead-end test, equivalent_runs=False the equivalent runs (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
 };
@@ -1144,5 +1235,7 @@ PyMODINIT_FUNC PyInit__cklondike(void)
         for (int j = 0; j < 16; j++)
             ZRED[w][j] = splitmix(&seed);
     }
+    for (int w = 0; w < 2; w++)
+        ZUP[w] = splitmix(&seed); /* after the others, which keep their values */
     return PyModule_Create(&module);
 }

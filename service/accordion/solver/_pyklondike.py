@@ -32,8 +32,9 @@ Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
 DRAW_MOVE = (Z_STOCK, 0, Z_WASTE, 0, 0)
 REDEAL_MOVE = (Z_WASTE, 0, Z_STOCK, 0, 0)
 
-# Macro moves: (kind, src, dst, count, talon index, wrap)
-M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB = range(5)
+# Macro moves: (kind, src, dst, count, talon index, wrap). M_TWIN_HOME (equivalent runs only): a
+# card covered by a run goes home after its run moves onto its twin, a pile top.
+M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB, M_TWIN_HOME = range(6)
 
 Move = tuple[int, int, int, int, int, int]
 
@@ -77,6 +78,7 @@ class _Search:
         self.cut = False  # a quick pass with the unproven cuts (else the full search's moves)
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
+        self.twins = False  # equivalent runs (partial runs only): a run on either of two twins is one position
         self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
         self.rng = _SplitMix(0)
         self.stopped = False  # by the clock or the caller, not by a node limit
@@ -194,18 +196,50 @@ class _Search:
             if not (s.found[under // 13] == _rank(under) - 1
                     or (not self.cut and self.can_receive(s, under, i, reach))):
                 return
+        # with equivalent runs, a run that only moves from a twin onto the other stays in the same
+        # position (but at a root barred from a REDEAL until a move is made)
+        same = (twin_of(pile[j - 1]) if self.twins and j > s.down[i] and (self.path or self.layer or self.root_redeal)
+                else -1)
         for t, other in enumerate(s.piles):
-            if t != i and other and _builds_on(x, other[-1]):
+            if t != i and other and _builds_on(x, other[-1]) and other[-1] != same:
                 self.add(m, (M_RUN, i, t, count, 0, 0))
+
+    def twin_home(self, s: _Pos, su: int, where: dict[int, tuple[int, int]], tops: bool, safe_only: bool,
+                  m: list[Move]) -> bool:
+        """With equivalent runs: the next card of suit su, face up, home as a top (when ``tops``) or,
+        covered by a run while its twin is a top, after that run moves onto the twin (as C's twin_home)."""
+        if s.found[su] >= 13:
+            return False
+        x = su * 13 + s.found[su]
+        if x not in where or (safe_only and not self.safe(s, x)):
+            return False
+        i, j = where[x]
+        if j == len(s.piles[i]) - 1:
+            if not tops:
+                return False
+            self.add(m, (M_TAB_FOUND, i, 0, 1, 0, 0))
+            return True
+        t = where.get(twin_of(x))
+        if t is None or t[1] != len(s.piles[t[0]]) - 1:
+            return False
+        self.add(m, (M_TWIN_HOME, i, t[0], len(s.piles[i]) - 1 - j, 0, 0))
+        return True
 
     def gen_moves(self, s: _Pos) -> list[Move]:
         m: list[Move] = []
         found = s.found
-        for i, pile in enumerate(s.piles):
-            if len(pile) > s.down[i]:
-                x = pile[-1]
-                if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
-                    return [(M_TAB_FOUND, i, 0, 1, 0, 0)]
+        where: dict[int, tuple[int, int]] = {}  # with equivalent runs: each face-up card's (pile, place)
+        if self.twins:
+            where = {pile[j]: (i, j) for i, pile in enumerate(s.piles) for j in range(s.down[i], len(pile))}
+            for su in range(4):  # a safe card home alone, the lowest (whichever twin a run hangs on)
+                if self.twin_home(s, su, where, True, True, m):
+                    return m
+        else:
+            for i, pile in enumerate(s.piles):
+                if len(pile) > s.down[i]:
+                    x = pile[-1]
+                    if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
+                        return [(M_TAB_FOUND, i, 0, 1, 0, 0)]
         if self.draw == 1 and s.cur > 0:
             x = s.talon[s.cur - 1]
             if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
@@ -213,6 +247,9 @@ class _Search:
         for i, pile in enumerate(s.piles):
             if len(pile) > s.down[i] and found[pile[-1] // 13] == _rank(pile[-1]) - 1:
                 self.add(m, (M_TAB_FOUND, i, 0, 1, 0, 0))
+        if self.twins:
+            for su in range(4):
+                self.twin_home(s, su, where, False, False, m)
         reach = self.talon_reach(s)
         for dn in range(max(s.down), 0, -1):
             for i, pile in enumerate(s.piles):
@@ -260,7 +297,15 @@ class _Search:
         return m
 
     def key(self, s: _Pos) -> tuple[object, ...]:
-        piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
+        if self.twins:
+            # equivalent runs: each pile as its face-down cards and lowest face-up card, and the
+            # face-up cards above those as one set (whichever twin each run hangs on)
+            piles: tuple[object, ...] = tuple(sorted((s.down[i], tuple(p[:s.down[i] + 1]))
+                                                     for i, p in enumerate(s.piles)))
+            up = frozenset(c for i, p in enumerate(s.piles) for c in p[s.down[i] + 1:])
+            piles = (piles, up)
+        else:
+            piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
         cur = -1
         if self.keep_cur:
             cur = 0 if s.redeals < 0 and (s.cur % self.draw == 0 or s.cur == len(s.talon)) else s.cur
@@ -380,6 +425,11 @@ class _Search:
             if self.stopped:
                 raise
             return False
+
+
+def twin_of(x: int) -> int:
+    """A card's twin: the other card of its rank and colour (spades and clubs, hearts and diamonds)."""
+    return (3 - x // 13) * 13 + x % 13
 
 
 def _won(s: _Pos) -> bool:
@@ -533,10 +583,13 @@ def apply(s: _Pos, mv: Move) -> None:
         del s.piles[src][-count:]
         s.piles[dst].extend(run)
         _turn_up(s, src)
-    else:
+    elif kind == M_FOUND_TAB:
         x = src * 13 + s.found[src] - 1
         s.found[src] -= 1
         s.piles[dst].append(x)
+    else:  # M_TWIN_HOME: the run onto the twin, then the card home
+        apply(s, (M_RUN, src, dst, count, 0, 0))
+        apply(s, (M_TAB_FOUND, src, 0, 1, 0, 0))
 
 
 def _draws(a: int, b: int, d: int) -> int:
@@ -561,6 +614,9 @@ def expand(path: list[Move], s: _Pos, draw: int) -> list[tuple[int, int, int, in
             out.append((Z_TAB, mv[1], Z_FOUND, s.piles[mv[1]][-1] // 13, 1))
         elif kind == M_RUN:
             out.append((Z_TAB, mv[1], Z_TAB, mv[2], mv[3]))
+        elif kind == M_TWIN_HOME:
+            out.append((Z_TAB, mv[1], Z_TAB, mv[2], mv[3]))
+            out.append((Z_TAB, mv[1], Z_FOUND, s.piles[mv[1]][-mv[3] - 1] // 13, 1))
         else:
             out.append((Z_FOUND, mv[1], Z_TAB, mv[2], 1))
         apply(s, mv)
@@ -579,12 +635,12 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                    quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
                    progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
                    restart_nodes: int = RESTART_NODES, dominance: bool = True, dead_ends: bool = True,
-                   beam_first: int = -1, beam_last: int = BEAM_LAST_WIDTH,
+                   beam_first: int = -1, beam_last: int = BEAM_LAST_WIDTH, equivalent_runs: bool = True,
                    ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
-    turns the full search's talon dominance off and ``dead_ends=False`` the dead-end test (for
-    comparisons); ``beam_first``/``beam_last`` the beams' widths (``beam_first=0``: no beams; -1:
+    turns the full search's talon dominance off, ``dead_ends=False`` the dead-end test and
+    ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last`` the beams' widths (``beam_first=0``: no beams; -1:
     BEAM_FIRST_WIDTH turning more than one card, else none, as C)."""
     if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
         beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
@@ -597,6 +653,10 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     search.root_down = sum(root.down)
     search.dominance = dominance
     search.dead_ends = dead_ends
+    # the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
+    # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
+    search.twins = equivalent_runs and partial_runs and all(
+        _builds_on(p[j], p[j - 1]) for p, d in zip(root.piles, root.down) for j in range(d + 1, len(p)))
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
