@@ -55,80 +55,6 @@ typedef struct {
     uint8_t src, dst; /* dst TO_FOUND: the card's foundation */
 } SMove;
 
-/* A move named by what it does, not by pile numbers (the table keys on the piles as a multiset):
- * the card moved and where to, the host card (0..51), SL_FOUND or SL_SPACE. */
-#define SL_FOUND 52
-#define SL_SPACE 53
-#define MAXSLEEP 64 /* a position has at most 10 tops, each with at most 6 kinds of move */
-
-/* A table of positions (two 64-bit words of key) each with a 64-bit mask: its stored sleep set
- * (bit 6 * i + kind: the top card i-th in card order, kind the host's suit, 4 up, 5 a space). */
-typedef struct {
-    uint64_t *slots; /* 3 words a slot: key a, key b (never 0 in a used slot), mask */
-    size_t cap, used, max_cap;
-} SleepMap;
-
-static int sm_init(SleepMap *s, size_t cap, size_t max_cap)
-{
-    s->slots = (uint64_t *)calloc(cap * 3, sizeof(uint64_t));
-    s->cap = cap;
-    s->used = 0;
-    s->max_cap = max_cap;
-    return s->slots != NULL;
-}
-
-static void sm_free(SleepMap *s)
-{
-    free(s->slots);
-    s->slots = NULL;
-}
-
-/* The slot of key (a, b), or the empty slot where it would go. */
-static uint64_t *sm_slot(uint64_t *slots, size_t cap, uint64_t a, uint64_t b)
-{
-    size_t mask = cap - 1, i = ks_slot(a, b, mask);
-    for (;;) {
-        uint64_t *k = slots + 3 * i;
-        if ((k[0] == a && k[1] == b) || k[1] == 0)
-            return k;
-        i = (i + 1) & mask;
-    }
-}
-
-/* The stored mask of (a, b), or NULL; sm_put stores one (dropped when the table is full: then
- * the position is searched again when met, as if new, which only costs work). */
-static uint64_t *sm_get(SleepMap *s, uint64_t a, uint64_t b)
-{
-    uint64_t *k = sm_slot(s->slots, s->cap, a, b);
-    return k[1] ? k + 2 : NULL;
-}
-
-static void sm_put(SleepMap *s, uint64_t a, uint64_t b, uint64_t m)
-{
-    if ((s->used + 1) * 2 > s->cap) {
-        if (s->cap * 2 > s->max_cap)
-            return;
-        size_t ncap = s->cap * 2;
-        uint64_t *ns = (uint64_t *)calloc(ncap * 3, sizeof(uint64_t));
-        if (ns == NULL)
-            return;
-        for (size_t i = 0; i < s->cap; i++) {
-            uint64_t *k = s->slots + 3 * i;
-            if (k[1]) {
-                uint64_t *d = sm_slot(ns, ncap, k[0], k[1]);
-                d[0] = k[0], d[1] = k[1], d[2] = k[2];
-            }
-        }
-        free(s->slots);
-        s->slots = ns;
-        s->cap = ncap;
-    }
-    uint64_t *k = sm_slot(s->slots, s->cap, a, b);
-    if (k[1] == 0)
-        s->used++;
-    k[0] = a, k[1] = b, k[2] = m;
-}
-
 typedef struct {
     int npiles, space_any;
     int frozen_test;      /* whether positions where some cards can never move are cut (frozen) */
@@ -153,20 +79,12 @@ typedef struct {
     int nframes;
     SMove *line;          /* a win's moves from the root, filled by the pass that found it */
     int nline;
-    int sleep_sets;       /* 0; 1: sleep sets in the attempts; 2: and the moved card sleeps (an experiment that
-                           * did not pay: docs/solver.md, "Measured", sleep sets; no Python twin) */
-    SleepMap sleep_seen;  /* with sleep_sets: the table, each position with its stored sleep set */
-    uint8_t pend_x[MAXSLEEP], pend_d[MAXSLEEP]; /* the sleep set the next position is entered with */
-    int npend;
 } Ctx;
 
 /* One position on the current line: its moves, the next to try, the card the last one moved. */
 typedef struct Frame {
     SMove moves[MAXMOVES];
     int nm, next, card;
-    /* with sleep_sets: the sleep set the position was entered with, then each move tried from it */
-    uint8_t sx[MAXSLEEP], sd[MAXSLEEP];
-    int ns;
 } Frame;
 
 static uint64_t ZP[2][MAXPILE][52];
@@ -271,49 +189,6 @@ static void key_of(const Ctx *c, uint64_t *a, uint64_t *b)
             h[w] += mix64(c->ph[w][i] + (uint64_t)w);
     *a = h[0];
     *b = h[1] | 1; /* never the empty slot */
-}
-
-/* ---- sleep sets (docs/solver.md, "Sleep sets") ---- */
-
-/* Move mv of the current position named by what it does: (card, host card / SL_FOUND / SL_SPACE). */
-static inline void sl_name(const Ctx *c, SMove mv, uint8_t *x, uint8_t *d)
-{
-    *x = (uint8_t)top(c, mv.src);
-    *d = mv.dst == TO_FOUND ? SL_FOUND : c->n[mv.dst] == 0 ? SL_SPACE : (uint8_t)top(c, mv.dst);
-}
-
-/* Whether two different moves of a position commute: each stays legal after the other and both
- * orders give the same position. True when they touch disjoint piles: neither moves or covers
- * the other's host, and they are not both into a space (the first may fill the only one). Two
- * moves up are of different suits (both cards are next on their foundations). */
-static inline int sl_independent(int x, int d, int y, int e)
-{
-    if (x == y)
-        return 0;
-    if (d < 52 && (d == y || d == e))
-        return 0;
-    if (e < 52 && e == x)
-        return 0;
-    return !(d == SL_SPACE && e == SL_SPACE);
-}
-
-/* The bit of move (x, d) in a stored mask: 6 * (x's place among the tops in card order) + kind. */
-static inline uint64_t sl_bit(const Ctx *c, int x, int d)
-{
-    int i = 0;
-    for (int p = 0; p < c->npiles; p++)
-        if (c->n[p] && top(c, p) < x)
-            i++;
-    int kind = d == SL_FOUND ? 4 : d == SL_SPACE ? 5 : suit_of(d);
-    return (uint64_t)1 << (6 * i + kind);
-}
-
-static uint64_t sl_mask(const Ctx *c, const uint8_t *xs, const uint8_t *ds, int n)
-{
-    uint64_t m = 0;
-    for (int q = 0; q < n; q++)
-        m |= sl_bit(c, xs[q], ds[q]);
-    return m;
 }
 
 static inline void push_card(Ctx *c, int i, int x)
@@ -475,90 +350,6 @@ static int last_attempt(const Ctx *c)
     return 0;
 }
 
-/* Room for one more frame: 0 when out of memory (then treated as too deep). */
-static int grow_frames(Ctx *c)
-{
-    if (c->depth < c->nframes)
-        return 1;
-    int n = c->nframes ? 2 * c->nframes : 256;
-    Frame *f = (Frame *)realloc(c->frames, (size_t)n * sizeof(Frame));
-    if (f == NULL)
-        return 0;
-    c->frames = f;
-    c->nframes = n;
-    return 1;
-}
-
-/* enter() with sleep sets (Godefroid's state-space caching with sleep sets): the position comes
- * with the sleep set c->pend_*. New: stored with the moves of it that the search would generate
- * (the rest are never tried from here), and its moves other than those are tried. Seen before
- * with stored set Z: cut when Z is inside the sleep set it comes with now; otherwise the moves of
- * Z outside it are tried (those generated now) and leave Z. */
-static int enter_sleeping(Ctx *c, uint64_t a, uint64_t b)
-{
-    uint64_t *stored = sm_get(&c->sleep_seen, a, b);
-    int last = c->depth ? c->frames[c->depth - 1].card : -1;
-    if (c->sleep_sets == 2 && last >= 0) {
-        /* Sleep sets 2: the card just moved (from A to B) sleeps on its moves between piles instead
-         * of being barred for one move: x from B to C is x from A to C from the position before,
-         * and it stays asleep while the moves that follow commute with it (touch neither B nor C),
-         * which extends "the card just moved stays put" to later moves. */
-        int from = c->pile_of[last], e = -1;
-        for (int t = 0; t < c->npiles; t++) {
-            if (c->n[t] == 0) {
-                if (e < 0)
-                    e = t;
-                continue;
-            }
-            if (t != from && c->builds[last][top(c, t)] && c->npend < MAXSLEEP) {
-                c->pend_x[c->npend] = (uint8_t)last;
-                c->pend_d[c->npend++] = (uint8_t)top(c, t);
-            }
-        }
-        if (e >= 0 && c->n[from] >= 2 && (c->space_any || rank_of(last) == 13) && c->npend < MAXSLEEP) {
-            c->pend_x[c->npend] = (uint8_t)last;
-            c->pend_d[c->npend++] = SL_SPACE;
-        }
-        last = -1;
-    }
-    uint64_t now = sl_mask(c, c->pend_x, c->pend_d, c->npend);
-    if (stored != NULL && (*stored & ~now) == 0) {
-        return R_DEAD;
-    }
-    if (stored == NULL && c->frozen_test && frozen(c)) {
-        sm_put(&c->sleep_seen, a, b, 0); /* lost: never tried again */
-        return R_DEAD;
-    }
-    if (c->depth >= MAXDEPTH || !grow_frames(c)) {
-        c->truncated = 1;
-        return R_DEAD;
-    }
-    Frame *f = &c->frames[c->depth];
-    int nm = gen_moves(c, f->moves, last), k = 0;
-    uint64_t generated = 0, tried = 0;
-    for (int q = 0; q < nm; q++) {
-        uint8_t x, d;
-        sl_name(c, f->moves[q], &x, &d);
-        uint64_t bit = sl_bit(c, x, d);
-        generated |= bit;
-        if ((now & bit) || (stored != NULL && !(*stored & bit)))
-            continue; /* asleep, or tried at an earlier visit */
-        tried |= bit;
-        f->moves[k++] = f->moves[q];
-    }
-    if (stored == NULL) {
-        sm_put(&c->sleep_seen, a, b, now & generated);
-    } else {
-        *stored &= ~tried;
-    }
-    f->nm = k;
-    f->next = 0;
-    memcpy(f->sx, c->pend_x, (size_t)c->npend);
-    memcpy(f->sd, c->pend_d, (size_t)c->npend);
-    f->ns = c->npend;
-    return -1;
-}
-
 /* Enter the current position: R_WIN, R_STOP, R_DEAD (seen before, or too deep), or -1 with
  * its moves in a new frame. */
 static int enter(Ctx *c)
@@ -580,8 +371,6 @@ static int enter(Ctx *c)
         return R_WIN;
     uint64_t a, b;
     key_of(c, &a, &b);
-    if (c->sleep_sets)
-        return enter_sleeping(c, a, b);
     if (ks_has(&c->seen, a, b))
         return R_DEAD;
     ks_add(&c->seen, a, b);
@@ -626,20 +415,6 @@ static int dfs(Ctx *c)
         }
         SMove mv = f->moves[f->next++];
         f->card = top(c, mv.src);
-        if (c->sleep_sets) { /* the child sleeps on the moves asleep or tried here that commute with mv */
-            uint8_t y, e;
-            sl_name(c, mv, &y, &e);
-            c->npend = 0;
-            for (int q = 0; q < f->ns; q++)
-                if (sl_independent(f->sx[q], f->sd[q], y, e)) {
-                    c->pend_x[c->npend] = f->sx[q];
-                    c->pend_d[c->npend++] = f->sd[q];
-                }
-            if (f->ns < MAXSLEEP) {
-                f->sx[f->ns] = y;
-                f->sd[f->ns++] = e;
-            }
-        }
         do_move(c, mv);
         c->depth++;
         r = enter(c);
@@ -936,7 +711,6 @@ static void reset_to_root(Ctx *c, const Root *r)
     c->rises = r->rises;
     c->depth = 0;
     c->truncated = 0;
-    c->npend = 0;
 }
 
 /* The depth-first win's moves: each frame's last move tried. */
@@ -955,14 +729,14 @@ static int line_from_frames(Ctx *c)
 static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "found", "build", "space_any", "max_nodes", "max_seconds", "stop",
-                             "first_attempt", "best_first_nodes", "frozen_test", "sleep_sets", NULL};
+                             "first_attempt", "best_first_nodes", "frozen_test", NULL};
     PyObject *piles, *found, *stop_obj = NULL;
-    int build, space_any, frozen_test = 1, sleep_sets = 0;
+    int build, space_any, frozen_test = 1;
     unsigned long long max_nodes = 0, first_attempt = FIRST_ATTEMPT, best_first_nodes = BEST_FIRST_NODES;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdOKKpi", kwlist, &piles, &found, &build, &space_any,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOip|KdOKKp", kwlist, &piles, &found, &build, &space_any,
                                      &max_nodes, &max_seconds, &stop_obj, &first_attempt, &best_first_nodes,
-                                     &frozen_test, &sleep_sets))
+                                     &frozen_test))
         return NULL;
     if (first_attempt < 1) {
         PyErr_SetString(PyExc_ValueError, "first_attempt is at least 1");
@@ -984,9 +758,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
             c->builds[x][h] = (uint8_t)builds_on(build, x, h);
     c->space_any = space_any;
     c->frozen_test = frozen_test;
-    c->sleep_sets = sleep_sets;
     c->max_nodes = max_nodes;
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS) || !sm_init(&c->sleep_seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -1028,14 +801,12 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->attempt++;
         c->attempt_nodes *= 2;
         ks_free(&c->seen);
-        sm_free(&c->sleep_seen);
-        if (!(ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS) && sm_init(&c->sleep_seen, (size_t)1 << 14, MAX_SLOTS)))
+        if (!(ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
             break;
     }
     Py_END_ALLOW_THREADS
     release_stop(&stop_view);
     ks_free(&c->seen);
-    sm_free(&c->sleep_seen);
     if (!ok) {
         free(c->frames);
         free(c->line);
@@ -1059,7 +830,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"streets_solve", (PyCFunction)(void (*)(void))py_streets_solve, METH_VARARGS | METH_KEYWORDS,
      "streets_solve(piles, found, build, space_any, max_nodes=0, max_seconds=0, stop=None, "
-     "first_attempt=20000, best_first_nodes=400000, frozen_test=True, sleep_sets=0) -> "
+     "first_attempt=20000, best_first_nodes=400000, frozen_test=True) -> "
      "(outcome, [(dst_zone, src, dst)], nodes)"},
     {NULL, NULL, 0, NULL},
 };
