@@ -418,8 +418,8 @@ static int twin_home(const Ctx *c, const KState *s, int su, const int8_t *where,
 }
 
 /* Every move worth trying, best first; a safe move to the foundations alone when there is one
- * (with equivalent runs the lowest such card, so that the choice does not depend on which twin a
- * run hangs on). */
+ * (with equivalent runs the first such card by suit, so that the choice does not depend on which
+ * twin a run hangs on). */
 static int gen_moves(const Ctx *c, const KState *s, KMove *m)
 {
     int k = 0;

@@ -231,7 +231,7 @@ class _Search:
         where: dict[int, tuple[int, int]] = {}  # with equivalent runs: each face-up card's (pile, place)
         if self.twins:
             where = {pile[j]: (i, j) for i, pile in enumerate(s.piles) for j in range(s.down[i], len(pile))}
-            for su in range(4):  # a safe card home alone, the lowest (whichever twin a run hangs on)
+            for su in range(4):  # a safe card home alone, the first by suit (whichever twin a run hangs on)
                 if self.twin_home(s, su, where, True, True, m):
                     return m
         else:
