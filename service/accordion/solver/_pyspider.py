@@ -26,7 +26,9 @@ STAGE_LAST_NODES = 1_280_000
 # many positions a stage DEALs from, how many piles each must differ in from those taken before
 # it (0: the best, whatever they are), the positions the setting may make (0: the rest).
 StageSetting = tuple[int, int, int, int]
-STAGE_SETTINGS: tuple[StageSetting, ...] = ((20_000, 2, 0, 1_000_000), (10_000, 2, 3, 2_000_000), (20_000, 3, 0, 0))
+STAGE_SETTINGS: tuple[StageSetting, ...] = (
+    (20_000, 2, 0, 3_000_000), (10_000, 2, 3, 3_000_000), (20_000, 3, 0, 0),
+)
 MAXCARDS = 104  # a deal's cards: C packs a stage's positions in that room
 PILES = 10
 SUIT = 13
@@ -444,7 +446,8 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        won = _passes(search, root, max_nodes, quick_nodes, STAGE_SETTINGS if stages is None else tuple(stages))
+        settings = STAGE_SETTINGS if stages is None else tuple(stages)
+        won = _passes(search, root, max_nodes, quick_nodes, settings)
     except _Stop:
         return UNKNOWN, [], search.nodes
     finally:
