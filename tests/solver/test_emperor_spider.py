@@ -204,10 +204,11 @@ def test_emperor_deadlock_is_proven_lost() -> None:
 
 def spider_with_quick_pass(impl: str, state: State, quick_nodes: int, max_nodes: int
                            ) -> tuple[int, Sequence[object], int]:
-    """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play), so that a small
-    budget reaches the beams: (outcome code, engine moves, nodes)."""
+    """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play) and no staged
+    pass (two and four suits run it first), so that a small budget reaches the beams: (outcome
+    code, engine moves, nodes)."""
     backend = solver_core._cspider if impl == "c" else solver_core._pyspider
-    entry = functools.partial(backend.spider_solve, quick_nodes=quick_nodes)
+    entry = functools.partial(backend.spider_solve, quick_nodes=quick_nodes, stages=())
     return solver_core._two_deck_solve(entry, solver_core.DEAL, state, False, max_nodes, 0.0, None)
 
 
@@ -241,12 +242,59 @@ def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
     results = []
     for impl in IMPLS:
         backend = solver_core._cspider if impl == "c" else solver_core._pyspider
-        entry = functools.partial(backend.spider_solve, stage_nodes=5_000)
+        entry = functools.partial(backend.spider_solve, stages=((5_000, 2, 0, 0),))
         results.append(solver_core._two_deck_solve(entry, solver_core.DEAL, game.state, False, 25_000, 0.0, None))
     code, moves, nodes = results[0]
     assert code == 1 and nodes == 20_995
     assert all(r == results[0] for r in results)
     replay(game, tuple(moves))
+
+
+def spider_with_stages(impl: str, seed: int, stages: tuple[tuple[int, int, int, int], ...], max_nodes: int,
+                       suits: int = 4) -> tuple[int, Sequence[object], int]:
+    """One Spider search with the staged pass's settings ``stages`` (first stage size, positions
+    a stage DEALs from, piles they must differ in, share of the budget): (outcome code, engine
+    moves, nodes)."""
+    backend = solver_core._cspider if impl == "c" else solver_core._pyspider
+    entry = functools.partial(backend.spider_solve, stages=stages)
+    state = open_game("spider", {"suits": suits}, seed).state
+    return solver_core._two_deck_solve(entry, solver_core.DEAL, state, False, max_nodes, 0.0, None)
+
+
+def test_spider_stage_settings_in_turn_each_from_scratch() -> None:
+    """The portfolio: a first setting (stages of 2,000 positions) that does not win seed 35
+    within its share of 5,000 positions, then one (stages of 3,000) that wins it alone at 12,995:
+    the second starts from scratch, so it wins at 5,001 + 12,995 with the line it finds alone;
+    C and Python agree and the line replays."""
+    alone = spider_with_stages("c", 35, ((3_000, 2, 0, 0),), 30_000)
+    assert alone[0] == 1 and alone[2] == 12_995
+    assert spider_with_stages("c", 35, ((2_000, 2, 0, 0),), 5_000)[0] == 0
+    portfolio = ((2_000, 2, 0, 5_000), (3_000, 2, 0, 0))
+    results = [spider_with_stages(impl, 35, portfolio, 30_000) for impl in IMPLS]
+    assert results[0] == (1, alone[1], 5_001 + 12_995)
+    assert all(r == results[0] for r in results)
+    replay(open_game("spider", {"suits": 4}, 35), tuple(alone[1]))
+
+
+def test_spider_stage_deals_from_positions_apart() -> None:
+    """Diverse DEAL positions: seed 591 with stages of 2,000 positions is won at 32,358 when the
+    second position a stage DEALs from differs from the first in at least 3 piles, not within
+    33,000 from the two best; C and Python agree and the line replays."""
+    assert spider_with_stages("c", 591, ((2_000, 2, 0, 0),), 33_000)[0] == 0
+    results = [spider_with_stages(impl, 591, ((2_000, 2, 3, 0),), 33_000) for impl in IMPLS]
+    assert results[0][0] == 1 and results[0][2] == 32_358
+    assert all(r == results[0] for r in results)
+    replay(open_game("spider", {"suits": 4}, 591), tuple(results[0][1]))
+
+
+def test_spider_two_suits_run_the_staged_pass() -> None:
+    """Two suits run the staged pass first too: seed 24 with stages of 1,000 positions is won at
+    5,115 (the other passes need about 150,000); C and Python agree and the line replays."""
+    assert spider_with_stages("c", 24, (), 6_000, suits=2)[0] == 0
+    results = [spider_with_stages(impl, 24, ((1_000, 2, 0, 0),), 6_000, suits=2) for impl in IMPLS]
+    assert results[0][0] == 1 and results[0][2] == 5_115
+    assert all(r == results[0] for r in results)
+    replay(open_game("spider", {"suits": 2}, 24), tuple(results[0][1]))
 
 
 def test_spider_lost_only_after_the_full_search() -> None:

@@ -20,7 +20,7 @@
  * growing width from the root over the quick pass's moves, kept by a worth of the position
  * (beam(), worth()), run before it (16, 32, 64: cheap) and between the two (128 … 8192): they
  * win deals the depth-first passes, stuck in their first branches, do not, and like the quick
- * pass they may only report a win. A deal of four suits runs the staged pass first (stage()):
+ * pass they may only report a win. A deal of two or four suits runs the staged pass first (stage()):
  * best first between two DEALs, with runs of several units moved through spaces in one move,
  * then the DEAL from the best positions of each stage; it too may only report a win. The GIL is
  * released; the budgets and the caller's stop flag are read every 1024 positions.
@@ -71,6 +71,7 @@ typedef struct {
     volatile const uint8_t *stop;
     int stopped, truncated, quick;
     int staged; /* the staged pass: runs through spaces too, no DEAL (gen_moves) */
+    int stage_branch, stage_spread; /* the staged pass's setting (StageSetting) */
     uint8_t stock[MAXSTOCK];
     int slen;
     KeySet seen;
@@ -450,15 +451,30 @@ static void run_beam(Ctx *c, const SState *root, int width, uint64_t max_nodes, 
 
 /* ---- the staged pass ---- */
 
-/* Four suits: the beams DEAL the whole stock early and die with cards face down. The staged
+/* Four suits (and two): the beams DEAL the whole stock early and die with cards face down. The staged
  * pass searches each stage (the positions between two DEALs) on its own, best first by the
  * stage worth over the quick pass's moves and runs through spaces, without the DEAL, at most
- * `stage_nodes` positions made; then from the STAGE_BRANCH best positions of the stage that
- * may DEAL (no space), best first, it DEALs and searches the next stage, backing up to the
+ * `stage_nodes` positions made; then from the setting's number of best positions of the stage
+ * that may DEAL (no space), best first, it DEALs and searches the next stage, backing up to the
  * next of them when a later stage finds no win. It only reports a win. */
-#define STAGE_FIRST_NODES 20000 /* a stage's positions: 20,000, then 80,000, 320,000, ... */
-#define STAGE_LAST_NODES 1280000
-#define STAGE_BRANCH 2
+#define STAGE_LAST_NODES 1280000 /* a stage's positions: the setting's first size, 4 times more, ... up to this */
+#define MAX_STAGE_BRANCH 4
+#define MAX_STAGE_SETTINGS 8
+
+/* One setting of the staged pass: the first stages' size (then 4 times more, ... while the pass
+ * ends without a win), how many positions a stage DEALs from, how many piles each of them must
+ * differ in from those taken before it (0: the best, whatever they are), and the positions the
+ * setting may make (0: the rest of the budget). The settings run in turn, each from scratch
+ * (docs/solver.md, "Settings in turn"): which deals win moves a lot between settings, and the
+ * kept three win 20 of four-suit seeds 0-49 with 3 M positions each, each alone 13-14. The
+ * first keeps 3 M (a budget up to 3 M searches as before): its wins come anywhere in them, and
+ * a 1 M / 2 M split won 16 of seeds 0-49 but 10 of 100000-100049 against 11. */
+typedef struct {
+    int first_nodes, branch, spread;
+    uint64_t nodes;
+} StageSetting;
+
+static const StageSetting STAGE_SETTINGS[] = {{20000, 2, 0, 3000000}, {10000, 2, 3, 3000000}, {20000, 3, 0, 0}};
 
 /* A stage position's heap key (_ccommon.h's heap pops the least first): the higher worth first,
  * then the one made first (so C and Python, with heapq on (-worth, index), agree). */
@@ -523,6 +539,22 @@ typedef struct {
     SMove line[MAXDEPTH];
 } StageLeaf;
 
+/* Whether position p differs from each of the leaves in at least `spread` piles (cards or
+ * face-down count). One move changes two piles, so a spread of 3 keeps a stage from DEALing
+ * from two positions one move apart. */
+static int spread_from(const Packed *p, const StageLeaf *leaves, int nleaves, int spread)
+{
+    for (int k = 0; k < nleaves; k++) {
+        const SState *s = &leaves[k].s;
+        int differ = 0;
+        for (int i = 0, at = 0; i < NPILES; at += p->n[i++])
+            differ += p->n[i] != s->n[i] || p->down[i] != s->down[i] || memcmp(&p->card[at], s->card[i], p->n[i]) != 0;
+        if (differ < spread)
+            return 0;
+    }
+    return 1;
+}
+
 /* The stage from `root` (in the table already), then the stages after the DEALs from its best
  * positions: R_WIN with the line in c->path[0..c->depth), R_DEAD, R_STOP, or -1 out of memory. */
 static int stage(Ctx *c, const SState *root, int stage_nodes)
@@ -535,7 +567,7 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
     int *worths = (int *)malloc(cap * sizeof(int));
     SMove *mv = (SMove *)malloc(cap * sizeof(SMove));
     HeapItem *heap = (HeapItem *)malloc(cap * sizeof(HeapItem));
-    StageLeaf *leaves = (StageLeaf *)malloc(STAGE_BRANCH * sizeof(StageLeaf));
+    StageLeaf *leaves = (StageLeaf *)malloc(MAX_STAGE_BRANCH * sizeof(StageLeaf));
     SState cur, t;
     SMove moves[MAXMOVES];
     uint64_t a, b;
@@ -582,16 +614,23 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
             np++;
         }
     }
-    /* The STAGE_BRANCH best positions that may DEAL (stock left, no space), best first. */
-    while (root->sp < c->slen && nleaves < STAGE_BRANCH) {
-        int32_t best = -1;
+    /* The c->stage_branch best positions that may DEAL (stock left, no space), best first; with
+     * a spread, each the best that differs from those taken before in that many piles, if any. */
+    while (root->sp < c->slen && nleaves < c->stage_branch) {
+        int32_t best = -1, apart = -1; /* apart: the best of those that differ enough */
         for (int32_t q = 0; q < np; q++) {
             int space = 0;
             for (int i = 0; i < NPILES; i++)
                 space |= pool[q].n[i] == 0;
-            if (!space && worths[q] != INT_MIN && (best < 0 || worths[q] > worths[best]))
+            if (space || worths[q] == INT_MIN)
+                continue;
+            if (best < 0 || worths[q] > worths[best])
                 best = q;
+            if ((apart < 0 || worths[q] > worths[apart]) && spread_from(&pool[q], leaves, nleaves, c->stage_spread))
+                apart = q;
         }
+        if (apart >= 0)
+            best = apart;
         if (best < 0)
             break;
         worths[best] = INT_MIN; /* taken */
@@ -712,8 +751,8 @@ static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *
 
 /* How many suits the cards of the deal (piles and stock) are of. One: the quick pass wins such
  * deals in a few thousand positions, so the narrow beams (~100,000) go after it, not before.
- * Four: the staged pass goes first and gets the budget (none of the other passes won one of
- * 100 four-suit deals at 3 M positions). */
+ * Two or four: the staged pass goes first and gets the budget (none of the other passes won one of
+ * 100 four-suit deals at 3 M positions; on two suits it alone won 98 of 100, they 60). */
 static int suits_in_deal(const Ctx *c, const SState *s)
 {
     int seen[4] = {0, 0, 0, 0};
@@ -750,6 +789,29 @@ static int run_moves(const SState *s, const SMove *mv, SMove *out)
     return no;
 }
 
+/* The `stages` argument: a sequence of (first_nodes, branch, spread, nodes) settings. */
+static int read_settings(PyObject *obj, StageSetting *settings, int *n)
+{
+    PyObject *seq = PySequence_Fast(obj, "stages: a sequence of (first_nodes, branch, spread, nodes)");
+    if (seq == NULL)
+        return 0;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    int ok = len <= MAX_STAGE_SETTINGS;
+    for (Py_ssize_t k = 0; ok && k < len; k++) {
+        StageSetting *set = &settings[k];
+        unsigned long long nodes;
+        ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "iiiK", &set->first_nodes, &set->branch, &set->spread,
+                              &nodes) &&
+             set->first_nodes > 0 && set->branch >= 1 && set->branch <= MAX_STAGE_BRANCH && set->spread >= 0;
+        set->nodes = nodes;
+    }
+    Py_DECREF(seq);
+    if (!ok && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "at most 8 stage settings, first_nodes > 0, branch 1..4, spread >= 0");
+    *n = (int)len;
+    return ok;
+}
+
 /* Append a move as the caller's (src_zone, src, dst_zone, dst, count); 0 on a Python error. */
 static int append_move(PyObject *moves, const SMove *mv)
 {
@@ -763,15 +825,20 @@ static int append_move(PyObject *moves, const SMove *mv)
 static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles",       "downs", "found", "stock", "max_nodes", "max_seconds",
-                             "stop",        "quick_nodes", "stage_nodes", NULL};
-    PyObject *piles, *downs, *stock, *stop_obj = NULL;
+                             "stop",        "quick_nodes", "stages", NULL};
+    PyObject *piles, *downs, *stock, *stop_obj = NULL, *stages_obj = NULL;
     int found;
     /* quick_nodes: the quick pass's size, so that a test reaches the beams within a small budget */
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES;
-    int stage_nodes = STAGE_FIRST_NODES; /* the first stage's size (tests: a staged win sooner) */
+    /* stages: the staged pass's settings in turn (tests: a staged win sooner; measuring them) */
+    StageSetting settings[MAX_STAGE_SETTINGS];
+    int nsettings = (int)(sizeof STAGE_SETTINGS / sizeof STAGE_SETTINGS[0]);
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOKi", kwlist, &piles, &downs, &found, &stock,
-                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &stage_nodes))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOKO", kwlist, &piles, &downs, &found, &stock,
+                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &stages_obj))
+        return NULL;
+    memcpy(settings, STAGE_SETTINGS, sizeof STAGE_SETTINGS);
+    if (stages_obj != NULL && !read_settings(stages_obj, settings, &nsettings))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -794,7 +861,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1, full_done = 0; /* full_done: the full search ran to its end (a LOST, unless truncated) */
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* For four suits the staged pass (it may report a win only), then the narrow beams, the
+    /* For two or four suits the staged pass (it may report a win only), then the narrow beams, the
      * quick pass (cuts that may lose wins), the wider beams (likewise:
      * they may report a win only), then from scratch the full search, whose failure alone is
      * a LOST. Every pass starts from the root with a fresh table. */
@@ -802,8 +869,20 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->max_nodes = max_nodes;
     r = R_DEAD;
     int suits = suits_in_deal(c, &root), narrow_first = suits > 1;
-    for (int n = stage_nodes; suits == 4 && n > 0 && n <= STAGE_LAST_NODES; n *= 4)
-        run_stages(c, &root, n, max_nodes, &r, &ok);
+    for (int k = 0; suits > 1 && k < nsettings; k++) {
+        /* Each setting from scratch within its share; one whose share ran out leaves the rest of
+         * the budget to the next. */
+        const StageSetting *set = &settings[k];
+        uint64_t end = set->nodes ? c->nodes + set->nodes : 0;
+        c->max_nodes = end && (max_nodes == 0 || end < max_nodes) ? end : max_nodes;
+        c->stage_branch = set->branch;
+        c->stage_spread = set->spread;
+        for (int n = set->first_nodes; n <= STAGE_LAST_NODES; n *= 4)
+            run_stages(c, &root, n, c->max_nodes, &r, &ok);
+        if (r == R_STOP && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes))
+            r = R_DEAD;
+        c->max_nodes = max_nodes;
+    }
     for (int w = BEAM_FIRST_WIDTH; narrow_first && w <= BEAM_NARROW_WIDTH; w *= 2)
         run_beam(c, &root, w, max_nodes, &r, &ok);
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
@@ -863,7 +942,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"spider_solve", (PyCFunction)(void (*)(void))py_spider_solve, METH_VARARGS | METH_KEYWORDS,
      "spider_solve(piles, downs, found, stock, max_nodes=0, max_seconds=0, stop=None, "
-     "quick_nodes=1000000, stage_nodes=20000) -> "
+     "quick_nodes=1000000, stages=None) -> "
      "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
     {NULL, NULL, 0, NULL},
 };

@@ -19,10 +19,16 @@ MAXPILE = 104  # the compiled core's room per pile: a move past it is not search
 QUICK_NODES = 1_000_000  # positions of the quick pass, which looks for a win only
 NARROW_BEAMS = (16, 32, 64)  # beam widths before the quick pass (cheap)
 WIDE_BEAMS = (128, 256, 512, 1024, 2048, 4096, 8192)  # and after it
-# The staged pass (four suits, first): positions a stage, 20,000 then 4 times more up to the
-# last; the best positions a stage DEALs from.
-STAGE_FIRST_NODES, STAGE_LAST_NODES = 20_000, 1_280_000
-STAGE_BRANCH = 2
+# The staged pass (two or four suits, first): positions a stage, a setting's first size then 4 times
+# more up to the last.
+STAGE_LAST_NODES = 1_280_000
+# Its settings, run in turn, each from scratch (as C's StageSetting): the first stages' size, how
+# many positions a stage DEALs from, how many piles each must differ in from those taken before
+# it (0: the best, whatever they are), the positions the setting may make (0: the rest).
+StageSetting = tuple[int, int, int, int]
+STAGE_SETTINGS: tuple[StageSetting, ...] = (
+    (20_000, 2, 0, 3_000_000), (10_000, 2, 3, 3_000_000), (20_000, 3, 0, 0),
+)
 MAXCARDS = 104  # a deal's cards: C packs a stage's positions in that room
 PILES = 10
 SUIT = 13
@@ -84,6 +90,7 @@ class _Search:
         self.truncated = False
         self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
         self.staged = False  # the staged pass: runs through spaces too, no DEAL
+        self.stage_branch, self.stage_spread = 2, 0  # the staged pass's setting
         self.stopped = False  # by the clock or the caller, not by a node limit
         self.seen: set[tuple[object, ...]] = set()
         self.path: list[Move] = []
@@ -274,11 +281,19 @@ class _Search:
                 self.seen.add(k)
                 keep(child, at, mv)
         leaves: list[tuple[_Pos, list[Move]]] = []
-        while root.stock and len(leaves) < STAGE_BRANCH:
-            best = -1
+        while root.stock and len(leaves) < self.stage_branch:
+            # The best that may DEAL; with a spread, the best that differs enough from those taken.
+            best = apart = -1
             for q, s in enumerate(pool):
-                if not taken[q] and all(s.piles) and (best < 0 or worths[q] > worths[best]):
+                if taken[q] or not all(s.piles):
+                    continue
+                if best < 0 or worths[q] > worths[best]:
                     best = q
+                if (apart < 0 or worths[q] > worths[apart]) and all(
+                        _piles_apart(s, leaf) >= self.stage_spread for leaf, _ in leaves):
+                    apart = q
+            if apart >= 0:
+                best = apart
             if best < 0:
                 break
             taken[best] = True
@@ -302,6 +317,11 @@ class _Search:
                     return True
             del self.path[depth:]
         return False
+
+
+def _piles_apart(s: _Pos, t: _Pos) -> int:
+    """In how many piles two positions differ (cards or face-down count; as C's ``spread_from``)."""
+    return sum(p != q or d != e for p, q, d, e in zip(s.piles, t.piles, s.down, t.down))
 
 
 def _cards(s: _Pos) -> int:
@@ -414,18 +434,20 @@ def expand(root: _Pos, path: list[Move]) -> list[tuple[int, int, int, int, int]]
 
 def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
-                 quick_nodes: int = QUICK_NODES, stage_nodes: int = STAGE_FIRST_NODES
+                 quick_nodes: int = QUICK_NODES, stages: tuple[StageSetting, ...] | None = None
                  ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
-    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``stage_nodes``
-    (the first stage's size) lets a test see a staged win sooner; ``quick_nodes``
-    (the quick pass's size) lets a test reach the beams within a small budget."""
+    """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``stages`` (the
+    staged pass's settings, STAGE_SETTINGS when None) lets a test see a staged win sooner and a
+    benchmark try settings; ``quick_nodes`` (the quick pass's size) lets a test reach the beams
+    within a small budget."""
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(stock), found)
     search = _Search(max_nodes, max_seconds, stop)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        won = _passes(search, root, max_nodes, quick_nodes, stage_nodes)
+        settings = STAGE_SETTINGS if stages is None else tuple(stages)
+        won = _passes(search, root, max_nodes, quick_nodes, settings)
     except _Stop:
         return UNKNOWN, [], search.nodes
     finally:
@@ -437,9 +459,9 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
 
 
-def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, first_stage_nodes: int
+def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, stages: tuple[StageSetting, ...]
             ) -> bool | None:
-    """For four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
+    """For two or four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
     then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
     between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
 
@@ -460,22 +482,35 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, first
     search.quick = True
     search.max_nodes = max_nodes
     # One suit: the quick pass wins such deals in a few thousand positions, so the narrow beams
-    # (~100,000) go after it, not before; four: the staged pass goes first (as C's suits_in_deal).
+    # (~100,000) go after it, not before; two or four: the staged pass goes first (as C's suits_in_deal).
     suits = len({x // 13 for pile in root.piles for x in pile} | {x // 13 for x in root.stock})
     narrow_first = suits > 1
-    stage_nodes = first_stage_nodes
-    while suits == 4 and 0 < stage_nodes <= STAGE_LAST_NODES:
+    for first_nodes, branch, spread, share in stages if suits > 1 else ():
+        # Each setting from scratch within its share; one whose share ran out leaves the rest of
+        # the budget to the next (as C).
+        end = search.nodes + share if share else 0
+        search.max_nodes = end if end and (not max_nodes or end < max_nodes) else max_nodes
+        search.stage_branch, search.stage_spread = branch, spread
+        stage_nodes = first_nodes
+        try:
+            while stage_nodes <= STAGE_LAST_NODES:
+                if search.max_nodes and search.nodes >= search.max_nodes:
+                    break
+                search.restart()
+                search.seen.add(search.key(root))
+                search.staged = True
+                try:
+                    if search.stage(root.copy(), stage_nodes):
+                        return True
+                finally:
+                    search.staged = False
+                stage_nodes *= 4
+        except _Stop:
+            if search.stopped or not budget_left():
+                raise
+        search.max_nodes = max_nodes
         if not budget_left():
             return None
-        search.restart()
-        search.seen.add(search.key(root))
-        search.staged = True
-        try:
-            if search.stage(root.copy(), stage_nodes):
-                return True
-        finally:
-            search.staged = False
-        stage_nodes *= 4
     won = beams(NARROW_BEAMS if narrow_first else ())
     if won is not False:
         return won
