@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -475,14 +476,9 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
     positions with a long stock where the cut changes the search (fewer positions with it than
     without), every verdict equals the brute force's, with the cut and without it, and C and
     Python agree (same moves, same node counts)."""
-    from accordion.solver import _pyklondike
     from accordion.solver.core import _klondike_solve
 
-    backends = [_pyklondike]
-    if HAVE_C:
-        from accordion.solver import _cklondike  # type: ignore[attr-defined]
-
-        backends.insert(0, _cklondike)
+    backends = solver_backends()
     rules = open_game("klondike", options, 0).rules
     rng = random.Random(f"talon dominance {sorted(options.items())}")
     checked = {True: 0, False: 0}
@@ -510,16 +506,7 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
         truth = brute_force(rules, state, limit=150_000)  # the engine's states, DRAWs included
         if truth is None:
             continue
-        for backend in backends:
-            for dominance, answer in ((True, with_cut), (False, without)):
-                assert full_search(backend, dominance) == answer, (backend, dominance, state)
-        for code, moves, _ in (with_cut, without):
-            assert code == (1 if truth else 2), state
-            s = state
-            for move in moves:
-                assert move in rules.legal_moves(s), move
-                s = rules.apply(s, move)
-            assert rules.is_won(s) is truth
+        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_cut, False: without})
         checked[truth] += 1
         if min(checked.values()) >= 2:
             break
@@ -527,6 +514,36 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
 
 
 # --- the dead-end test (``stuck``): a card that can never depart ------------------------------
+
+
+def solver_backends() -> list[object]:
+    """The Klondike searches to compare: the C core first when it is built, then the Python twin."""
+    from accordion.solver import _pyklondike
+
+    backends: list[object] = [_pyklondike]
+    if HAVE_C:
+        from accordion.solver import _cklondike  # type: ignore[attr-defined]
+
+        backends.insert(0, _cklondike)
+    return backends
+
+
+def assert_the_brute_force_verdict(rules: Rules, state: State, truth: bool,
+                                   full_search: Callable[[object, bool], tuple],
+                                   backends: list[object], answers: dict[bool, tuple]) -> None:
+    """A cut searched on and off: ``answers[on]`` is the first backend's (outcome, moves, nodes).
+    Every other backend gives the same answers (moves and node counts), each is the brute
+    force's verdict ``truth``, and its moves are legal one after the other and end as it says."""
+    for backend in backends[1:]:
+        for on, answer in answers.items():
+            assert full_search(backend, on) == answer, (backend, on, state)
+    for code, moves, _ in answers.values():
+        assert code == (1 if truth else 2), state
+        s = state
+        for move in moves:
+            assert move in rules.legal_moves(s), move
+            s = rules.apply(s, move)
+        assert rules.is_won(s) is truth
 
 
 def search_position(state: State) -> object:
@@ -642,14 +659,9 @@ def test_dead_ends_keep_every_verdict_of_the_brute_force(variant: str, options: 
     moves, same node counts). Without foundation_return: with it, the small positions the brute
     force can decide have their foundations so high that no dead end appears in them (the test
     above has one, decided at the root)."""
-    from accordion.solver import _pyklondike
     from accordion.solver.core import _klondike_solve
 
-    backends = [_pyklondike]
-    if HAVE_C:
-        from accordion.solver import _cklondike  # type: ignore[attr-defined]
-
-        backends.insert(0, _cklondike)
+    backends = solver_backends()
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"dead ends in the search {variant}{sorted(options.items())}")
     checked = 0
@@ -668,16 +680,7 @@ def test_dead_ends_keep_every_verdict_of_the_brute_force(variant: str, options: 
         truth = brute_force(rules, state, limit=20_000)
         if truth is None:
             continue
-        for backend in backends[1:]:
-            for dead_ends, answer in ((True, with_test), (False, without)):
-                assert full_search(backend, dead_ends) == answer, (backend, dead_ends, state)
-        for code, moves, _ in (with_test, without):
-            assert code == (1 if truth else 2), state
-            s = state
-            for move in moves:
-                assert move in rules.legal_moves(s), move
-                s = rules.apply(s, move)
-            assert rules.is_won(s) is truth
+        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_test, False: without})
         checked += 1
         if checked >= 4:
             break
@@ -755,14 +758,9 @@ def test_equivalent_runs_keep_every_verdict_of_the_brute_force(variant: str, opt
     search (another count of positions), every verdict equals the brute force's, with them and
     without, and C and Python agree (same moves, same node counts); every win replays. Without
     foundation_return: with it, the positions small enough for the brute force were all won."""
-    from accordion.solver import _pyklondike
     from accordion.solver.core import _klondike_solve
 
-    backends = [_pyklondike]
-    if HAVE_C:
-        from accordion.solver import _cklondike  # type: ignore[attr-defined]
-
-        backends.insert(0, _cklondike)
+    backends = solver_backends()
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"equivalent runs {variant}{sorted(options.items())}")
     checked = {True: 0, False: 0}
@@ -784,16 +782,7 @@ def test_equivalent_runs_keep_every_verdict_of_the_brute_force(variant: str, opt
         truth = brute_force(rules, state, limit=20_000)
         if truth is None:
             continue
-        for backend in backends[1:]:
-            for equivalent, answer in ((True, with_them), (False, without)):
-                assert full_search(backend, equivalent) == answer, (backend, equivalent, state)
-        for code, moves, _ in (with_them, without):
-            assert code == (1 if truth else 2), state
-            s = state
-            for move in moves:
-                assert move in rules.legal_moves(s), move
-                s = rules.apply(s, move)
-            assert rules.is_won(s) is truth
+        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_them, False: without})
         checked[truth] += 1
         if min(checked.values()) >= 3:
             break
