@@ -290,7 +290,7 @@ def test_tied_moves_follow_the_worlds_lines() -> None:
         state = replace(down=(0,) * 7, redeals=1)  # every card known: one world, the position itself
         if not can_sample(rules, state):  # (the stock gone: nothing hidden)
             continue
-        won = solve(state, rules.opened(), max_nodes=1500)
+        won = solve(state, rules.opened(), max_nodes=1500, equivalent_runs=False)  # as the worlds are searched
         legal = candidates(rules.search(state), state, rules.legal_moves(state))
         if not (won.won and won.moves and won.moves[0] in legal):
             continue
@@ -301,3 +301,22 @@ def test_tied_moves_follow_the_worlds_lines() -> None:
         followed += 1
         differ += sampled_hint(rules, state, follow_lines=False, **SMALL).move != got.move
     assert followed >= 4 and differ >= 1, (followed, differ)
+
+
+def test_the_worlds_are_searched_without_equivalent_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search of the Hint's worlds keeps Klondike's runs on twins apart (with equivalent runs
+    a move that only swaps a run between twins scores as the best move, and the hint went round in
+    circles more often: ``sampling._world_scores``)."""
+    from accordion.solver import sampling
+
+    asked: list[bool] = []
+    real = sampling.solve
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("equivalent_runs", True))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sampling, "solve", recording)
+    for game in positions("klondike", 3, 12, PUBLISHED):
+        sampled_hint(game.rules, game.state, **SMALL)
+    assert len(asked) >= 10 and not any(asked), asked

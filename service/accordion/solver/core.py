@@ -201,6 +201,7 @@ def solve(
     max_seconds: float | None = None,
     impl: str | None = None,
     stop: StopFlag | None = None,
+    equivalent_runs: bool = True,
 ) -> SolveResult:
     """Search the position for a win.
 
@@ -211,6 +212,9 @@ def solve(
             the search runs until it wins or proves the loss.
         impl: ``"c"``, ``"python"`` or None (the compiled core when it is built).
         stop: set it from another thread to end the search early (answer UNKNOWN).
+        equivalent_runs: Klondike with partial runs: a run hung on either of two twins is one
+            position (docs/solver.md, *Equivalent runs*); False searches them apart, as the
+            Hint's sampled worlds do (``sampling._world_scores`` says why).
 
     Raises:
         HiddenInformationError, UnsupportedGameError: see ``check_solvable``.
@@ -260,7 +264,7 @@ def solve(
     elif isinstance(search, KlondikeSearch):
         backend = _cklondike if _backend(impl) is _csolver else _pyklondike
         code, moves, nodes = _klondike_solve(
-            backend, search, state, nodes_limit, seconds_limit, flag, progress)
+            backend, search, state, nodes_limit, seconds_limit, flag, progress, equivalent_runs)
         method = "klondike-dfs"
     elif isinstance(search, OpenTableauSearch):
         backend = _streets_backend(impl)
@@ -310,7 +314,7 @@ _ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's z
 
 def _klondike_solve(
     backend: Any, search: KlondikeSearch, state: State, max_nodes: int, max_seconds: float,
-    stop: bytearray | None, progress: bytearray | None = None,
+    stop: bytearray | None, progress: bytearray | None = None, equivalent_runs: bool = True,
 ) -> tuple[int, list[Move], int]:
     """Hand a Klondike position to the search as plain data; its primitive moves as engine moves.
 
@@ -323,7 +327,7 @@ def _klondike_solve(
         [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
         [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste),
         search.draw, redeals, search.partial_runs, search.foundation_return, search.moved,
-        max_nodes, max_seconds, stop=stop, progress=progress,
+        max_nodes, max_seconds, stop=stop, progress=progress, equivalent_runs=equivalent_runs,
     )
     moves: list[Move] = []
     for src_zone, src, dst_zone, dst, count in raw:
