@@ -82,7 +82,7 @@ class _SmallQuickPasses:
         self.quick = {"quick_nodes": quick_nodes, "quick_total": quick_total, "beam_first": 0}
 
     def klondike_solve(self, *args: object, **kw: object) -> tuple:
-        return self.backend.klondike_solve(*args, **kw, **self.quick)  # type: ignore[attr-defined]
+        return self.backend.klondike_solve(*args, **{**kw, **self.quick})  # type: ignore[attr-defined]
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -436,14 +436,14 @@ def test_progress_is_the_best_position_searched(impl: str) -> None:
 
 
 class _Options:
-    """A backend whose calls get extra keyword arguments (here: a cut of the full search turned off)."""
+    """A backend whose calls get extra keyword arguments, over the caller's (here: a cut of the full search turned off)."""
 
     def __init__(self, backend: object, **options: object) -> None:
         self.backend = backend
         self.options = options
 
     def klondike_solve(self, *args: object, **kw: object) -> tuple:
-        return self.backend.klondike_solve(*args, **kw, **self.options)  # type: ignore[attr-defined]
+        return self.backend.klondike_solve(*args, **{**kw, **self.options})  # type: ignore[attr-defined]
 
 
 def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
