@@ -644,31 +644,30 @@ static int never_free(const Ctx *c, const KState *s)
  * reachable from it. The talon is treated as if every card in it could be reached (with passes
  * unlimited they can; otherwise the set only grows, still a superset). Returns whether some card
  * not home is outside the fixpoint. */
-/* Whether some host of the set hosts can be a pile's top at some time, given the cards known
- * to depart (and, home, to come back) so far (see stuck). */
-static inline int some_host_free(uint64_t hosts, uint64_t home, uint64_t talon, uint64_t tops,
-                                 const uint8_t *above, uint64_t departs, uint64_t returns)
+/* One suit's ranks in a card set (bit r-1 for rank r). */
+#define SUIT_BITS ((1ULL << 13) - 1)
+
+/* The cards that have a host in `hosts` (a host: opposite colour, one rank higher), as a set:
+ * each suit's ranks shifted one down from the two suits of the other colour. */
+static inline uint64_t builders_of(uint64_t hosts)
 {
-    for (; hosts; hosts &= hosts - 1) {
-        int h = __builtin_ctzll(hosts);
-        if ((home >> h) & 1) {
-            if ((returns >> h) & 1)
-                return 1; /* back from its foundation first */
-        } else if ((talon >> h) & 1) {
-            if ((departs >> h) & 1)
-                return 1; /* out of the talon onto a pile first */
-        } else if (((tops >> h) & 1) || (above[h] != 0xFF && ((departs >> above[h]) & 1)))
-            return 1;
-    }
-    return 0;
+    uint64_t black = (hosts | hosts >> 39) & SUIT_BITS;              /* spades | clubs */
+    uint64_t redh = ((hosts >> 13) | (hosts >> 26)) & SUIT_BITS;     /* hearts | diamonds */
+    uint64_t on_red = redh >> 1, on_black = black >> 1;              /* one rank lower */
+    return on_red | on_red << 39 | on_black << 13 | on_black << 26;
 }
 
+/* The same fixpoint as described above, computed a set at a time: a round adds every card whose
+ * condition holds given the departures (and returns) of the rounds before. The conditions only
+ * grow with the sets, so the least fixpoint, and the verdict, are those of any order. Sets:
+ *   free: the cards that can be a pile's top at some time (a pile card uncovered now or once the
+ *         card on it departs, a talon card that has departed, a home card that has come back);
+ *   uncov: the pile cards uncovered now or once the card on them departs. */
 static int stuck(const Ctx *c, const KState *s)
 {
-    uint64_t home = 0, talon = 0, tops = 0, bottoms = 0, down = 0;
-    uint8_t above[52];
+    uint64_t home = 0, talon = 0, bottoms = 0, down = 0, uncov = 0;
+    uint8_t below[52]; /* the card under a pile card (0xFF: the pile's bottom) */
     int space = 0;
-    memset(above, 0xFF, sizeof above);
     for (int su = 0; su < 4; su++)
         home |= ((1ULL << s->found[su]) - 1) << (su * 13);
     for (int q = 0; q < s->tlen; q++)
@@ -679,52 +678,59 @@ static int stuck(const Ctx *c, const KState *s)
             space = 1;
             continue;
         }
-        bottoms |= 1ULL << s->card[i][0];
-        tops |= 1ULL << s->card[i][n - 1];
-        for (int j = 0; j < n - 1; j++)
-            above[s->card[i][j]] = s->card[i][j + 1];
+        const uint8_t *p = s->card[i];
+        bottoms |= 1ULL << p[0];
+        uncov |= 1ULL << p[n - 1];
+        below[p[0]] = 0xFF;
+        for (int j = 1; j < n; j++)
+            below[p[j]] = p[j - 1];
         for (int j = 0; j < s->down[i]; j++)
-            down |= 1ULL << s->card[i][j];
+            down |= 1ULL << p[j];
     }
+    const uint64_t kings = 1ULL << 12 | 1ULL << 25 | 1ULL << 38 | 1ULL << 51;
     uint64_t out = ((1ULL << 52) - 1) & ~home, departs = 0, returns = 0; /* returns: home cards */
-    for (int changed = 1; changed;) {
-        changed = 0;
+    for (;;) {
+        uint64_t free_ = (home & returns) | (talon & departs) | uncov;
+        uint64_t hosted = builders_of(free_);
+        int king_space = space || (bottoms & departs) != 0;
+        int changed = 0;
         /* with foundation_return, a home card comes back only as its foundation's top (every
          * higher card of its suit home now came back first), onto a host that is a top then, or a
          * King into a space */
         if (c->fret)
-            for (uint64_t todo = home & ~returns; todo; todo &= todo - 1) {
-                int x = __builtin_ctzll(todo), su = suit_of(x), r = rank_of(x), ok = 0;
-                uint64_t higher = home & (((1ULL << 13) - 1) << (su * 13)) & ~(((1ULL << r) - 1) << (su * 13));
-                if ((higher & ~returns) != 0)
+            for (int su = 0; su < 4; su++) {
+                uint64_t h = home >> (su * 13) & SUIT_BITS, back = returns >> (su * 13) & SUIT_BITS;
+                if (h == back)
                     continue;
-                if (r == 13)
-                    ok = space || (bottoms & departs);
-                else
-                    ok = some_host_free(BUILDERS_OF_HOSTS[x], home, talon, tops, above, departs, returns);
-                if (ok) {
-                    returns |= 1ULL << x;
+                int r = 64 - __builtin_clzll(h & ~back); /* the highest home card not back yet */
+                if (back != (h & ~((1ULL << r) - 1)))
+                    continue; /* not reached while a higher card is still home */
+                uint64_t x = 1ULL << (su * 13 + r - 1);
+                if (r == 13 ? king_space : (hosted & x) != 0) {
+                    returns |= x;
                     changed = 1;
                 }
             }
-        for (uint64_t todo = out & ~departs; todo; todo &= todo - 1) {
-            int x = __builtin_ctzll(todo);
-            int covered = above[x] != 0xFF && !((departs >> above[x]) & 1); /* the card on x stays */
-            if (covered && ((down >> x) & 1))
-                continue; /* never uncovered (yet) */
-            int r = rank_of(x), ok = 0;
-            uint64_t lower = ((1ULL << (r - 1)) - 1) << (suit_of(x) * 13);
-            if (!covered && (lower & ~home & ~departs) == 0)
-                ok = 1; /* to its foundation */
-            else if (r == 13)
-                ok = !((bottoms >> x) & 1) && (space || (bottoms & departs)); /* into a space */
-            else
-                ok = some_host_free(BUILDERS_OF_HOSTS[x], home, talon, tops, above, departs, returns);
-            if (ok) {
-                departs |= 1ULL << x;
-                changed = 1;
+        /* a face-down card stays covered until the card on it departs */
+        uint64_t todo = out & ~departs & ~(down & ~uncov);
+        uint64_t gone = home | departs, lower_ok = 0; /* lower_ok: every lower card of its suit gone */
+        for (int su = 0; su < 4; su++) {
+            uint64_t g = gone >> (su * 13) & SUIT_BITS;
+            int k = __builtin_ctzll(~g); /* ranks 1..k gone: rank k+1 may go home */
+            lower_ok |= (((2ULL << k) - 1) & SUIT_BITS) << (su * 13);
+        }
+        uint64_t now = todo & ((lower_ok & (talon | uncov)) | hosted | (king_space ? kings & ~bottoms : 0));
+        if (now) {
+            departs |= now;
+            changed = 1;
+            for (uint64_t t = now & ~talon; t; t &= t - 1) {
+                int b = below[__builtin_ctzll(t)];
+                if (b != 0xFF)
+                    uncov |= 1ULL << b;
             }
         }
+        if (!changed)
+            break;
     }
     return (out & ~departs) != 0;
 }
