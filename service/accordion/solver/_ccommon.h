@@ -139,6 +139,37 @@ static void ks_add(KeySet *s, uint64_t a, uint64_t b)
     }
 }
 
+/* Whether (a, b) is in the set; when not, adds it as ks_add does: ks_has then ks_add, with one
+ * probe instead of two. */
+static inline int ks_has_or_add(KeySet *s, uint64_t a, uint64_t b)
+{
+    size_t mask = s->cap - 1, i = ks_slot(a, b, mask);
+    uint64_t *k;
+    for (;;) {
+        k = s->keys + 2 * i;
+        if (k[0] == a && k[1] == b)
+            return 1;
+        if (k[0] == 0 && k[1] == 0)
+            break;
+        i = (i + 1) & mask;
+    }
+    if ((s->used + 1) * 2 > s->cap) {
+        ks_add(s, a, b); /* grows the table (or drops the key when full) */
+        return 0;
+    }
+    k[0] = a;
+    k[1] = b;
+    s->used++;
+    return 0;
+}
+
+/* Brings the first slot of (a, b) towards the cache: probes of keys known in advance then wait
+ * for memory side by side, not one after the other. */
+static inline void ks_prefetch(const KeySet *s, uint64_t a, uint64_t b)
+{
+    __builtin_prefetch(s->keys + 2 * ks_slot(a, b, s->cap - 1));
+}
+
 /* ---- the generator for restart noise: SplitMix64, as the engine's ---- */
 
 static inline uint64_t splitmix(uint64_t *state)

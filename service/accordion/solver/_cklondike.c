@@ -115,7 +115,9 @@ typedef struct {
     KMove path[MAXDEPTH];
 } Ctx;
 
-static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE], ZT[2][52], ZCUR[2][MAXTALON + 1], ZRED[2][16], ZUP[2];
+/* The key's random words, two of each (the key's two halves); ZP and ZT hold a card's two side by
+ * side, which key_base reads together. */
+static uint64_t ZP[MAXPILE][52][2], ZDOWN[2][MAXPILE], ZT[52][2], ZCUR[2][MAXTALON + 1], ZRED[2][16], ZUP[2];
 
 static inline int rank_of(int c) { return c % 13 + 1; }
 static inline int suit_of(int c) { return c / 13; }
@@ -146,29 +148,38 @@ static void key_base(const Ctx *c, const KState *s, uint64_t *h)
 {
     /* Equivalent runs (docs/solver.md, "Klondike", *Equivalent runs*): a pile is its face-down
      * cards and its lowest face-up card; the face-up cards above those are one set, whichever
-     * twin each run hangs on. */
-    uint64_t up = 0;
-    if (c->twins)
-        for (int i = 0; i < c->npiles; i++)
-            for (int j = s->down[i] + 1; j < s->n[i]; j++)
-                up |= 1ULL << s->card[i][j];
-    for (int w = 0; w < 2; w++) {
-        h[w] = 0;
-        for (int i = 0; i < c->npiles; i++) {
-            uint64_t p = ZDOWN[w][s->down[i]];
-            int n = c->twins && s->n[i] > s->down[i] ? s->down[i] + 1 : s->n[i];
-            for (int j = 0; j < n; j++)
-                p += ZP[w][j][s->card[i][j]];
-            h[w] += mix64(p + (uint64_t)w);
+     * twin each run hangs on. Both words are made in one pass over the cards. */
+    uint64_t up = 0, h0 = 0, h1 = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        int dn = s->down[i], n = s->n[i];
+        const uint8_t *p = s->card[i];
+        if (c->twins && n > dn) {
+            for (int j = dn + 1; j < n; j++)
+                up |= 1ULL << p[j];
+            n = dn + 1;
         }
-        if (c->twins)
-            h[w] ^= mix64(up + ZUP[w]);
-        for (int j = 0; j < s->tlen; j++)
-            h[w] ^= ZT[w][s->talon[j]];
-        if (c->depth == 0 && !c->root_redeal)
-            h[w] ^= ZCUR[w][MAXTALON]; /* the root may not REDEAL: not the same position later */
-        h[w] ^= ZRED[w][(s->redeals + 1) & 15];
+        uint64_t p0 = ZDOWN[0][dn], p1 = ZDOWN[1][dn];
+        for (int j = 0; j < n; j++) {
+            p0 += ZP[j][p[j]][0];
+            p1 += ZP[j][p[j]][1];
+        }
+        h0 += mix64(p0);
+        h1 += mix64(p1 + 1);
     }
+    if (c->twins) {
+        h0 ^= mix64(up + ZUP[0]);
+        h1 ^= mix64(up + ZUP[1]);
+    }
+    for (int j = 0; j < s->tlen; j++) {
+        h0 ^= ZT[s->talon[j]][0];
+        h1 ^= ZT[s->talon[j]][1];
+    }
+    if (c->depth == 0 && !c->root_redeal) { /* the root may not REDEAL: not the same position later */
+        h0 ^= ZCUR[0][MAXTALON];
+        h1 ^= ZCUR[1][MAXTALON];
+    }
+    h[0] = h0 ^ ZRED[0][(s->redeals + 1) & 15];
+    h[1] = h1 ^ ZRED[1][(s->redeals + 1) & 15];
 }
 
 static inline void key_at(const Ctx *c, const uint64_t *h, int cur, uint64_t *a, uint64_t *b)
@@ -188,23 +199,21 @@ static inline void key_at(const Ctx *c, const uint64_t *h, int cur, uint64_t *a,
  * position: this one can add nothing. Returns whether such a position is in the table. */
 static int dominated(const Ctx *c, const KState *s, const uint64_t *h)
 {
-    int cur = canonical_cur(c, s), d = c->draw;
-    uint64_t a, b;
+    int cur = canonical_cur(c, s), d = c->draw, n = 0;
+    uint64_t a[MAXTALON], b[MAXTALON]; /* the keys of the ``cur`` that dominate this one */
     if (cur == 0) {
-        for (int q = 1; q < s->tlen; q++) {
-            if (q % d == 0)
-                continue;
-            key_at(c, h, q, &a, &b);
-            if (ks_has(&c->seen, a, b))
-                return 1;
-        }
-        return 0;
+        for (int q = 1; q < s->tlen; q++)
+            if (q % d != 0)
+                key_at(c, h, q, &a[n], &b[n]), n++;
+    } else {
+        for (int q = cur - d; q >= 1; q -= d)
+            key_at(c, h, q, &a[n], &b[n]), n++;
     }
-    for (int q = cur - d; q >= 1; q -= d) {
-        key_at(c, h, q, &a, &b);
-        if (ks_has(&c->seen, a, b))
+    for (int k = 0; k < n; k++)
+        ks_prefetch(&c->seen, a[k], b[k]);
+    for (int k = 0; k < n; k++)
+        if (ks_has(&c->seen, a[k], b[k]))
             return 1;
-    }
     return 0;
 }
 
@@ -789,9 +798,8 @@ static int dfs(Ctx *c, const KState *s)
     uint64_t h[2], a, b;
     key_base(c, s, h);
     key_at(c, h, canonical_cur(c, s), &a, &b);
-    if (ks_has(&c->seen, a, b))
+    if (ks_has_or_add(&c->seen, a, b))
         return R_DEAD;
-    ks_add(&c->seen, a, b);
     /* the full search only (the quick passes keep their moves, and their node counts); with a
      * REDEAL allowed, as R(0) needs it */
     if (!c->quick && c->dominance && c->keep_cur && s->redeals < 0 && (c->depth > 0 || c->root_redeal) &&
@@ -1232,10 +1240,10 @@ PyMODINIT_FUNC PyInit__cklondike(void)
         for (int j = 0; j < MAXPILE; j++) {
             ZDOWN[w][j] = splitmix(&seed);
             for (int x = 0; x < 52; x++)
-                ZP[w][j][x] = splitmix(&seed);
+                ZP[j][x][w] = splitmix(&seed);
         }
         for (int x = 0; x < 52; x++)
-            ZT[w][x] = splitmix(&seed);
+            ZT[x][w] = splitmix(&seed);
         for (int j = 0; j <= MAXTALON; j++)
             ZCUR[w][j] = splitmix(&seed);
         for (int j = 0; j < 16; j++)
