@@ -91,6 +91,9 @@ typedef struct {
     uint8_t talon[MAXTALON];
     uint8_t tlen, cur;
     int8_t redeals; /* redeals left; -1: unlimited */
+    /* made from the talon when it changes (take_talon), not from its cards at every position: */
+    uint64_t talon_set;    /* its cards, as a 52-bit set */
+    uint64_t talon_key[2]; /* its part of the key (see key_base) */
 } KState;
 
 typedef struct {
@@ -170,10 +173,8 @@ static void key_base(const Ctx *c, const KState *s, uint64_t *h)
         h0 ^= mix64(up + ZUP[0]);
         h1 ^= mix64(up + ZUP[1]);
     }
-    for (int j = 0; j < s->tlen; j++) {
-        h0 ^= ZT[s->talon[j]][0];
-        h1 ^= ZT[s->talon[j]][1];
-    }
+    h0 ^= s->talon_key[0]; /* the talon's cards, each's ZT words */
+    h1 ^= s->talon_key[1];
     if (c->depth == 0 && !c->root_redeal) { /* the root may not REDEAL: not the same position later */
         h0 ^= ZCUR[0][MAXTALON];
         h1 ^= ZCUR[1][MAXTALON];
@@ -543,6 +544,9 @@ static inline void turn_up(KState *s, int i)
 static int take_talon(KState *s, const KMove *mv)
 {
     int x = s->talon[mv->tidx];
+    s->talon_set &= ~(1ULL << x);
+    s->talon_key[0] ^= ZT[x][0];
+    s->talon_key[1] ^= ZT[x][1];
     memmove(s->talon + mv->tidx, s->talon + mv->tidx + 1, (size_t)(s->tlen - mv->tidx - 1));
     s->tlen--;
     s->cur = mv->tidx;
@@ -674,13 +678,12 @@ static inline uint64_t builders_of(uint64_t hosts)
  *   uncov: the pile cards uncovered now or once the card on them departs. */
 static int stuck(const Ctx *c, const KState *s)
 {
-    uint64_t home = 0, talon = 0, bottoms = 0, down = 0, uncov = 0;
+    uint64_t home = 0, bottoms = 0, down = 0, uncov = 0;
     uint8_t below[52]; /* the card under a pile card (0xFF: the pile's bottom) */
     int space = 0;
     for (int su = 0; su < 4; su++)
         home |= ((1ULL << s->found[su]) - 1) << (su * 13);
-    for (int q = 0; q < s->tlen; q++)
-        talon |= 1ULL << s->talon[q];
+    uint64_t talon = s->talon_set;
     for (int i = 0; i < c->npiles; i++) {
         int n = s->n[i];
         if (n == 0) {
@@ -1043,6 +1046,11 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     }
     s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
     memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
+    for (int j = 0; j < s->tlen; j++) {
+        s->talon_set |= 1ULL << s->talon[j];
+        s->talon_key[0] ^= ZT[s->talon[j]][0];
+        s->talon_key[1] ^= ZT[s->talon[j]][1];
+    }
     s->cur = (uint8_t)cur;
     return 1;
 }
