@@ -94,6 +94,10 @@ typedef struct {
     /* made from the talon when it changes (take_talon), not from its cards at every position: */
     uint64_t talon_set;    /* its cards, as a 52-bit set */
     uint64_t talon_key[2]; /* its part of the key (see key_base) */
+    /* each pile's part of the key, made again by key_base only for the piles a move changed
+     * (the bits of stale_piles; apply sets them) */
+    uint64_t pile_key[MAXP][2];
+    uint16_t stale_piles;
 } KState;
 
 typedef struct {
@@ -147,7 +151,7 @@ static inline int canonical_cur(const Ctx *c, const KState *s)
 
 /* The canonical key without ``cur``: piles summed as a multiset (their order never matters),
  * then the talon, the root's mark and the redeals left. key_at adds a value of ``cur``. */
-static void key_base(const Ctx *c, const KState *s, uint64_t *h)
+static void key_base(const Ctx *c, KState *s, uint64_t *h)
 {
     /* Equivalent runs (docs/solver.md, "Klondike", *Equivalent runs*): a pile is its face-down
      * cards and its lowest face-up card; the face-up cards above those are one set, whichever
@@ -161,14 +165,19 @@ static void key_base(const Ctx *c, const KState *s, uint64_t *h)
                 up |= 1ULL << p[j];
             n = dn + 1;
         }
-        uint64_t p0 = ZDOWN[0][dn], p1 = ZDOWN[1][dn];
-        for (int j = 0; j < n; j++) {
-            p0 += ZP[j][p[j]][0];
-            p1 += ZP[j][p[j]][1];
+        if (s->stale_piles >> i & 1) {
+            uint64_t p0 = ZDOWN[0][dn], p1 = ZDOWN[1][dn];
+            for (int j = 0; j < n; j++) {
+                p0 += ZP[j][p[j]][0];
+                p1 += ZP[j][p[j]][1];
+            }
+            s->pile_key[i][0] = mix64(p0);
+            s->pile_key[i][1] = mix64(p1 + 1);
         }
-        h0 += mix64(p0);
-        h1 += mix64(p1 + 1);
+        h0 += s->pile_key[i][0];
+        h1 += s->pile_key[i][1];
     }
+    s->stale_piles = 0;
     if (c->twins) {
         h0 ^= mix64(up + ZUP[0]);
         h1 ^= mix64(up + ZUP[1]);
@@ -558,8 +567,9 @@ static int take_talon(KState *s, const KMove *mv)
 static void apply(KState *s, const KMove *mv)
 {
     int x;
-    switch (mv->kind) {
+    switch (mv->kind) { /* every move changes src's pile, dst's, or both: their keys are stale */
     case M_TAB_FOUND:
+        s->stale_piles |= (uint16_t)(1u << mv->src);
         x = s->card[mv->src][--s->n[mv->src]];
         s->found[suit_of(x)]++;
         turn_up(s, mv->src);
@@ -570,9 +580,11 @@ static void apply(KState *s, const KMove *mv)
         break;
     case M_TAL_TAB:
         x = take_talon(s, mv);
+        s->stale_piles |= (uint16_t)(1u << mv->dst);
         s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
         break;
     case M_RUN:
+        s->stale_piles |= (uint16_t)(1u << mv->src | 1u << mv->dst);
         memcpy(&s->card[mv->dst][s->n[mv->dst]], &s->card[mv->src][s->n[mv->src] - mv->count], mv->count);
         s->n[mv->dst] = (uint8_t)(s->n[mv->dst] + mv->count);
         s->n[mv->src] = (uint8_t)(s->n[mv->src] - mv->count);
@@ -581,6 +593,7 @@ static void apply(KState *s, const KMove *mv)
     case M_FOUND_TAB:
         x = mv->src * 13 + s->found[mv->src] - 1;
         s->found[mv->src]--;
+        s->stale_piles |= (uint16_t)(1u << mv->dst);
         s->card[mv->dst][s->n[mv->dst]++] = (uint8_t)x;
         break;
     case M_TWIN_HOME: {
@@ -792,7 +805,7 @@ static int count_node(Ctx *c, const KState *s)
     return 0;
 }
 
-static int dfs(Ctx *c, const KState *s)
+static int dfs(Ctx *c, KState *s)
 {
     if (count_node(c, s))
         return R_STOP;
@@ -858,7 +871,7 @@ static int worth(const Ctx *c, const KState *s)
     return v;
 }
 
-static void key_of(const Ctx *c, const KState *s, uint64_t *a, uint64_t *b)
+static void key_of(const Ctx *c, KState *s, uint64_t *a, uint64_t *b)
 {
     uint64_t h[2];
     key_base(c, s, h);
@@ -892,7 +905,7 @@ static int beam_keep(void *game, const void *s, int depth)
     Ctx *c = (Ctx *)game;
     uint64_t a, b;
     c->depth = depth;
-    key_of(c, (const KState *)s, &a, &b);
+    key_of(c, (KState *)s, &a, &b); /* a position of the beam's layer, which key_base may update */
     if (ks_has(&c->seen, a, b))
         return 0;
     ks_add(&c->seen, a, b);
@@ -908,7 +921,7 @@ static const BeamGame KLONDIKE_BEAM = {sizeof(KState), sizeof(KMove), MAXMOVES, 
  * the line in c->path/c->depth, R_DEAD when a layer is empty or MAXDEPTH is reached, R_STOP on
  * a budget or the stop flag, -1 out of memory. A position counts as a node when it is made, as
  * in the twin. */
-static int beam(Ctx *c, const KState *root, int width)
+static int beam(Ctx *c, KState *root, int width)
 {
     uint64_t a, b;
     int len = 0;
@@ -925,7 +938,7 @@ static int beam(Ctx *c, const KState *root, int width)
  * quick passes' cuts the beams died out, every child seen or a dead end, and won fewer deals),
  * within the quick passes' share of the budget (quick_total): R_WIN with the line, else R_STOP
  * (no beam claims a loss). *ok is cleared when memory ran out. */
-static int quick_beam(Ctx *c, const KState *root, int width, uint64_t max_nodes, uint64_t quick_total, int *ok)
+static int quick_beam(Ctx *c, KState *root, int width, uint64_t max_nodes, uint64_t quick_total, int *ok)
 {
     c->max_nodes = max_nodes && max_nodes < quick_total ? max_nodes : quick_total;
     c->noisy = 0;
@@ -1046,6 +1059,7 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     }
     s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
     memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
+    s->stale_piles = (uint16_t)((1u << MAXP) - 1);
     for (int j = 0; j < s->tlen; j++) {
         s->talon_set |= 1ULL << s->talon[j];
         s->talon_key[0] ^= ZT[s->talon[j]][0];
