@@ -335,6 +335,7 @@ typedef struct {
     uint64_t others; /* talon in reach | foundation tops */
     uint64_t piles;  /* every pile's movable heads */
     uint64_t pile[MAXP];
+    uint64_t onto[MAXP]; /* the cards that build on each pile's top (none on a space) */
 } Avail;
 
 static void avail_of(const Ctx *c, const KState *s, const uint8_t *tal, int nt, Avail *av)
@@ -350,6 +351,7 @@ static void avail_of(const Ctx *c, const KState *s, const uint8_t *tal, int nt, 
             m |= 1ULL << s->card[t][j];
         av->pile[t] = m;
         av->piles |= m;
+        av->onto[t] = s->n[t] > 0 ? BUILDERS[s->card[t][s->n[t] - 1]] : 0;
     }
     if (c->fret)
         for (int su = 0; su < 4; su++)
@@ -408,7 +410,7 @@ static void run_moves(const Ctx *c, const KState *s, int i, int j, KMove *m, int
      * position (but at a root barred from a REDEAL until a move is made) */
     int same = c->twins && j > s->down[i] && (c->depth > 0 || c->root_redeal) ? twin_of(s->card[i][j - 1]) : -1;
     for (int t = 0; t < c->npiles; t++)
-        if (t != i && s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]) && s->card[t][s->n[t] - 1] != same)
+        if (t != i && (av->onto[t] >> x & 1) && s->card[t][s->n[t] - 1] != same)
             add(m, k, M_RUN, i, t, count, 0, 0);
 }
 
@@ -509,7 +511,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
         if ((c->cut || !c->keep_cur) && !can_receive(&av, x, -1))
             continue;
         for (int t = 0; t < c->npiles; t++)
-            if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+            if (av.onto[t] >> x & 1)
                 add(m, &k, M_TAL_TAB, 0, t, 1, idx[q], wrap[q]);
     }
     /* 4. whole piles with nothing face down onto other piles (they leave a space) */
@@ -537,7 +539,7 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
                 continue;
             }
             for (int t = 0; t < c->npiles; t++)
-                if (s->n[t] > 0 && builds_on(x, s->card[t][s->n[t] - 1]))
+                if (av.onto[t] >> x & 1)
                     add(m, &k, M_FOUND_TAB, su, t, 1, 0, 0);
         }
     }
