@@ -749,6 +749,8 @@ static int stuck(const Ctx *c, const KState *s)
         uint64_t now = todo & ((lower_ok & (talon | uncov)) | hosted | (king_space ? kings & ~bottoms : 0));
         if (now) {
             departs |= now;
+            if ((out & ~departs) == 0)
+                return 0; /* every card departs: what comes back changes nothing */
             changed = 1;
             for (uint64_t t = now & ~talon; t; t &= t - 1) {
                 int b = below[__builtin_ctzll(t)];
