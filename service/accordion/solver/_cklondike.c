@@ -97,6 +97,7 @@ typedef struct {
     /* each pile's part of the key, made again by key_base only for the piles a move changed
      * (the bits of stale_piles; apply sets them) */
     uint64_t pile_key[MAXP][2];
+    uint64_t pile_up[MAXP]; /* with equivalent runs: the pile's face-up cards above its lowest */
     uint16_t stale_piles;
 } KState;
 
@@ -158,14 +159,16 @@ static void key_base(const Ctx *c, KState *s, uint64_t *h)
      * twin each run hangs on. Both words are made in one pass over the cards. */
     uint64_t up = 0, h0 = 0, h1 = 0;
     for (int i = 0; i < c->npiles; i++) {
-        int dn = s->down[i], n = s->n[i];
-        const uint8_t *p = s->card[i];
-        if (c->twins && n > dn) {
-            for (int j = dn + 1; j < n; j++)
-                up |= 1ULL << p[j];
-            n = dn + 1;
-        }
         if (s->stale_piles >> i & 1) {
+            int dn = s->down[i], n = s->n[i];
+            const uint8_t *p = s->card[i];
+            uint64_t pu = 0;
+            if (c->twins && n > dn) {
+                for (int j = dn + 1; j < n; j++)
+                    pu |= 1ULL << p[j];
+                n = dn + 1;
+            }
+            s->pile_up[i] = pu;
             uint64_t p0 = ZDOWN[0][dn], p1 = ZDOWN[1][dn];
             for (int j = 0; j < n; j++) {
                 p0 += ZP[j][p[j]][0];
@@ -174,6 +177,7 @@ static void key_base(const Ctx *c, KState *s, uint64_t *h)
             s->pile_key[i][0] = mix64(p0);
             s->pile_key[i][1] = mix64(p1 + 1);
         }
+        up |= s->pile_up[i];
         h0 += s->pile_key[i][0];
         h1 += s->pile_key[i][1];
     }
