@@ -81,25 +81,29 @@ typedef struct {
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
     int nframes;
+    SMove *moves;         /* the frames' moves, frame after frame (from Frame.at) */
+    struct MoveKey *keys; /* the parts of the key each of them makes */
+    size_t nkeys;         /* the room in both */
     SMove *line;          /* a win's moves from the root, filled by the pass that found it */
     int nline;
 } Ctx;
 
 /* The parts of the key a move changes: the new pm of its source pile (both words), then of its
  * destination pile (unused for a move to the foundations). */
-typedef struct {
+typedef struct MoveKey {
     uint64_t src[2], dst[2];
 } MoveKey;
 
-/* One position on the current line: its moves, the parts of the key each makes (made and their
- * slots prefetched with the moves), the next move to try, the card the last one moved, and the
- * parts of the key it replaced (put back when it is taken back). */
+/* One position on the current line: where its moves and the parts of the key each makes start
+ * in Ctx.moves and Ctx.keys (the parts made and their slots prefetched with the moves; kept
+ * apart, as many as there are moves, so that a frame is one cache line on lines thousands of
+ * positions long), how many, the next to try, the card the last one moved, and the parts of
+ * the key it replaced (put back when it is taken back). */
 typedef struct Frame {
-    int nm, next, card; /* first: what every step reads sits in the frame's first cache line */
+    int nm, next, card;
+    uint32_t at;
     uint64_t kept_sum[2];
     MoveKey kept;
-    SMove moves[MAXMOVES];
-    MoveKey keys[MAXMOVES];
 } Frame;
 
 static uint64_t ZP[2][MAXPILE][52];
@@ -491,12 +495,28 @@ static int enter(Ctx *c)
         c->nframes = n;
     }
     Frame *f = &c->frames[c->depth];
-    f->nm = gen_moves(c, f->moves, c->depth ? c->frames[c->depth - 1].card : -1);
+    size_t at = c->depth ? c->frames[c->depth - 1].at + (size_t)c->frames[c->depth - 1].nm : 0;
+    if (at + MAXMOVES > c->nkeys) {
+        size_t n = c->nkeys ? 2 * c->nkeys : 4096;
+        SMove *m = (SMove *)realloc(c->moves, n * sizeof(SMove));
+        if (m != NULL)
+            c->moves = m;
+        MoveKey *k = (MoveKey *)realloc(c->keys, n * sizeof(MoveKey));
+        if (k != NULL)
+            c->keys = k;
+        if (m == NULL || k == NULL) {
+            c->truncated = 1; /* out of memory: treated as too deep */
+            return R_DEAD;
+        }
+        c->nkeys = n;
+    }
+    f->at = (uint32_t)at;
+    f->nm = gen_moves(c, c->moves + at, c->depth ? c->frames[c->depth - 1].card : -1);
     f->next = 0;
     /* each child's key now, its slot fetched while the search goes on: the probes of the
      * children wait for memory side by side, not one after the other */
     for (int q = 0; q < f->nm; q++) {
-        child_key(c, f->moves[q], &f->keys[q], &a, &b);
+        child_key(c, c->moves[at + q], &c->keys[at + q], &a, &b);
         ks_prefetch(&c->seen, a, b);
     }
     return -1;
@@ -512,7 +532,7 @@ static int dfs(Ctx *c)
     for (;;) {
         Frame *f = &c->frames[c->depth];
         if (f->next > 0)
-            undo_keyed(c, f->moves[f->next - 1], f->card, &f->kept, f->kept_sum);
+            undo_keyed(c, c->moves[f->at + f->next - 1], f->card, &f->kept, f->kept_sum);
         if (f->next == f->nm) {
             if (c->depth == 0)
                 return R_DEAD;
@@ -520,9 +540,9 @@ static int dfs(Ctx *c)
             continue;
         }
         int q = f->next++;
-        SMove mv = f->moves[q];
+        SMove mv = c->moves[f->at + q];
         f->card = top(c, mv.src);
-        do_keyed(c, mv, &f->keys[q], &f->kept, f->kept_sum);
+        do_keyed(c, mv, &c->keys[f->at + q], &f->kept, f->kept_sum);
         c->depth++;
         r = enter(c);
         if (r == R_WIN || r == R_STOP)
@@ -551,17 +571,15 @@ typedef struct {
 static int bf_score(const Ctx *c)
 {
     int up = 0, blockers = 0, spaces = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < 4; t++) { /* the next card of each suit, found where it lies */
         up += c->found[t];
-    for (int i = 0; i < c->npiles; i++) {
-        if (c->n[i] == 0)
-            spaces++;
-        for (int j = 0; j < c->n[i]; j++) {
-            int x = c->card[i][j];
-            if (rank_of(x) == c->found[suit_of(x)] + 1)
-                blockers += c->n[i] - 1 - j;
+        if (c->found[t] < 13) {
+            int y = t * 13 + c->found[t];
+            blockers += c->n[c->pile_of[y]] - 1 - c->idx_of[y];
         }
     }
+    for (int i = 0; i < c->npiles; i++)
+        spaces += c->n[i] == 0;
     return 1000 + 10 * (52 - up) + 6 * c->rises + 3 * blockers - 10 * spaces;
 }
 
@@ -576,19 +594,29 @@ static void bf_store(const Ctx *c, BState *s)
     memcpy(s->found, c->found, 4);
 }
 
+/* Makes the current position (a position the pass has stored) into s: only the piles that
+ * differ are made again (the pass mostly goes on from a child of the position before), all
+ * emptied before any is filled (a card may change piles: the set of cards in the piles and
+ * where each lies must end as s has them). */
 static void bf_load(Ctx *c, const BState *s)
 {
-    int k = 0;
-    c->rises = 0;
-    for (int i = 0; i < c->npiles; i++) {
-        c->n[i] = 0;
-        c->ph[0][i] = c->ph[1][i] = 0;
+    const uint8_t *from[MAXP];
+    unsigned redo = 0;
+    const uint8_t *cards = s->card;
+    for (int i = 0; i < c->npiles; cards += s->n[i], i++) {
+        from[i] = cards;
+        if (s->n[i] == c->n[i] && memcmp(c->card[i], cards, s->n[i]) == 0)
+            continue;
+        redo |= 1u << i;
+        while (c->n[i])
+            pop_card(c, i);
     }
-    c->inpiles = 0;
     for (int i = 0; i < c->npiles; i++)
-        for (int j = 0; j < s->n[i]; j++)
-            push_card(c, i, s->card[k++]);
-    rekey_all(c);
+        if (redo >> i & 1) {
+            for (int j = 0; j < s->n[i]; j++)
+                push_card(c, i, from[i][j]);
+            rekey(c, i);
+        }
     memcpy(c->found, s->found, 4);
 }
 
@@ -842,7 +870,7 @@ static int line_from_frames(Ctx *c)
     if (c->line == NULL)
         return 0;
     for (int q = 0; q < c->depth; q++)
-        c->line[q] = c->frames[q].moves[c->frames[q].next - 1];
+        c->line[q] = c->moves[c->frames[q].at + c->frames[q].next - 1];
     return 1;
 }
 
@@ -930,6 +958,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     ks_free(&c->seen);
     if (!ok) {
         free(c->frames);
+        free(c->keys);
+        free(c->moves);
         free(c->line);
         free(c);
         return PyErr_NoMemory();
@@ -943,6 +973,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
     free(c->frames);
+    free(c->keys);
+    free(c->moves);
     free(c->line);
     free(c);
     return res;
