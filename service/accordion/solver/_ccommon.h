@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 static double now_seconds(void)
 {
@@ -53,20 +56,74 @@ typedef struct {
     size_t cap;     /* slots, a power of two */
     size_t used;
     size_t max_cap; /* never grows past this; further inserts are dropped */
+    int huge;       /* whether its memory is asked for in huge pages (ks_init_huge) */
+    void *map;      /* when keys lies in a mapping of its own (ks_alloc): the mapping, */
+    size_t map_len; /* and its length; 0 when keys is calloc's */
 } KeySet;
+
+#define KS_HUGE_PAGE ((size_t)2 << 20)
+
+/* The zeroed memory of `slots` slots into s->keys (s->map, s->map_len), or NULL. With s->huge,
+ * a large table is mapped on its own, aligned to a huge page, and the kernel asked to back it
+ * with huge pages (Linux's transparent huge pages, where they are on madvise): a probe lands
+ * anywhere in a table of tens of megabytes, and with 4 KB pages nearly every probe also misses
+ * the TLB. (calloc's memory may come from the heap, already mapped in small pages.) Only a
+ * hint: the contents are the same either way. */
+static uint64_t *ks_alloc(KeySet *s, size_t slots)
+{
+    size_t bytes = slots * 2 * sizeof(uint64_t);
+    s->map = NULL;
+    s->map_len = 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (s->huge && bytes >= 2 * KS_HUGE_PAGE) {
+        size_t len = bytes + KS_HUGE_PAGE;
+        void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map != MAP_FAILED) {
+            uintptr_t at = ((uintptr_t)map + KS_HUGE_PAGE - 1) & ~(uintptr_t)(KS_HUGE_PAGE - 1);
+            madvise((void *)at, bytes, MADV_HUGEPAGE);
+            s->map = map;
+            s->map_len = len;
+            return (uint64_t *)at;
+        }
+    }
+#endif
+    return (uint64_t *)calloc(slots * 2, sizeof(uint64_t));
+}
+
+static void ks_release(uint64_t *keys, void *map, size_t map_len)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (map_len) {
+        munmap(map, map_len);
+        return;
+    }
+#endif
+    (void)map;
+    (void)map_len;
+    free(keys);
+}
 
 static int ks_init(KeySet *s, size_t cap, size_t max_cap)
 {
-    s->keys = (uint64_t *)calloc(cap * 2, sizeof(uint64_t));
+    s->huge = 0;
+    s->keys = ks_alloc(s, cap);
     s->cap = cap;
     s->used = 0;
     s->max_cap = max_cap;
     return s->keys != NULL;
 }
 
+/* As ks_init, the table's memory (as it grows) asked for in huge pages (ks_alloc). */
+static inline int ks_init_huge(KeySet *s, size_t cap, size_t max_cap)
+{
+    int ok = ks_init(s, cap, max_cap);
+    s->huge = 1;
+    return ok;
+}
+
 static void ks_free(KeySet *s)
 {
-    free(s->keys);
+    ks_release(s->keys, s->map, s->map_len);
     s->keys = NULL;
 }
 
@@ -77,7 +134,7 @@ static inline size_t ks_slot(uint64_t a, uint64_t b, size_t mask)
     return (size_t)h & mask;
 }
 
-static int ks_has(const KeySet *s, uint64_t a, uint64_t b)
+static inline int ks_has(const KeySet *s, uint64_t a, uint64_t b)
 {
     size_t mask = s->cap - 1, i = ks_slot(a, b, mask);
     for (;;) {
@@ -112,15 +169,20 @@ static void ks_add(KeySet *s, uint64_t a, uint64_t b)
         if (s->cap * 2 > s->max_cap)
             return; /* full: the table only saves work, so dropping a key is safe */
         size_t ncap = s->cap * 2;
-        uint64_t *nk = (uint64_t *)calloc(ncap * 2, sizeof(uint64_t));
-        if (nk == NULL)
+        void *old_map = s->map;
+        size_t old_len = s->map_len;
+        uint64_t *nk = ks_alloc(s, ncap);
+        if (nk == NULL) {
+            s->map = old_map;
+            s->map_len = old_len;
             return;
+        }
         for (size_t i = 0; i < s->cap; i++) {
             uint64_t *k = s->keys + 2 * i;
             if (k[0] || k[1])
                 ks_raw_add(nk, ncap, k[0], k[1]);
         }
-        free(s->keys);
+        ks_release(s->keys, old_map, old_len);
         s->keys = nk;
         s->cap = ncap;
     }

@@ -63,8 +63,12 @@ typedef struct {
     uint8_t found[4];
     uint8_t pile_of[52], idx_of[52]; /* where each card in a pile lies, kept as cards come and go */
     uint64_t ph[2][MAXP]; /* each pile's Zobrist sum, kept as cards come and go */
+    uint64_t pm[2][MAXP]; /* each pile's part of the key, mix64(ph + w), made again when a move changes the pile */
+    uint64_t ksum[2];     /* the key's two words before the empty-slot bit: the sums of pm */
+    uint64_t inpiles;     /* the cards in the piles as a set (bit x: card x), kept as cards come and go */
     int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
     uint8_t builds[52][52]; /* builds[x][h]: card x goes on card h */
+    uint64_t hosts[52];     /* the same as sets: bit h of hosts[x] is builds[x][h] */
     uint64_t nodes, max_nodes;
     double start, deadline;
     volatile const uint8_t *stop;
@@ -77,17 +81,34 @@ typedef struct {
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
     int nframes;
+    SMove *moves;         /* the frames' moves, frame after frame (from Frame.at) */
+    struct MoveKey *keys; /* the parts of the key each of them makes */
+    size_t nkeys;         /* the room in both */
     SMove *line;          /* a win's moves from the root, filled by the pass that found it */
     int nline;
 } Ctx;
 
-/* One position on the current line: its moves, the next to try, the card the last one moved. */
+/* The parts of the key a move changes: the new pm of its source pile (both words), then of its
+ * destination pile (unused for a move to the foundations). */
+typedef struct MoveKey {
+    uint64_t src[2], dst[2];
+} MoveKey;
+
+/* One position on the current line: where its moves and the parts of the key each makes start
+ * in Ctx.moves and Ctx.keys (the parts made and their slots prefetched with the moves; kept
+ * apart, as many as there are moves, so that a frame is one cache line on lines thousands of
+ * positions long), how many, the next to try, the card the last one moved, and the parts of
+ * the key it replaced (put back when it is taken back). */
 typedef struct Frame {
-    SMove moves[MAXMOVES];
     int nm, next, card;
+    uint32_t at;
+    uint64_t kept_sum[2];
+    MoveKey kept;
 } Frame;
 
 static uint64_t ZP[2][MAXPILE][52];
+/* LOWER[x]: the cards of x's suit below it, as a set (bit y: card y) */
+static uint64_t LOWER[52];
 
 /* rank and suit by table: they are read for every card of every pile at each expansion */
 static const uint8_t RANK_OF[52] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
@@ -144,32 +165,30 @@ static int safe(const Ctx *c, int x)
  * card fails; the position is dead when no level reaches 0 (F is not empty). */
 static int frozen(const Ctx *c)
 {
-    const uint8_t *pile_of = c->pile_of, *idx_of = c->idx_of;
+    /* F and G as card sets, the levels as before: G is F less each pile's highest card of F
+     * (the cards under a card of F). With every card in a pile or up, "a lower card of x's
+     * suit in F" is LOWER[x] & F, and "every host up or under a card of F" is that x's hosts
+     * in the piles all lie in G. Lowering a level takes x out of F and the card below it
+     * (the pile's new highest of F) out of G. */
     uint8_t level[MAXP];
+    uint64_t in = c->inpiles, f = in, g = in;
     for (int i = 0; i < c->npiles; i++) {
         if (c->n[i] == 0)
             return 0;
         level[i] = c->n[i];
+        g &= ~(1ULL << c->card[i][c->n[i] - 1]);
     }
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < c->npiles; i++) {
             for (;;) {
-                int x = c->card[i][level[i] - 1], s = suit_of(x), r = rank_of(x), ok = 0;
-                for (int q = c->found[s] + 1; q < r && !ok; q++) { /* a lower card of its suit in F */
-                    int y = s * 13 + q - 1;
-                    ok = idx_of[y] < level[pile_of[y]];
-                }
-                for (int t = 0; t < 4 && ok && r < 13; t++) { /* every host up or under a card of F */
-                    int h = t * 13 + r;
-                    if (!c->builds[x][h] || c->found[t] > r)
-                        continue;
-                    ok = idx_of[h] + 1 < level[pile_of[h]];
-                }
-                if (ok)
+                int x = c->card[i][level[i] - 1];
+                if ((LOWER[x] & f) && !(c->hosts[x] & in & ~g))
                     break;
+                f &= ~(1ULL << x);
                 if (--level[i] == 0)
                     return 0;
+                g &= ~(1ULL << c->card[i][level[i] - 1]);
                 changed = 1;
             }
         }
@@ -181,14 +200,30 @@ static int frozen(const Ctx *c)
  * suit left, so it goes up, and the piles stay descending: a win. */
 static inline int is_won(const Ctx *c) { return c->rises == 0; }
 
-static void key_of(const Ctx *c, uint64_t *a, uint64_t *b)
+/* The key: the sums over the piles of mix64(ph[w][i] + w), kept in ksum (rekey). */
+static inline void key_of(const Ctx *c, uint64_t *a, uint64_t *b)
 {
-    uint64_t h[2] = {0, 0};
-    for (int w = 0; w < 2; w++)
-        for (int i = 0; i < c->npiles; i++)
-            h[w] += mix64(c->ph[w][i] + (uint64_t)w);
-    *a = h[0];
-    *b = h[1] | 1; /* never the empty slot */
+    *a = c->ksum[0];
+    *b = c->ksum[1] | 1; /* never the empty slot */
+}
+
+/* Pile i's part of the key made again after its cards changed. */
+static inline void rekey(Ctx *c, int i)
+{
+    for (int w = 0; w < 2; w++) {
+        uint64_t m = mix64(c->ph[w][i] + (uint64_t)w);
+        c->ksum[w] += m - c->pm[w][i];
+        c->pm[w][i] = m;
+    }
+}
+
+static void rekey_all(Ctx *c)
+{
+    c->ksum[0] = c->ksum[1] = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        c->pm[0][i] = c->pm[1][i] = 0;
+        rekey(c, i);
+    }
 }
 
 static inline void push_card(Ctx *c, int i, int x)
@@ -197,6 +232,7 @@ static inline void push_card(Ctx *c, int i, int x)
     c->card[i][j] = (uint8_t)x;
     c->pile_of[x] = (uint8_t)i;
     c->idx_of[x] = (uint8_t)j;
+    c->inpiles |= 1ULL << x;
     if (j && rank_of(x) >= rank_of(c->card[i][j - 1]))
         c->rises++;
     c->ph[0][i] += ZP[0][j][x];
@@ -206,6 +242,7 @@ static inline void push_card(Ctx *c, int i, int x)
 static inline int pop_card(Ctx *c, int i)
 {
     int j = --c->n[i], x = c->card[i][j];
+    c->inpiles &= ~(1ULL << x);
     if (j && rank_of(x) >= rank_of(c->card[i][j - 1]))
         c->rises--;
     c->ph[0][i] -= ZP[0][j][x];
@@ -216,20 +253,71 @@ static inline int pop_card(Ctx *c, int i)
 static void do_move(Ctx *c, SMove mv)
 {
     int x = pop_card(c, mv.src);
+    rekey(c, mv.src);
     if (mv.dst == TO_FOUND)
         c->found[suit_of(x)]++;
-    else
+    else {
         push_card(c, mv.dst, x);
+        rekey(c, mv.dst);
+    }
 }
 
-/* Take back move mv, which moved card x. */
-static void undo_move(Ctx *c, SMove mv, int x)
+/* The key of the position move mv leads to, without making it: the new parts of the two piles
+ * it changes into *k, the key's words into a, b. */
+static inline void child_key(const Ctx *c, SMove mv, MoveKey *k, uint64_t *a, uint64_t *b)
+{
+    int x = top(c, mv.src), j = c->n[mv.src] - 1;
+    uint64_t h[2];
+    for (int w = 0; w < 2; w++) {
+        k->src[w] = mix64(c->ph[w][mv.src] - ZP[w][j][x] + (uint64_t)w);
+        h[w] = c->ksum[w] - c->pm[w][mv.src] + k->src[w];
+        if (mv.dst != TO_FOUND) {
+            k->dst[w] = mix64(c->ph[w][mv.dst] + ZP[w][c->n[mv.dst]][x] + (uint64_t)w);
+            h[w] += k->dst[w] - c->pm[w][mv.dst];
+        }
+    }
+    *a = h[0];
+    *b = h[1] | 1;
+}
+
+/* do_move with the key's parts made beforehand by child_key; the parts it replaces into *kept,
+ * *kept_sum, for undo_keyed. */
+static inline void do_keyed(Ctx *c, SMove mv, const MoveKey *k, MoveKey *kept, uint64_t *kept_sum)
+{
+    int x = pop_card(c, mv.src);
+    for (int w = 0; w < 2; w++) {
+        kept_sum[w] = c->ksum[w];
+        kept->src[w] = c->pm[w][mv.src];
+        c->pm[w][mv.src] = k->src[w];
+        c->ksum[w] += k->src[w] - kept->src[w];
+    }
+    if (mv.dst == TO_FOUND)
+        c->found[suit_of(x)]++;
+    else {
+        push_card(c, mv.dst, x);
+        for (int w = 0; w < 2; w++) {
+            kept->dst[w] = c->pm[w][mv.dst];
+            c->pm[w][mv.dst] = k->dst[w];
+            c->ksum[w] += k->dst[w] - kept->dst[w];
+        }
+    }
+}
+
+/* Take back do_keyed's move mv, which moved card x. */
+static inline void undo_keyed(Ctx *c, SMove mv, int x, const MoveKey *kept, const uint64_t *kept_sum)
 {
     if (mv.dst == TO_FOUND)
         c->found[suit_of(x)]--;
-    else
+    else {
         pop_card(c, mv.dst);
+        c->pm[0][mv.dst] = kept->dst[0];
+        c->pm[1][mv.dst] = kept->dst[1];
+    }
     push_card(c, mv.src, x);
+    c->pm[0][mv.src] = kept->src[0];
+    c->pm[1][mv.src] = kept->src[1];
+    c->ksum[0] = kept_sum[0];
+    c->ksum[1] = kept_sum[1];
 }
 
 /* How soon pile i's most urgent card can go up: the least (rank - foundation height) over its
@@ -252,17 +340,24 @@ static int pile_gap(const Ctx *c, int i, int *depth)
  * emptying a pile, then digging toward the most urgent buried card (nearest to its foundation,
  * fewest cards above it); breaking a built pair (the card sits on one rank higher) later, and
  * covering a pile whose own urgent card is near later still; a move into a space after all. */
-static inline int priority(const Ctx *c, int i, int t, const int *gap, const int *deep, int to_space)
+static inline int priority(const Ctx *c, int i, int t, int *gap, int *deep, int to_space)
 {
     if (c->n[i] >= 2 && on_found(c, c->card[i][c->n[i] - 2]))
         return 0;
     if (c->n[i] == 1)
         return 1;
+    /* pile_gap only for the piles a priority reads (gap -1: not made yet) */
+    if (gap[i] < 0)
+        gap[i] = pile_gap(c, i, &deep[i]);
     int p = 2 + 16 * (gap[i] < 7 ? gap[i] : 7) + (deep[i] < 15 ? deep[i] : 15);
     if (rank_of(c->card[i][c->n[i] - 2]) == rank_of(top(c, i)) + 1)
         p += 8;
-    if (!to_space && gap[t] <= 2)
-        p += 4;
+    if (!to_space) {
+        if (gap[t] < 0)
+            gap[t] = pile_gap(c, t, &deep[t]);
+        if (gap[t] <= 2)
+            p += 4;
+    }
     return p + (to_space ? 256 : 0);
 }
 
@@ -298,20 +393,30 @@ static int gen_moves(Ctx *c, SMove *m, int last)
             break;
         }
     int first = k, prio[MAXMOVES], gap[MAXP], deep[MAXP];
-    for (int i = 0; i < c->npiles; i++)
-        gap[i] = pile_gap(c, i, &deep[i]);
+    uint64_t tops = 0;
+    for (int i = 0; i < c->npiles; i++) {
+        gap[i] = -1;
+        if (c->n[i])
+            tops |= 1ULL << top(c, i);
+    }
     for (int i = 0; i < c->npiles; i++) {
         if (c->n[i] == 0)
             continue;
         int x = top(c, i);
         if (x == last)
             continue;
-        for (int t = 0; t < c->npiles; t++)
-            if (t != i && c->n[t] && c->builds[x][top(c, t)] && k < MAXMOVES) {
+        /* the piles whose top x builds on, in pile order (x is no host of itself, so not pile i) */
+        unsigned to = 0;
+        for (uint64_t h = c->hosts[x] & tops; h; h &= h - 1)
+            to |= 1u << c->pile_of[__builtin_ctzll(h)];
+        for (; to; to &= to - 1) {
+            int t = __builtin_ctz(to);
+            if (k < MAXMOVES) {
                 prio[k] = priority(c, i, t, gap, deep, 0) + noise(c);
                 m[k].src = (uint8_t)i;
                 m[k++].dst = (uint8_t)t;
             }
+        }
         if (e >= 0 && c->n[i] >= 2 && (c->space_any || rank_of(x) == 13) && k < MAXMOVES) {
             prio[k] = priority(c, i, e, gap, deep, 1) + noise(c);
             m[k].src = (uint8_t)i;
@@ -371,9 +476,8 @@ static int enter(Ctx *c)
         return R_WIN;
     uint64_t a, b;
     key_of(c, &a, &b);
-    if (ks_has(&c->seen, a, b))
+    if (ks_has_or_add(&c->seen, a, b))
         return R_DEAD;
-    ks_add(&c->seen, a, b);
     if (c->frozen_test && frozen(c))
         return R_DEAD; /* no win from here: nothing below it to expand */
     if (c->depth >= MAXDEPTH) {
@@ -391,8 +495,30 @@ static int enter(Ctx *c)
         c->nframes = n;
     }
     Frame *f = &c->frames[c->depth];
-    f->nm = gen_moves(c, f->moves, c->depth ? c->frames[c->depth - 1].card : -1);
+    size_t at = c->depth ? c->frames[c->depth - 1].at + (size_t)c->frames[c->depth - 1].nm : 0;
+    if (at + MAXMOVES > c->nkeys) {
+        size_t n = c->nkeys ? 2 * c->nkeys : 4096;
+        SMove *m = (SMove *)realloc(c->moves, n * sizeof(SMove));
+        if (m != NULL)
+            c->moves = m;
+        MoveKey *k = (MoveKey *)realloc(c->keys, n * sizeof(MoveKey));
+        if (k != NULL)
+            c->keys = k;
+        if (m == NULL || k == NULL) {
+            c->truncated = 1; /* out of memory: treated as too deep */
+            return R_DEAD;
+        }
+        c->nkeys = n;
+    }
+    f->at = (uint32_t)at;
+    f->nm = gen_moves(c, c->moves + at, c->depth ? c->frames[c->depth - 1].card : -1);
     f->next = 0;
+    /* each child's key now, its slot fetched while the search goes on: the probes of the
+     * children wait for memory side by side, not one after the other */
+    for (int q = 0; q < f->nm; q++) {
+        child_key(c, c->moves[at + q], &c->keys[at + q], &a, &b);
+        ks_prefetch(&c->seen, a, b);
+    }
     return -1;
 }
 
@@ -406,16 +532,17 @@ static int dfs(Ctx *c)
     for (;;) {
         Frame *f = &c->frames[c->depth];
         if (f->next > 0)
-            undo_move(c, f->moves[f->next - 1], f->card);
+            undo_keyed(c, c->moves[f->at + f->next - 1], f->card, &f->kept, f->kept_sum);
         if (f->next == f->nm) {
             if (c->depth == 0)
                 return R_DEAD;
             c->depth--;
             continue;
         }
-        SMove mv = f->moves[f->next++];
+        int q = f->next++;
+        SMove mv = c->moves[f->at + q];
         f->card = top(c, mv.src);
-        do_move(c, mv);
+        do_keyed(c, mv, &c->keys[f->at + q], &f->kept, f->kept_sum);
         c->depth++;
         r = enter(c);
         if (r == R_WIN || r == R_STOP)
@@ -444,17 +571,15 @@ typedef struct {
 static int bf_score(const Ctx *c)
 {
     int up = 0, blockers = 0, spaces = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < 4; t++) { /* the next card of each suit, found where it lies */
         up += c->found[t];
-    for (int i = 0; i < c->npiles; i++) {
-        if (c->n[i] == 0)
-            spaces++;
-        for (int j = 0; j < c->n[i]; j++) {
-            int x = c->card[i][j];
-            if (rank_of(x) == c->found[suit_of(x)] + 1)
-                blockers += c->n[i] - 1 - j;
+        if (c->found[t] < 13) {
+            int y = t * 13 + c->found[t];
+            blockers += c->n[c->pile_of[y]] - 1 - c->idx_of[y];
         }
     }
+    for (int i = 0; i < c->npiles; i++)
+        spaces += c->n[i] == 0;
     return 1000 + 10 * (52 - up) + 6 * c->rises + 3 * blockers - 10 * spaces;
 }
 
@@ -469,16 +594,29 @@ static void bf_store(const Ctx *c, BState *s)
     memcpy(s->found, c->found, 4);
 }
 
+/* Makes the current position (a position the pass has stored) into s: only the piles that
+ * differ are made again (the pass mostly goes on from a child of the position before), all
+ * emptied before any is filled (a card may change piles: the set of cards in the piles and
+ * where each lies must end as s has them). */
 static void bf_load(Ctx *c, const BState *s)
 {
-    int k = 0;
-    c->rises = 0;
-    for (int i = 0; i < c->npiles; i++) {
-        c->n[i] = 0;
-        c->ph[0][i] = c->ph[1][i] = 0;
-        for (int j = 0; j < s->n[i]; j++)
-            push_card(c, i, s->card[k++]);
+    const uint8_t *from[MAXP];
+    unsigned redo = 0;
+    const uint8_t *cards = s->card;
+    for (int i = 0; i < c->npiles; cards += s->n[i], i++) {
+        from[i] = cards;
+        if (s->n[i] == c->n[i] && memcmp(c->card[i], cards, s->n[i]) == 0)
+            continue;
+        redo |= 1u << i;
+        while (c->n[i])
+            pop_card(c, i);
     }
+    for (int i = 0; i < c->npiles; i++)
+        if (redo >> i & 1) {
+            for (int j = 0; j < s->n[i]; j++)
+                push_card(c, i, from[i][j]);
+            rekey(c, i);
+        }
     memcpy(c->found, s->found, 4);
 }
 
@@ -514,8 +652,10 @@ static int best_first(Ctx *c, uint64_t allowance)
     BState *st = (BState *)malloc(cap * sizeof(BState));
     HeapItem *heap = (HeapItem *)malloc(cap * sizeof(HeapItem));
     KeySet seen;
-    int r = R_STOP, have_seen = ks_init(&seen, (size_t)1 << 14, MAX_SLOTS);
+    int r = R_STOP, have_seen = ks_init_huge(&seen, (size_t)1 << 14, MAX_SLOTS);
     SMove moves[MAXMOVES];
+    MoveKey keys[MAXMOVES], kept = {{0, 0}, {0, 0}};
+    uint64_t kept_sum[2], ka[MAXMOVES], kb[MAXMOVES];
     if (st == NULL || heap == NULL || !have_seen)
         goto done; /* out of memory: the pass gives up, the attempts go on */
     c->nodes++;    /* the root, as enter() counts it */
@@ -540,9 +680,13 @@ static int best_first(Ctx *c, uint64_t allowance)
         HeapItem it = heap_pop(heap, &nheap);
         bf_load(c, &st[it.idx]);
         int nm = gen_moves(c, moves, st[it.idx].last == NO_CARD ? -1 : st[it.idx].last);
+        for (int q = 0; q < nm; q++) { /* the children's keys first, their slots fetched side by side */
+            child_key(c, moves[q], &keys[q], &ka[q], &kb[q]);
+            ks_prefetch(&seen, ka[q], kb[q]);
+        }
         for (int q = 0; q < nm; q++) {
             int x = top(c, moves[q].src);
-            do_move(c, moves[q]);
+            do_keyed(c, moves[q], &keys[q], &kept, kept_sum);
             c->nodes++;
             if ((c->max_nodes && c->nodes > c->max_nodes) || c->nodes > end)
                 goto done;
@@ -555,12 +699,9 @@ static int best_first(Ctx *c, uint64_t allowance)
                 r = bf_line(c, st, it.idx, moves[q]) ? R_WIN : R_STOP;
                 goto done;
             }
-            uint64_t a, b;
-            key_of(c, &a, &b);
-            if (!ks_has(&seen, a, b)) {
-                ks_add(&seen, a, b);
+            if (!ks_has_or_add(&seen, ka[q], kb[q])) {
                 if (c->frozen_test && frozen(c)) {
-                    undo_move(c, moves[q], x);
+                    undo_keyed(c, moves[q], x, &kept, kept_sum);
                     continue; /* lost: not stored, never expanded */
                 }
                 if (nst == cap) {
@@ -583,7 +724,7 @@ static int best_first(Ctx *c, uint64_t allowance)
                                                    (uint32_t)nst});
                 nst++;
             }
-            undo_move(c, moves[q], x);
+            undo_keyed(c, moves[q], x, &kept, kept_sum);
         }
     }
     r = R_DEAD;
@@ -679,13 +820,14 @@ static int read_position(PyObject *piles, PyObject *found, Ctx *c)
         }
         c->found[t] = (uint8_t)f;
     }
+    rekey_all(c);
     return 1;
 }
 
 /* The root position, to go back to for each attempt and to write out a win's moves. */
 typedef struct {
     uint8_t card[MAXP][MAXPILE], n[MAXP], found[4], pile_of[52], idx_of[52];
-    uint64_t ph[2][MAXP];
+    uint64_t ph[2][MAXP], pm[2][MAXP], ksum[2], inpiles;
     int rises;
 } Root;
 
@@ -697,6 +839,9 @@ static void save_root(const Ctx *c, Root *r)
     memcpy(r->pile_of, c->pile_of, sizeof r->pile_of);
     memcpy(r->idx_of, c->idx_of, sizeof r->idx_of);
     memcpy(r->ph, c->ph, sizeof r->ph);
+    memcpy(r->pm, c->pm, sizeof r->pm);
+    memcpy(r->ksum, c->ksum, sizeof r->ksum);
+    r->inpiles = c->inpiles;
     r->rises = c->rises;
 }
 
@@ -708,6 +853,9 @@ static void reset_to_root(Ctx *c, const Root *r)
     memcpy(c->pile_of, r->pile_of, sizeof r->pile_of);
     memcpy(c->idx_of, r->idx_of, sizeof r->idx_of);
     memcpy(c->ph, r->ph, sizeof r->ph);
+    memcpy(c->pm, r->pm, sizeof r->pm);
+    memcpy(c->ksum, r->ksum, sizeof r->ksum);
+    c->inpiles = r->inpiles;
     c->rises = r->rises;
     c->depth = 0;
     c->truncated = 0;
@@ -722,7 +870,7 @@ static int line_from_frames(Ctx *c)
     if (c->line == NULL)
         return 0;
     for (int q = 0; q < c->depth; q++)
-        c->line[q] = c->frames[q].moves[c->frames[q].next - 1];
+        c->line[q] = c->moves[c->frames[q].at + c->frames[q].next - 1];
     return 1;
 }
 
@@ -755,11 +903,12 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     for (int x = 0; x < 52; x++)
         for (int h = 0; h < 52; h++)
-            c->builds[x][h] = (uint8_t)builds_on(build, x, h);
+            if ((c->builds[x][h] = (uint8_t)builds_on(build, x, h)))
+                c->hosts[x] |= 1ULL << h;
     c->space_any = space_any;
     c->frozen_test = frozen_test;
     c->max_nodes = max_nodes;
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init_huge(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -801,7 +950,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->attempt++;
         c->attempt_nodes *= 2;
         ks_free(&c->seen);
-        if (!(ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
+        if (!(ok = ks_init_huge(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
             break;
     }
     Py_END_ALLOW_THREADS
@@ -809,6 +958,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     ks_free(&c->seen);
     if (!ok) {
         free(c->frames);
+        free(c->keys);
+        free(c->moves);
         free(c->line);
         free(c);
         return PyErr_NoMemory();
@@ -822,6 +973,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
     free(c->frames);
+    free(c->keys);
+    free(c->moves);
     free(c->line);
     free(c);
     return res;
@@ -847,5 +1000,7 @@ PyMODINIT_FUNC PyInit__cstreets(void)
         for (int j = 0; j < MAXPILE; j++)
             for (int x = 0; x < 52; x++)
                 ZP[w][j][x] = splitmix(&seed);
+    for (int x = 0; x < 52; x++)
+        LOWER[x] = ((1ULL << (x % 13)) - 1) << (x - x % 13);
     return PyModule_Create(&module);
 }
