@@ -67,8 +67,7 @@ typedef struct {
     uint64_t ksum[2];     /* the key's two words before the empty-slot bit: the sums of pm */
     uint64_t inpiles;     /* the cards in the piles as a set (bit x: card x), kept as cards come and go */
     int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
-    uint8_t builds[52][52]; /* builds[x][h]: card x goes on card h */
-    uint64_t hosts[52];     /* the same as sets: bit h of hosts[x] is builds[x][h] */
+    uint64_t hosts[52];     /* bit h of hosts[x]: card x goes on card h */
     uint64_t nodes, max_nodes;
     double start, deadline;
     volatile const uint8_t *stop;
@@ -144,12 +143,12 @@ static int safe(const Ctx *c, int x)
         return 1;
     for (int t = 0; t < 4; t++) {
         int y = t * 13 + r - 2; /* rank r - 1 of suit t */
-        if (!c->builds[y][x] || c->found[t] >= r - 1)
+        if (!(c->hosts[y] >> x & 1) || c->found[t] >= r - 1)
             continue;
         if (c->found[t] < r - 2)
             return 0;
         for (int u = 0; u < 4; u++)
-            if (c->builds[u * 13 + r - 3][y] && c->found[u] < r - 2)
+            if ((c->hosts[u * 13 + r - 3] >> y & 1) && c->found[u] < r - 2)
                 return 0;
     }
     return 1;
@@ -903,7 +902,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     for (int x = 0; x < 52; x++)
         for (int h = 0; h < 52; h++)
-            if ((c->builds[x][h] = (uint8_t)builds_on(build, x, h)))
+            if (builds_on(build, x, h))
                 c->hosts[x] |= 1ULL << h;
     c->space_any = space_any;
     c->frozen_test = frozen_test;
