@@ -56,7 +56,8 @@ typedef struct {
     size_t cap;     /* slots, a power of two */
     size_t used;
     size_t max_cap; /* never grows past this; further inserts are dropped */
-    int huge;       /* whether its memory is asked for in huge pages (ks_init_huge) */
+    size_t first_cap; /* the slots it began with, and begins with again (ks_reset) */
+    int huge;       /* whether its memory is asked for in huge pages (ks_init) */
     void *map;      /* when keys lies in a mapping of its own (ks_alloc): the mapping, */
     size_t map_len; /* and its length; 0 when keys is calloc's */
 } KeySet;
@@ -103,28 +104,32 @@ static void ks_release(uint64_t *keys, void *map, size_t map_len)
     free(keys);
 }
 
-static int ks_init(KeySet *s, size_t cap, size_t max_cap)
+/* An empty set of `cap` slots that grows up to `max_cap`; with `huge`, its memory asked for in
+ * huge pages (ks_alloc: only for a table of two huge pages or more, so a first table of fewer
+ * slots is calloc's either way). 0 when out of memory. */
+static int ks_init(KeySet *s, size_t cap, size_t max_cap, int huge)
 {
-    s->huge = 0;
+    s->huge = huge;
     s->keys = ks_alloc(s, cap);
     s->cap = cap;
+    s->first_cap = cap;
     s->used = 0;
     s->max_cap = max_cap;
     return s->keys != NULL;
-}
-
-/* As ks_init, the table's memory (as it grows) asked for in huge pages (ks_alloc). */
-static inline int ks_init_huge(KeySet *s, size_t cap, size_t max_cap)
-{
-    int ok = ks_init(s, cap, max_cap);
-    s->huge = 1;
-    return ok;
 }
 
 static void ks_free(KeySet *s)
 {
     ks_release(s->keys, s->map, s->map_len);
     s->keys = NULL;
+}
+
+/* Empties the set, as a pass that starts afresh needs it: the table freed, then a new one of the
+ * size it began with (same limit, same pages). 0 when out of memory. */
+static inline int ks_reset(KeySet *s)
+{
+    ks_free(s);
+    return ks_init(s, s->first_cap, s->max_cap, s->huge);
 }
 
 static inline size_t ks_slot(uint64_t a, uint64_t b, size_t mask)

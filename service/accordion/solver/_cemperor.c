@@ -624,7 +624,7 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     EState root = c->st[0];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -658,8 +658,7 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
          w = full ? w * 2 : w, full = !full) {
         c->cut = !full;
         r = beam(c, &root, w);
-        ks_free(&c->seen);
-        ok = r >= 0 && ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = r >= 0 && ks_reset(&c->seen);
         if (!ok)
             break;
     }
@@ -679,14 +678,12 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
             c->quick_over)
             break;
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
     }
     c->noisy = 0;
     c->cut = 0;
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
         c->quick = 0;
         c->depth = 0;
         c->truncated = 0;

@@ -951,8 +951,7 @@ static int quick_beam(Ctx *c, KState *root, int width, uint64_t max_nodes, uint6
     c->max_nodes = max_nodes && max_nodes < quick_total ? max_nodes : quick_total;
     c->noisy = 0;
     c->cut = 0;
-    ks_free(&c->seen);
-    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    *ok = ks_reset(&c->seen);
     int r = *ok ? beam(c, root, width) : -1;
     if (r < 0)
         *ok = 0;
@@ -1134,7 +1133,7 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->max_nodes = max_nodes;
     for (int i = 0; i < c->npiles; i++)
         c->root_down += root.down[i];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -1202,14 +1201,12 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
                 c->quick_over)
                 break;
         }
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
     }
     c->noisy = 0;
     c->cut = 0;
     if (ok && !lost_at_root && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
         c->quick = 0;
         c->depth = 0;
         c->truncated = 0;

@@ -283,7 +283,7 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     SCtx *c = (SCtx *)calloc(1, sizeof(SCtx));
-    if (c == NULL || !ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS)) {
+    if (c == NULL || !ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -635,7 +635,7 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
             return NULL;
         }
     }
-    if (!ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS)) {
+    if (!ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0)) {
         free(c);
         return PyErr_NoMemory();
     }

@@ -434,8 +434,7 @@ static int next_pass(Ctx *c, uint64_t max_nodes, int r, int *ok)
 {
     if (!*ok || r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes))
         return 0;
-    ks_free(&c->seen);
-    *ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+    *ok = ks_reset(&c->seen);
     return *ok;
 }
 
@@ -848,7 +847,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     SState root = c->st[0];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -886,8 +885,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     for (int w = BEAM_FIRST_WIDTH; narrow_first && w <= BEAM_NARROW_WIDTH; w *= 2)
         run_beam(c, &root, w, max_nodes, &r, &ok);
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
         uint64_t quick_end = c->nodes + quick_nodes;
         c->max_nodes = max_nodes && max_nodes < quick_end ? max_nodes : quick_end;
         c->depth = 0;
@@ -899,8 +897,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     for (int w = narrow_first ? BEAM_NARROW_WIDTH * 2 : BEAM_FIRST_WIDTH; w <= BEAM_LAST_WIDTH; w *= 2)
         run_beam(c, &root, w, max_nodes, &r, &ok);
     if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ks_free(&c->seen);
-        ok = ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS);
+        ok = ks_reset(&c->seen);
         c->quick = 0;
         c->depth = 0;
         c->truncated = 0;

@@ -651,7 +651,7 @@ static int best_first(Ctx *c, uint64_t allowance)
     BState *st = (BState *)malloc(cap * sizeof(BState));
     HeapItem *heap = (HeapItem *)malloc(cap * sizeof(HeapItem));
     KeySet seen;
-    int r = R_STOP, have_seen = ks_init_huge(&seen, (size_t)1 << 14, MAX_SLOTS);
+    int r = R_STOP, have_seen = ks_init(&seen, (size_t)1 << 14, MAX_SLOTS, 1);
     SMove moves[MAXMOVES];
     MoveKey keys[MAXMOVES], kept = {{0, 0}, {0, 0}};
     uint64_t kept_sum[2], ka[MAXMOVES], kb[MAXMOVES];
@@ -907,7 +907,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->space_any = space_any;
     c->frozen_test = frozen_test;
     c->max_nodes = max_nodes;
-    if (!ks_init_huge(&c->seen, (size_t)1 << 14, MAX_SLOTS)) {
+    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 1)) {
         free(c);
         return PyErr_NoMemory();
     }
@@ -948,8 +948,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
         c->attempt++;
         c->attempt_nodes *= 2;
-        ks_free(&c->seen);
-        if (!(ok = ks_init_huge(&c->seen, (size_t)1 << 14, MAX_SLOTS)))
+        if (!(ok = ks_reset(&c->seen)))
             break;
     }
     Py_END_ALLOW_THREADS
