@@ -237,15 +237,33 @@ static inline void ks_prefetch(const KeySet *s, uint64_t a, uint64_t b)
     __builtin_prefetch(s->keys + 2 * ks_slot(a, b, s->cap - 1));
 }
 
-/* ---- the generator for restart noise: SplitMix64, as the engine's ---- */
+/* ---- SplitMix64, as the engine's: the generator for restart noise and the Zobrist keys ---- */
 
-static inline uint64_t splitmix(uint64_t *state)
+/* SplitMix64's finaliser: every bit of the word spread over all of it (the game cores also mix
+ * each pile's Zobrist sum with it before they add the piles up). */
+static inline uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
+
+static inline uint64_t splitmix(uint64_t *state)
+{
+    return mix64(*state += 0x9E3779B97F4A7C15ULL);
+}
+
+/* The next `n` words of the generator into keys[0..n-1], in order. */
+static inline void zobrist_fill(uint64_t *keys, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++)
+        keys[i] = splitmix(seed);
+}
+
+/* Every word of the array `table` (a Zobrist table, or a row of one: an array, not a pointer)
+ * from the generator, in the order of nested loops over its indices, the last one fastest. A
+ * macro, for the array's size. */
+#define ZOBRIST_FILL(table, seed) zobrist_fill((uint64_t *)(table), sizeof(table) / sizeof(uint64_t), (seed))
 
 /* ---- a binary min-heap of (key, idx): the best-first passes' frontier (Streets', Spider's
  * staged pass); keys are distinct, so the order of pops is the keys' whatever the heap ---- */

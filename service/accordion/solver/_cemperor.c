@@ -102,13 +102,6 @@ static inline int builds_on(int x, int host)
     return rank_of(host) == rank_of(x) + 1 && red_suit(suit_of(host)) != red_suit(suit_of(x));
 }
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static void key_of(const EState *s, uint64_t *a, uint64_t *b)
 {
     uint64_t h[2] = {0, 0};
@@ -728,16 +721,10 @@ PyMODINIT_FUNC PyInit__cemperor(void)
 {
     uint64_t seed = 0x656D7065726F72ULL;
     for (int w = 0; w < 2; w++) {
-        for (int j = 0; j <= MAXPILE; j++)
-            ZDOWN[w][j] = splitmix(&seed);
-        for (int j = 0; j < MAXPILE; j++)
-            for (int x = 0; x < 52; x++)
-                ZP[w][j][x] = splitmix(&seed);
-        for (int j = 0; j < MAXTALON; j++)
-            for (int x = 0; x < 52; x++)
-                ZT[w][j][x] = splitmix(&seed);
-        for (int j = 0; j <= MAXTALON; j++)
-            ZCUR[w][j] = splitmix(&seed);
+        ZOBRIST_FILL(ZDOWN[w], &seed);
+        ZOBRIST_FILL(ZP[w], &seed);
+        ZOBRIST_FILL(ZT[w], &seed);
+        ZOBRIST_FILL(ZCUR[w], &seed);
     }
     return PyModule_Create(&module);
 }

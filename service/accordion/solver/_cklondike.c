@@ -134,13 +134,6 @@ static inline int red(int c) { return red_suit(c / 13); }
 /* A card's twin: the other card of its rank and colour (spades and clubs, hearts and diamonds). */
 static inline int twin_of(int c) { return (3 - c / 13) * 13 + c % 13; }
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* With passes unlimited, a waste whose length is a multiple of ``draw`` (or the whole talon)
  * reaches exactly the cards an empty waste reaches, so both are one position. */
 static inline int canonical_cur(const Ctx *c, const KState *s)
@@ -1271,12 +1264,9 @@ PyMODINIT_FUNC PyInit__cklondike(void)
         }
         for (int x = 0; x < 52; x++)
             ZT[x][w] = splitmix(&seed);
-        for (int j = 0; j <= MAXTALON; j++)
-            ZCUR[w][j] = splitmix(&seed);
-        for (int j = 0; j < 16; j++)
-            ZRED[w][j] = splitmix(&seed);
+        ZOBRIST_FILL(ZCUR[w], &seed);
+        ZOBRIST_FILL(ZRED[w], &seed);
     }
-    for (int w = 0; w < 2; w++)
-        ZUP[w] = splitmix(&seed); /* after the others, which keep their values */
+    ZOBRIST_FILL(ZUP, &seed); /* after the others, which keep their values */
     return PyModule_Create(&module);
 }

@@ -705,8 +705,6 @@ PyMODINIT_FUNC PyInit__csolver(void)
         for (int b = 0; b < NCARDS; b++)
             MATCH[a][b] = (a % 13 == b % 13) || (a / 13 == b / 13);
     uint64_t s = 0x5EED0ACC0D10ULL;
-    for (int i = 0; i < MAXROW; i++)
-        for (int j = 0; j < NCARDS; j++)
-            ZOBRIST[i][j] = splitmix(&s);
+    ZOBRIST_FILL(ZOBRIST, &s);
     return PyModule_Create(&module);
 }

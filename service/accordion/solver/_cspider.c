@@ -85,13 +85,6 @@ static uint64_t ZP[2][MAXPILE][52], ZDOWN[2][MAXPILE + 1], ZIDX[2][NPILES], ZS[2
 
 static inline int rank_of(int c) { return c % 13 + 1; }
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static void key_of(const Ctx *c, const SState *s, uint64_t *a, uint64_t *b)
 {
     int ordered = s->sp < c->slen;
@@ -952,17 +945,11 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__cspider(void)
 {
     uint64_t seed = 0x737069646572ULL;
-
     for (int w = 0; w < 2; w++) {
-        for (int j = 0; j <= MAXPILE; j++)
-            ZDOWN[w][j] = splitmix(&seed);
-        for (int j = 0; j < MAXPILE; j++)
-            for (int x = 0; x < 52; x++)
-                ZP[w][j][x] = splitmix(&seed);
-        for (int i = 0; i < NPILES; i++)
-            ZIDX[w][i] = splitmix(&seed);
-        for (int j = 0; j <= MAXSTOCK; j++)
-            ZS[w][j] = splitmix(&seed);
+        ZOBRIST_FILL(ZDOWN[w], &seed);
+        ZOBRIST_FILL(ZP[w], &seed);
+        ZOBRIST_FILL(ZIDX[w], &seed);
+        ZOBRIST_FILL(ZS[w], &seed);
     }
     return PyModule_Create(&module);
 }

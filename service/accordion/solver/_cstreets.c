@@ -118,13 +118,6 @@ static inline int rank_of(int c) { return RANK_OF[c]; }
 static inline int suit_of(int c) { return SUIT_OF[c]; }
 static inline int red_suit(int s) { return s == 1 || s == 2; }
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static inline int top(const Ctx *c, int i) { return c->card[i][c->n[i] - 1]; }
 
 static inline int on_found(const Ctx *c, int x) { return c->found[suit_of(x)] == rank_of(x) - 1; }
@@ -994,10 +987,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__cstreets(void)
 {
     uint64_t seed = 0x73747265657473ULL;
-    for (int w = 0; w < 2; w++)
-        for (int j = 0; j < MAXPILE; j++)
-            for (int x = 0; x < 52; x++)
-                ZP[w][j][x] = splitmix(&seed);
+    ZOBRIST_FILL(ZP, &seed);
     for (int x = 0; x < 52; x++)
         LOWER[x] = ((1ULL << (x % 13)) - 1) << (x - x % 13);
     return PyModule_Create(&module);
