@@ -1,7 +1,9 @@
 /*
  * Helpers shared by the compiled solver cores (_csolver.c, _cklondike.c, ...): the clock, the
- * caller's stop flag, a growable set of 128-bit keys, SplitMix64 and the beam pass (Spider's
- * and Klondike's). Every function is static: each extension gets its own copy.
+ * caller's stop flag, a growable set of 128-bit keys, SplitMix64 and the Zobrist set-up, the
+ * beam pass (Spider's, Klondike's and Emperor's), and the start and end of a solve call (its
+ * table and stop flag, its outcome codes and answer tuple). Every function is static: each
+ * extension gets its own copy.
  */
 #ifndef ACCORDION_SOLVER_COMMON_H
 #define ACCORDION_SOLVER_COMMON_H
@@ -449,6 +451,91 @@ done:
     free(cand);
     free(cand_mv);
     return r;
+}
+
+
+/* ---- a solve call: its start, its end and its answer to Python ---- */
+
+/* The outcome codes a solve hands back (_pysolver's UNKNOWN, WON, LOST, read by core.py). */
+#define OUT_UNKNOWN 0
+#define OUT_WON 1
+#define OUT_LOST 2
+
+/* What a pass (or a subtree of it) ends in. */
+#define R_DEAD 0 /* no win below */
+#define R_WIN 1
+#define R_STOP 2 /* a budget, the clock or the stop flag */
+
+/* The zones of a primitive move (src_zone, src, dst_zone, dst, count), as core.py's _ZONES
+ * numbers them. */
+#define Z_TAB 0
+#define Z_FOUND 1
+#define Z_STOCK 2
+#define Z_WASTE 3
+
+/* The start of a solve: its table of positions (ks_init) and the caller's stop flag (get_stop).
+ * 0 with the exception set, and nothing held, when either fails. */
+static inline int open_search(KeySet *table, size_t cap, size_t max_cap, int huge, PyObject *stop_obj,
+                              Py_buffer *stop_view, volatile const uint8_t **stop)
+{
+    if (!ks_init(table, cap, max_cap, huge)) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    if (!get_stop(stop_obj, stop_view, stop)) {
+        ks_free(table);
+        return 0;
+    }
+    return 1;
+}
+
+/* The end of a solve's search: the stop flag released and the table freed. */
+static inline void close_search(KeySet *table, Py_buffer *stop_view)
+{
+    release_stop(stop_view);
+    ks_free(table);
+}
+
+/* The outcome of a search: WON, else UNKNOWN when `unknown` (a search that did not see its whole
+ * space, for a budget or a cut, proves nothing), else LOST. */
+static inline int search_outcome(int won, int unknown)
+{
+    return won ? OUT_WON : unknown ? OUT_UNKNOWN : OUT_LOST;
+}
+
+/* Appends `item`, a new reference or NULL after a Python error, to `list`, which takes it over:
+ * 0 on a Python error. */
+static inline int append_new(PyObject *list, PyObject *item)
+{
+    int ok = item != NULL && PyList_Append(list, item) == 0;
+    Py_XDECREF(item);
+    return ok;
+}
+
+/* Appends the primitive move (src_zone, src, dst_zone, dst, count) to `out`: 0 on a Python error. */
+static inline int push_move(PyObject *out, int src_zone, int src, int dst_zone, int dst, int count)
+{
+    return append_new(out, Py_BuildValue("(iiiii)", src_zone, src, dst_zone, dst, count));
+}
+
+/* A solve's answer: (outcome, moves, positions searched), `moves` taken over; NULL (the exception
+ * set) when `moves` is NULL. */
+static inline PyObject *solve_result(int outcome, PyObject *moves, uint64_t nodes)
+{
+    return moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)nodes);
+}
+
+/* One beam (beam_search) of `width` from `root`, already recorded as seen, as a pass's result:
+ * R_WIN with the line's moves in `path` and their count in *depth, R_DEAD, R_STOP, or -1 when
+ * out of memory. */
+static inline int beam_pass(const BeamGame *g, void *game, const void *root, int width, int max_depth, void *path,
+                            int *depth)
+{
+    int len = 0;
+    int r = beam_search(g, game, root, width, max_depth, path, &len);
+    if (r == BEAM_WIN)
+        *depth = len;
+    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
 }
 
 #endif

@@ -47,19 +47,6 @@
  * Every win measured came from a quick pass (docs/solver.md, "Emperor"), hence three quarters. */
 #define QUICK_PERCENT 75
 
-#define OUT_UNKNOWN 0
-#define OUT_WON 1
-#define OUT_LOST 2
-
-#define R_DEAD 0
-#define R_WIN 1
-#define R_STOP 2
-
-#define Z_TAB 0
-#define Z_FOUND 1
-#define Z_STOCK 2
-#define Z_WASTE 3
-
 enum { M_TAB_FOUND, M_TAB_TAB, M_TAL_FOUND, M_TAL_TAB };
 
 typedef struct {
@@ -484,26 +471,12 @@ static const BeamGame EMPEROR_BEAM = {sizeof(EState), sizeof(EMove), MAXMOVES, b
 static int beam(Ctx *c, const EState *root, int width)
 {
     uint64_t a, b;
-    int len = 0;
     key_of(root, &a, &b);
     ks_add(&c->seen, a, b);
-    int r = beam_search(&EMPEROR_BEAM, c, root, width, MAXDEPTH, c->path, &len);
-    if (r == BEAM_WIN)
-        c->depth = len;
-    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
+    return beam_pass(&EMPEROR_BEAM, c, root, width, MAXDEPTH, c->path, &c->depth);
 }
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
-
-static int push(PyObject *out, int sz, int src, int dz, int dst, int count)
-{
-    PyObject *t = Py_BuildValue("(iiiii)", sz, src, dz, dst, count);
-    if (t == NULL)
-        return 0;
-    int ok = PyList_Append(out, t) == 0;
-    Py_DECREF(t);
-    return ok;
-}
 
 static int expand(const Ctx *c, EState s, PyObject *out)
 {
@@ -511,16 +484,16 @@ static int expand(const Ctx *c, EState s, PyObject *out)
         const EMove *mv = &c->path[q];
         if (mv->kind == M_TAL_FOUND || mv->kind == M_TAL_TAB) {
             for (int k = mv->tidx + 1 - s.cur; k > 0; k--)
-                if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                if (!push_move(out, Z_STOCK, 0, Z_WASTE, 0, 0))
                     return 0;
             int x = s.talon[mv->tidx];
-            if (!push(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
+            if (!push_move(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
                       mv->kind == M_TAL_FOUND ? home(&s, x) : mv->dst, 1))
                 return 0;
         } else if (mv->kind == M_TAB_FOUND) {
-            if (!push(out, Z_TAB, mv->src, Z_FOUND, home(&s, s.card[mv->src][s.n[mv->src] - 1]), 1))
+            if (!push_move(out, Z_TAB, mv->src, Z_FOUND, home(&s, s.card[mv->src][s.n[mv->src] - 1]), 1))
                 return 0;
-        } else if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, 1)) {
+        } else if (!push_move(out, Z_TAB, mv->src, Z_TAB, mv->dst, 1)) {
             return 0;
         }
         apply(&s, mv);
@@ -533,7 +506,7 @@ static int expand(const Ctx *c, EState s, PyObject *out)
         if (best < 0)
             return 1;
         EMove mv = {M_TAB_FOUND, (uint8_t)best, 0, 0};
-        if (!push(out, Z_TAB, best, Z_FOUND, home(&s, s.card[best][s.n[best] - 1]), 1))
+        if (!push_move(out, Z_TAB, best, Z_FOUND, home(&s, s.card[best][s.n[best] - 1]), 1))
             return 0;
         apply(&s, &mv);
     }
@@ -617,13 +590,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     EState root = c->st[0];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
-        free(c);
-        return PyErr_NoMemory();
-    }
     Py_buffer stop_view;
-    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
-        ks_free(&c->seen);
+    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
         free(c);
         return NULL;
     }
@@ -688,17 +656,16 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         r = R_STOP; /* no full search (the budget went on the quick passes, which prove nothing) */
     }
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
-    ks_free(&c->seen);
+    close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c);
         return PyErr_NoMemory();
     }
-    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
     PyObject *moves = PyList_New(0);
     if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
         Py_CLEAR(moves);
-    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    PyObject *res = solve_result(outcome, moves, c->nodes);
     free(c);
     return res;
 }

@@ -62,20 +62,6 @@
 #define BEAM_FIRST_WIDTH 64
 #define BEAM_LAST_WIDTH 2048
 
-#define OUT_UNKNOWN 0
-#define OUT_WON 1
-#define OUT_LOST 2
-
-#define R_DEAD 0
-#define R_WIN 1
-#define R_STOP 2
-
-/* Zones of the primitive moves handed back (the engine's tableau/foundation/stock/waste). */
-#define Z_TAB 0
-#define Z_FOUND 1
-#define Z_STOCK 2
-#define Z_WASTE 3
-
 /* M_TWIN_HOME: a card covered by a run goes home after its run moves onto its twin, a pile top
  * (equivalent runs only: see gen_moves). */
 enum { M_TAB_FOUND, M_TAL_FOUND, M_TAL_TAB, M_RUN, M_FOUND_TAB, M_TWIN_HOME };
@@ -925,14 +911,10 @@ static const BeamGame KLONDIKE_BEAM = {sizeof(KState), sizeof(KMove), MAXMOVES, 
 static int beam(Ctx *c, KState *root, int width)
 {
     uint64_t a, b;
-    int len = 0;
     c->depth = 0;
     key_of(c, root, &a, &b);
     ks_add(&c->seen, a, b);
-    int r = beam_search(&KLONDIKE_BEAM, c, root, width, MAXDEPTH, c->path, &len);
-    if (r == BEAM_WIN)
-        c->depth = len;
-    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
+    return beam_pass(&KLONDIKE_BEAM, c, root, width, MAXDEPTH, c->path, &c->depth);
 }
 
 /* One beam of `width` from the root with a fresh table and the full search's moves (with the
@@ -953,16 +935,6 @@ static int quick_beam(Ctx *c, KState *root, int width, uint64_t max_nodes, uint6
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
 
-static int push(PyObject *out, int sz, int src, int dz, int dst, int count)
-{
-    PyObject *t = Py_BuildValue("(iiiii)", sz, src, dz, dst, count);
-    if (t == NULL)
-        return 0;
-    int ok = PyList_Append(out, t) == 0;
-    Py_DECREF(t);
-    return ok;
-}
-
 static int draws(int from, int to, int d) { return (to - from + d - 1) / d; }
 
 static int expand(const Ctx *c, KState s, PyObject *out)
@@ -973,30 +945,30 @@ static int expand(const Ctx *c, KState s, PyObject *out)
             int from = s.cur;
             if (mv->wrap) {
                 for (int k = draws(s.cur, s.tlen, c->draw); k > 0; k--)
-                    if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                    if (!push_move(out, Z_STOCK, 0, Z_WASTE, 0, 0))
                         return 0;
-                if (!push(out, Z_WASTE, 0, Z_STOCK, 0, 0))
+                if (!push_move(out, Z_WASTE, 0, Z_STOCK, 0, 0))
                     return 0;
                 from = 0;
             }
             for (int k = draws(from, mv->tidx + 1, c->draw); k > 0; k--)
-                if (!push(out, Z_STOCK, 0, Z_WASTE, 0, 0))
+                if (!push_move(out, Z_STOCK, 0, Z_WASTE, 0, 0))
                     return 0;
             int x = s.talon[mv->tidx];
-            if (!push(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
+            if (!push_move(out, Z_WASTE, 0, mv->kind == M_TAL_FOUND ? Z_FOUND : Z_TAB,
                       mv->kind == M_TAL_FOUND ? suit_of(x) : mv->dst, 1))
                 return 0;
         } else if (mv->kind == M_TAB_FOUND) {
-            if (!push(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - 1]), 1))
+            if (!push_move(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - 1]), 1))
                 return 0;
         } else if (mv->kind == M_RUN) {
-            if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count))
+            if (!push_move(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count))
                 return 0;
         } else if (mv->kind == M_TWIN_HOME) {
-            if (!push(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count) ||
-                !push(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - mv->count - 1]), 1))
+            if (!push_move(out, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count) ||
+                !push_move(out, Z_TAB, mv->src, Z_FOUND, suit_of(s.card[mv->src][s.n[mv->src] - mv->count - 1]), 1))
                 return 0;
-        } else if (!push(out, Z_FOUND, mv->src, Z_TAB, mv->dst, 1)) {
+        } else if (!push_move(out, Z_FOUND, mv->src, Z_TAB, mv->dst, 1)) {
             return 0;
         }
         apply(&s, mv);
@@ -1009,7 +981,7 @@ static int expand(const Ctx *c, KState s, PyObject *out)
         if (best < 0)
             return 1;
         KMove mv = {M_TAB_FOUND, (uint8_t)best, 0, 1, 0, 0};
-        if (!push(out, Z_TAB, best, Z_FOUND, suit_of(s.card[best][s.n[best] - 1]), 1))
+        if (!push_move(out, Z_TAB, best, Z_FOUND, suit_of(s.card[best][s.n[best] - 1]), 1))
             return 0;
         apply(&s, &mv);
     }
@@ -1126,20 +1098,14 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->max_nodes = max_nodes;
     for (int i = 0; i < c->npiles; i++)
         c->root_down += root.down[i];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
-        free(c);
-        return PyErr_NoMemory();
-    }
     Py_buffer stop_view, progress_view;
     volatile const uint8_t *progress_out; /* written once, after the search */
-    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
-        ks_free(&c->seen);
+    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
         free(c);
         return NULL;
     }
     if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
-        release_stop(&stop_view);
-        ks_free(&c->seen);
+        close_search(&c->seen, &stop_view);
         free(c);
         return NULL;
     }
@@ -1210,20 +1176,19 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         r = R_STOP; /* no full search (the budget went on the quick passes, whose cuts prove nothing) */
     }
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
     if (progress_out != NULL)
         *(uint8_t *)progress_view.buf = (uint8_t)c->best;
     release_stop(&progress_view);
-    ks_free(&c->seen);
+    close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c);
         return PyErr_NoMemory();
     }
-    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
     PyObject *moves = PyList_New(0);
     if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
         Py_CLEAR(moves);
-    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    PyObject *res = solve_result(outcome, moves, c->nodes);
     free(c);
     return res;
 }

@@ -20,30 +20,18 @@
  * whose first byte another thread sets to nonzero (a cancelled call), read at the same
  * 1024-node checks. The buffer stays exported (pinned) for the whole search.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "_ccommon.h"
 
 #define NCARDS 52
 #define MAXROW 128
 /* The dead-state tables stop growing at 8 M slots (128 MB); past that they only forget work. */
 #define MAX_TABLE_SLOTS ((size_t)1 << 23)
-#define OUT_UNKNOWN 0
-#define OUT_WON 1
-#define OUT_LOST 2
 
-/* Search results of one subtree. */
-#define R_DEAD 0
-#define R_WIN 1
-#define R_ABORT 2   /* this attempt's node limit */
-#define R_STOP 3    /* the caller's budget: nodes or time */
+/* A subtree's results besides _ccommon.h's R_DEAD, R_WIN and R_STOP (the caller's budget: nodes,
+ * time or the stop flag). */
+#define R_ABORT 3 /* this attempt's node limit */
 
 static uint8_t MATCH[NCARDS][NCARDS];
-
-#include "_ccommon.h"
 
 static uint64_t ZOBRIST[MAXROW][NCARDS];
 
@@ -57,6 +45,8 @@ typedef struct {
     uint64_t anodes;      /* nodes of this attempt */
     uint64_t alimit;      /* this attempt's limit */
     int stopped;
+    int noisy;            /* a restart: the move order is shaken by rng */
+    uint64_t rng;         /* SplitMix64 state of the restart noise, seeded by the attempt's number */
 } Budget;
 
 /* Count a node; R_STOP / R_ABORT when a limit is passed, else -1. */
@@ -86,8 +76,6 @@ typedef struct {
     int near, far, right, strict, win_piles, goal;
     Budget b;
     KeySet dead;
-    uint64_t rng;
-    int noisy;
     int path_src[MAXROW], path_dst[MAXROW];
     int depth_won;
 } SCtx;
@@ -230,8 +218,8 @@ static int sdfs(SCtx *c, const uint8_t *t, int n, int depth)
             keep = 31;
         int near_move = abs(mv[j].src - mv[j].dst) == c->near;
         int key = ((bury * 32 + keep) * 2 + near_move) * 4096 + j;
-        if (c->noisy)
-            key = (int)(((unsigned)key & ~4095u) + (unsigned)(splitmix(&c->rng) & 4095));
+        if (c->b.noisy)
+            key = (int)(((unsigned)key & ~4095u) + (unsigned)(splitmix(&c->b.rng) & 4095));
         mv[kk] = mv[j];
         mv[kk].key = key;
         kk++;
@@ -253,6 +241,28 @@ static int sdfs(SCtx *c, const uint8_t *t, int n, int depth)
 /* The restart schedule shared with the Python path. */
 #define FIRST_LIMIT 500ULL
 static uint64_t next_limit(uint64_t limit) { return limit + limit / 32; }
+
+/* A search's attempts from its root (a row of n): the first limited to FIRST_LIMIT positions
+ * (without restarts, to none), each next one to next_limit of the one before, its move order
+ * shaken by noise seeded by its number, until one ends other than at its limit (R_ABORT).
+ * `attempt` searches once from the root; the last attempt's result. */
+static int run_attempts(Budget *b, int restarts, int (*attempt)(void *c, const void *root, int n), void *c,
+                        const void *root, int n)
+{
+    uint64_t limit = restarts ? FIRST_LIMIT : UINT64_MAX;
+    for (int number = 0;; number++) {
+        b->anodes = 0;
+        b->alimit = limit;
+        b->noisy = number > 0;
+        b->rng = (uint64_t)number;
+        int r = attempt(c, root, n);
+        if (r != R_ABORT)
+            return r;
+        limit = next_limit(limit);
+    }
+}
+
+static int stack_attempt(void *c, const void *tops, int n) { return sdfs((SCtx *)c, (const uint8_t *)tops, n, 0); }
 
 static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -283,46 +293,27 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     SCtx *c = (SCtx *)calloc(1, sizeof(SCtx));
-    if (c == NULL || !ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0)) {
-        free(c);
+    if (c == NULL)
         return PyErr_NoMemory();
-    }
     c->near = near; c->far = far; c->right = right; c->strict = strict;
     c->win_piles = win_piles; c->goal = goal;
     c->b.max_nodes = max_nodes;
     Py_buffer stop_view;
-    if (!get_stop(stop_obj, &stop_view, &c->b.stop)) {
-        ks_free(&c->dead);
+    if (!open_search(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0, stop_obj, &stop_view, &c->b.stop)) {
         free(c);
         return NULL;
     }
     int r;
     Py_BEGIN_ALLOW_THREADS
     c->b.deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    uint64_t limit = restarts ? FIRST_LIMIT : UINT64_MAX;
-    for (int attempt = 0;; attempt++) {
-        c->b.anodes = 0;
-        c->b.alimit = limit;
-        c->noisy = attempt > 0;
-        c->rng = (uint64_t)attempt;
-        r = sdfs(c, tops, n, 0);
-        if (r != R_ABORT)
-            break;
-        limit = next_limit(limit);
-    }
+    r = run_attempts(&c->b, restarts, stack_attempt, c, tops, n);
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
+    close_search(&c->dead, &stop_view);
     PyObject *moves = PyList_New(0);
-    if (r == R_WIN) {
-        for (int d = 0; d < c->depth_won; d++) {
-            PyObject *m = Py_BuildValue("(ii)", c->path_src[d], c->path_dst[d]);
-            PyList_Append(moves, m);
-            Py_DECREF(m);
-        }
-    }
-    int outcome = r == R_WIN ? OUT_WON : r == R_DEAD ? OUT_LOST : OUT_UNKNOWN;
-    PyObject *res = Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->b.nodes);
-    ks_free(&c->dead);
+    for (int d = 0; moves != NULL && r == R_WIN && d < c->depth_won; d++)
+        if (!append_new(moves, Py_BuildValue("(ii)", c->path_src[d], c->path_dst[d])))
+            Py_CLEAR(moves);
+    PyObject *res = solve_result(search_outcome(r == R_WIN, r != R_DEAD), moves, c->b.nodes);
     free(c);
     return res;
 }
@@ -378,7 +369,7 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     if (n <= 2)
-        return Py_BuildValue("(iNK)", OUT_WON, PyList_New(0), 1ULL);
+        return solve_result(OUT_WON, PyList_New(0), 1);
     DP *dp = (DP *)malloc(sizeof(DP));
     if (dp == NULL)
         return PyErr_NoMemory();
@@ -432,9 +423,9 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
     release_stop(&stop_view);
     PyObject *res;
     if (stopped) {
-        res = Py_BuildValue("(iNK)", OUT_UNKNOWN, PyList_New(0), (unsigned long long)nodes);
+        res = solve_result(OUT_UNKNOWN, PyList_New(0), nodes);
     } else if (!dp->W[0][n - 1]) {
-        res = Py_BuildValue("(iNK)", OUT_LOST, PyList_New(0), (unsigned long long)nodes);
+        res = solve_result(OUT_LOST, PyList_New(0), nodes);
     } else {
         /* Replay the witnesses: (a, b) → solve (a, c), (c, d), (d, b), then take c (and d). */
         PyObject *moves = PyList_New(0);
@@ -471,7 +462,7 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
                 stack[sp][0] = 0; stack[sp][1] = a; stack[sp][2] = c; sp++;
             }
         }
-        res = Py_BuildValue("(iNK)", OUT_WON, moves, (unsigned long long)nodes);
+        res = solve_result(OUT_WON, moves, nodes);
     }
     free(dp);
     return res;
@@ -490,8 +481,6 @@ typedef struct {
     uint8_t card[MAXROW]; /* the original row */
     Budget b;
     KeySet dead;
-    uint64_t rng;
-    int noisy;
     int path[MAXROW][3]; /* per depth: how many positions, first, second */
     int depth_won;
 } ECtx;
@@ -572,11 +561,11 @@ static int edfs(ECtx *c, const int *idx, int n, int depth)
     int k = elim_moves(c, idx, n, mv);
     for (int j = 0; j < k; j++) {
         int key = j;
-        if (c->noisy)
-            key = (int)(splitmix(&c->rng) & 0xFFFFF);
+        if (c->b.noisy)
+            key = (int)(splitmix(&c->b.rng) & 0xFFFFF);
         mv[j].key = key;
     }
-    if (c->noisy) {
+    if (c->b.noisy) {
         for (int i = 1; i < k; i++) {
             EMove x = mv[i];
             int j = i - 1;
@@ -602,6 +591,8 @@ static int edfs(ECtx *c, const int *idx, int n, int depth)
     ks_add(&c->dead, k0, k1);
     return R_DEAD;
 }
+
+static int elim_attempt(void *c, const void *idx, int n) { return edfs((ECtx *)c, (const int *)idx, n, 0); }
 
 static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -635,15 +626,10 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
             return NULL;
         }
     }
-    if (!ks_init(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0)) {
-        free(c);
-        return PyErr_NoMemory();
-    }
     c->mode = mode; c->one = one; c->two = two; c->win_cards = win_cards;
     c->b.max_nodes = max_nodes;
     Py_buffer stop_view;
-    if (!get_stop(stop_obj, &stop_view, &c->b.stop)) {
-        ks_free(&c->dead);
+    if (!open_search(&c->dead, 1 << 12, MAX_TABLE_SLOTS, 0, stop_obj, &stop_view, &c->b.stop)) {
         free(c);
         return NULL;
     }
@@ -652,31 +638,17 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r;
     Py_BEGIN_ALLOW_THREADS
     c->b.deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    uint64_t limit = restarts ? FIRST_LIMIT : UINT64_MAX;
-    for (int attempt = 0;; attempt++) {
-        c->b.anodes = 0;
-        c->b.alimit = limit;
-        c->noisy = attempt > 0;
-        c->rng = (uint64_t)attempt;
-        r = edfs(c, idx, n, 0);
-        if (r != R_ABORT)
-            break;
-        limit = next_limit(limit);
-    }
+    r = run_attempts(&c->b, restarts, elim_attempt, c, idx, n);
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
+    close_search(&c->dead, &stop_view);
     PyObject *moves = PyList_New(0);
-    if (r == R_WIN) {
-        for (int d = 0; d < c->depth_won; d++) {
-            PyObject *m = c->path[d][0] == 1 ? Py_BuildValue("(i)", c->path[d][1])
-                                             : Py_BuildValue("(ii)", c->path[d][1], c->path[d][2]);
-            PyList_Append(moves, m);
-            Py_DECREF(m);
-        }
+    for (int d = 0; moves != NULL && r == R_WIN && d < c->depth_won; d++) {
+        PyObject *m = c->path[d][0] == 1 ? Py_BuildValue("(i)", c->path[d][1])
+                                         : Py_BuildValue("(ii)", c->path[d][1], c->path[d][2]);
+        if (!append_new(moves, m))
+            Py_CLEAR(moves);
     }
-    int outcome = r == R_WIN ? OUT_WON : r == R_DEAD ? OUT_LOST : OUT_UNKNOWN;
-    PyObject *res = Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->b.nodes);
-    ks_free(&c->dead);
+    PyObject *res = solve_result(search_outcome(r == R_WIN, r != R_DEAD), moves, c->b.nodes);
     free(c);
     return res;
 }

@@ -40,17 +40,6 @@
 #define SUITLEN 13
 #define NCLASSES 7
 
-#define OUT_UNKNOWN 0
-#define OUT_WON 1
-#define OUT_LOST 2
-
-#define R_DEAD 0
-#define R_WIN 1
-#define R_STOP 2
-
-#define Z_TAB 0
-#define Z_STOCK 2
-
 enum { P_SUIT, P_TURN, P_EMPTY, P_FREE, P_SPACE, P_REST, P_DEAL };
 
 typedef struct {
@@ -412,13 +401,9 @@ static const BeamGame SPIDER_BEAM = {sizeof(SState), sizeof(SMove), MAXMOVES, be
 static int beam(Ctx *c, const SState *root, int width)
 {
     uint64_t a, b;
-    int len = 0;
     key_of(c, root, &a, &b);
     ks_add(&c->seen, a, b);
-    int r = beam_search(&SPIDER_BEAM, c, root, width, MAXDEPTH, c->path, &len);
-    if (r == BEAM_WIN)
-        c->depth = len;
-    return r == BEAM_WIN ? R_WIN : r == BEAM_STOP ? R_STOP : r == BEAM_DEAD ? R_DEAD : -1;
+    return beam_pass(&SPIDER_BEAM, c, root, width, MAXDEPTH, c->path, &c->depth);
 }
 
 /* Whether one more pass runs (no pass has won, budget and memory are left), with a fresh
@@ -807,11 +792,9 @@ static int read_settings(PyObject *obj, StageSetting *settings, int *n)
 /* Append a move as the caller's (src_zone, src, dst_zone, dst, count); 0 on a Python error. */
 static int append_move(PyObject *moves, const SMove *mv)
 {
-    PyObject *t = mv->src < 0 ? Py_BuildValue("(iiiii)", Z_STOCK, 0, Z_TAB, 0, 0)
-                              : Py_BuildValue("(iiiii)", Z_TAB, mv->src, Z_TAB, mv->dst, mv->count);
-    int ok = t != NULL && PyList_Append(moves, t) == 0;
-    Py_XDECREF(t);
-    return ok;
+    if (mv->src < 0)
+        return push_move(moves, Z_STOCK, 0, Z_TAB, 0, 0);
+    return push_move(moves, Z_TAB, mv->src, Z_TAB, mv->dst, mv->count);
 }
 
 static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
@@ -840,13 +823,8 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     SState root = c->st[0];
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0)) {
-        free(c);
-        return PyErr_NoMemory();
-    }
     Py_buffer stop_view;
-    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
-        ks_free(&c->seen);
+    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
         free(c);
         return NULL;
     }
@@ -902,13 +880,12 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
-    ks_free(&c->seen);
+    close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c);
         return PyErr_NoMemory();
     }
-    int outcome = r == R_WIN ? OUT_WON : (!full_done || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    int outcome = search_outcome(r == R_WIN, !full_done || c->truncated);
     PyObject *moves = PyList_New(0);
     SState at = root; /* replayed along the line: a run through spaces is told as its moves */
     for (int q = 0; moves != NULL && outcome == OUT_WON && q < c->depth; q++) {
@@ -924,7 +901,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
                 Py_CLEAR(moves);
         apply(c, &at, mv);
     }
-    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    PyObject *res = solve_result(outcome, moves, c->nodes);
     free(c);
     return res;
 }

@@ -41,14 +41,6 @@
 #define BEST_FIRST_NODES 400000
 #define NO_CARD 255
 
-#define OUT_UNKNOWN 0
-#define OUT_WON 1
-#define OUT_LOST 2
-
-#define R_DEAD 0
-#define R_WIN 1
-#define R_STOP 2
-
 enum { BUILD_ANY_SUIT = 0, BUILD_ALTERNATE = 1, BUILD_SAME_SUIT = 2 };
 
 typedef struct {
@@ -732,12 +724,7 @@ done:
 
 static int push(PyObject *out, int zone, int src, int dst)
 {
-    PyObject *t = Py_BuildValue("(iii)", zone, src, dst);
-    if (t == NULL)
-        return 0;
-    int ok = PyList_Append(out, t) == 0;
-    Py_DECREF(t);
-    return ok;
+    return append_new(out, Py_BuildValue("(iii)", zone, src, dst));
 }
 
 static int expand(Ctx *c, PyObject *out)
@@ -900,13 +887,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->space_any = space_any;
     c->frozen_test = frozen_test;
     c->max_nodes = max_nodes;
-    if (!ks_init(&c->seen, (size_t)1 << 14, MAX_SLOTS, 1)) {
-        free(c);
-        return PyErr_NoMemory();
-    }
     Py_buffer stop_view;
-    if (!get_stop(stop_obj, &stop_view, &c->stop)) {
-        ks_free(&c->seen);
+    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 1, stop_obj, &stop_view, &c->stop)) {
         free(c);
         return NULL;
     }
@@ -945,8 +927,7 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
             break;
     }
     Py_END_ALLOW_THREADS
-    release_stop(&stop_view);
-    ks_free(&c->seen);
+    close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c->frames);
         free(c->keys);
@@ -955,14 +936,14 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return PyErr_NoMemory();
     }
-    int outcome = r == R_WIN ? OUT_WON : (r == R_STOP || c->truncated) ? OUT_UNKNOWN : OUT_LOST;
+    int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
     PyObject *moves = PyList_New(0);
     if (moves != NULL && outcome == OUT_WON) {
         reset_to_root(c, &root);
         if (!expand(c, moves))
             Py_CLEAR(moves);
     }
-    PyObject *res = moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)c->nodes);
+    PyObject *res = solve_result(outcome, moves, c->nodes);
     free(c->frames);
     free(c->keys);
     free(c->moves);
