@@ -454,7 +454,53 @@ done:
 }
 
 
-/* ---- a solve call: its start, its end and its answer to Python ---- */
+/* ---- a solve call: the position read, its start, its end and its answer to Python ---- */
+
+/* Whether the n bytes are all cards (0..51); 0 with the exception set when not. */
+static inline int cards_valid(const uint8_t *cards, Py_ssize_t n)
+{
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (cards[j] >= 52) {
+            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
+            return 0;
+        }
+    return 1;
+}
+
+/* A pile (bytes, bottom to top, at most max_cards) and its face-down count (an int within it)
+ * into cards, *n and *down; 0 with the exception set when they are not that. The cards are the
+ * caller's to check (cards_valid). */
+static inline int read_pile(PyObject *pile, PyObject *down_count, int max_cards, uint8_t *cards, uint8_t *n,
+                            uint8_t *down)
+{
+    long dn = PyLong_AsLong(down_count);
+    if (!PyBytes_Check(pile) || PyBytes_GET_SIZE(pile) > max_cards || dn < 0 || dn > PyBytes_GET_SIZE(pile)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "a pile is bytes of at most %d cards, its face-down count within it",
+                         max_cards);
+        return 0;
+    }
+    *n = (uint8_t)PyBytes_GET_SIZE(pile);
+    memcpy(cards, PyBytes_AS_STRING(pile), *n);
+    *down = (uint8_t)dn;
+    return 1;
+}
+
+/* The first n items of the list `found`, foundation heights (ints 0..13), into heights; 0 with
+ * the exception set when they are not that. */
+static inline int read_foundations(PyObject *found, int n, uint8_t *heights)
+{
+    for (int t = 0; t < n; t++) {
+        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
+        if (f < 0 || f > 13) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
+            return 0;
+        }
+        heights[t] = (uint8_t)f;
+    }
+    return 1;
+}
 
 /* The outcome codes a solve hands back (_pysolver's UNKNOWN, WON, LOST, read by core.py). */
 #define OUT_UNKNOWN 0

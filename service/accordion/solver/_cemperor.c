@@ -526,43 +526,22 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
         return 0;
     }
     for (Py_ssize_t i = 0; i < NPILES; i++) {
-        PyObject *p = PyList_GET_ITEM(piles, i);
-        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
-        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 48 cards, its face-down count within it");
+        if (!read_pile(PyList_GET_ITEM(piles, i), PyList_GET_ITEM(downs, i), MAXPILE, s->card[i], &s->n[i],
+                       &s->down[i]) ||
+            !cards_valid(s->card[i], s->n[i]))
             return 0;
-        }
-        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
-        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
-        for (int j = 0; j < s->n[i]; j++)
-            if (s->card[i][j] >= 52) {
-                PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-                return 0;
-            }
-        s->down[i] = (uint8_t)dn;
         turn_up(s, (int)i);
     }
-    for (int t = 0; t < 8; t++) {
-        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
-        if (f < 0 || f > 13) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
-            return 0;
-        }
-        s->found[t] = (uint8_t)f;
-    }
+    if (!read_foundations(found, 8, s->found))
+        return 0;
     if (PyBytes_GET_SIZE(talon) > MAXTALON || cur < 0 || cur > PyBytes_GET_SIZE(talon)) {
         PyErr_SetString(PyExc_ValueError, "the talon holds at most 104 cards and cur is within it");
         return 0;
     }
     s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
     memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
-    for (int j = 0; j < s->tlen; j++)
-        if (s->talon[j] >= 52) {
-            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-            return 0;
-        }
+    if (!cards_valid(s->talon, s->tlen))
+        return 0;
     s->cur = (uint8_t)cur;
     return 1;
 }

@@ -1004,27 +1004,13 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     }
     c->npiles = (int)np;
     for (Py_ssize_t i = 0; i < np; i++) {
-        PyObject *p = PyList_GET_ITEM(piles, i);
-        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
-        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 40 cards, its face-down count within it");
+        if (!read_pile(PyList_GET_ITEM(piles, i), PyList_GET_ITEM(downs, i), MAXPILE, s->card[i], &s->n[i],
+                       &s->down[i]))
             return 0;
-        }
-        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
-        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
-        s->down[i] = (uint8_t)dn;
         turn_up(s, (int)i);
     }
-    for (int t = 0; t < 4; t++) {
-        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
-        if (f < 0 || f > 13) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
-            return 0;
-        }
-        s->found[t] = (uint8_t)f;
-    }
+    if (!read_foundations(found, 4, s->found))
+        return 0;
     if (PyBytes_GET_SIZE(talon) > MAXTALON || cur < 0 || cur > PyBytes_GET_SIZE(talon)) {
         PyErr_SetString(PyExc_ValueError, "the talon holds at most 52 cards and cur is within it");
         return 0;

@@ -286,12 +286,8 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
     uint8_t tops[MAXROW];
     memcpy(tops, buf.buf, (size_t)n);
     PyBuffer_Release(&buf);
-    for (int i = 0; i < n; i++) {
-        if (tops[i] >= NCARDS) {
-            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-            return NULL;
-        }
-    }
+    if (!cards_valid(tops, n))
+        return NULL;
     SCtx *c = (SCtx *)calloc(1, sizeof(SCtx));
     if (c == NULL)
         return PyErr_NoMemory();
@@ -362,12 +358,8 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
     uint8_t t[MAXROW];
     memcpy(t, buf.buf, (size_t)n);
     PyBuffer_Release(&buf);
-    for (int i = 0; i < n; i++) {
-        if (t[i] >= NCARDS) {
-            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-            return NULL;
-        }
-    }
+    if (!cards_valid(t, n))
+        return NULL;
     if (n <= 2)
         return solve_result(OUT_WON, PyList_New(0), 1);
     DP *dp = (DP *)malloc(sizeof(DP));
@@ -619,12 +611,9 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     memcpy(c->card, buf.buf, (size_t)n);
     PyBuffer_Release(&buf);
-    for (int i = 0; i < n; i++) {
-        if (c->card[i] >= NCARDS) {
-            free(c);
-            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-            return NULL;
-        }
+    if (!cards_valid(c->card, n)) {
+        free(c);
+        return NULL;
     }
     c->mode = mode; c->one = one; c->two = two; c->win_cards = win_cards;
     c->b.max_nodes = max_nodes;

@@ -694,21 +694,10 @@ static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *
         return 0;
     }
     for (Py_ssize_t i = 0; i < NPILES; i++) {
-        PyObject *p = PyList_GET_ITEM(piles, i);
-        long dn = PyLong_AsLong(PyList_GET_ITEM(downs, i));
-        if (!PyBytes_Check(p) || PyBytes_GET_SIZE(p) > MAXPILE || dn < 0 || dn > PyBytes_GET_SIZE(p)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a pile is bytes of at most 104 cards, its face-down count within it");
+        if (!read_pile(PyList_GET_ITEM(piles, i), PyList_GET_ITEM(downs, i), MAXPILE, s->card[i], &s->n[i],
+                       &s->down[i]) ||
+            !cards_valid(s->card[i], s->n[i]))
             return 0;
-        }
-        s->n[i] = (uint8_t)PyBytes_GET_SIZE(p);
-        memcpy(s->card[i], PyBytes_AS_STRING(p), s->n[i]);
-        for (int j = 0; j < s->n[i]; j++)
-            if (s->card[i][j] >= 52) {
-                PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-                return 0;
-            }
-        s->down[i] = (uint8_t)dn;
         turn_up(s, (int)i);
     }
     if (PyBytes_GET_SIZE(stock) > MAXSTOCK) {
@@ -717,11 +706,8 @@ static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *
     }
     c->slen = (int)PyBytes_GET_SIZE(stock);
     memcpy(c->stock, PyBytes_AS_STRING(stock), (size_t)c->slen);
-    for (int j = 0; j < c->slen; j++)
-        if (c->stock[j] >= 52) {
-            PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-            return 0;
-        }
+    if (!cards_valid(c->stock, c->slen))
+        return 0;
     s->found = (uint8_t)found;
     return 1;
 }

@@ -782,23 +782,13 @@ static int read_position(PyObject *piles, PyObject *found, Ctx *c)
             return 0;
         }
         const uint8_t *cards = (const uint8_t *)PyBytes_AS_STRING(p);
-        for (Py_ssize_t j = 0; j < PyBytes_GET_SIZE(p); j++) {
-            if (cards[j] >= 52) {
-                PyErr_SetString(PyExc_ValueError, "a card is 0..51");
-                return 0;
-            }
-            push_card(c, (int)i, cards[j]);
-        }
-    }
-    for (int t = 0; t < 4; t++) {
-        long f = PyLong_AsLong(PyList_GET_ITEM(found, t));
-        if (f < 0 || f > 13) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a foundation holds 0..13 cards");
+        if (!cards_valid(cards, PyBytes_GET_SIZE(p)))
             return 0;
-        }
-        c->found[t] = (uint8_t)f;
+        for (Py_ssize_t j = 0; j < PyBytes_GET_SIZE(p); j++)
+            push_card(c, (int)i, cards[j]);
     }
+    if (!read_foundations(found, 4, c->found))
+        return 0;
     rekey_all(c);
     return 1;
 }
