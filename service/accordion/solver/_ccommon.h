@@ -255,6 +255,24 @@ static inline uint64_t splitmix(uint64_t *state)
     return mix64(*state += 0x9E3779B97F4A7C15ULL);
 }
 
+/* Restart noise over a position's `nm` moves of `size` bytes each (Emperor's and Klondike's
+ * depth-first passes, as their Python twins' dfs): half the time another move goes first, the
+ * rest keeping their order. One draw of the generator when there are two moves or more. */
+static inline void shake_first_move(uint64_t *rng, void *moves, int nm, size_t size)
+{
+    if (nm < 2)
+        return;
+    uint64_t z = splitmix(rng);
+    if (z & 1) {
+        char *first = (char *)moves, *other = first + (size_t)((z >> 1) % (uint64_t)nm) * size;
+        for (size_t k = 0; k < size; k++) {
+            char byte = first[k];
+            first[k] = other[k];
+            other[k] = byte;
+        }
+    }
+}
+
 /* The next `n` words of the generator into keys[0..n-1], in order. */
 static inline void zobrist_fill(uint64_t *keys, size_t n, uint64_t *seed)
 {

@@ -364,16 +364,8 @@ static int dfs(Ctx *c)
     }
     EMove *moves = c->moves[c->depth];
     int nm = gen_moves(c, s, moves);
-    if (c->noisy && nm > 1) {
-        /* restart noise: half the time another move goes first (the rest keep their order) */
-        uint64_t z = splitmix(&c->rng);
-        if (z & 1) {
-            int j = (int)((z >> 1) % (uint64_t)nm);
-            EMove first = moves[0];
-            moves[0] = moves[j];
-            moves[j] = first;
-        }
-    }
+    if (c->noisy)
+        shake_first_move(&c->rng, moves, nm, sizeof moves[0]);
     for (int q = 0; q < nm; q++) {
         if (!fits(s, &moves[q]))
             continue;

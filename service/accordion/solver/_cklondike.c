@@ -818,16 +818,8 @@ static int dfs(Ctx *c, KState *s)
     int nm = gen_moves(c, s, moves);
     if (nm >= MAXMOVES)
         c->truncated = 1; /* see MAXMOVES: a move may have been dropped */
-    if (c->noisy && nm > 1) {
-        /* restart noise: half the time another move goes first (the rest keep their order) */
-        uint64_t z = splitmix(&c->rng);
-        if (z & 1) {
-            int j = (int)((z >> 1) % (uint64_t)nm);
-            KMove first = moves[0];
-            moves[0] = moves[j];
-            moves[j] = first;
-        }
-    }
+    if (c->noisy)
+        shake_first_move(&c->rng, moves, nm, sizeof moves[0]);
     for (int q = 0; q < nm; q++) {
         KState child = *s;
         apply(&child, &moves[q]);
