@@ -1,8 +1,9 @@
 /*
  * Helpers shared by the compiled solver cores (_csolver.c, _cklondike.c, ...): the clock, the
- * caller's stop flag, a growable set of 128-bit keys, SplitMix64 and the Zobrist set-up, the
- * beam pass (Spider's, Klondike's and Emperor's), and the start and end of a solve call (its
- * table and stop flag, its outcome codes and answer tuple). Every function is static: each
+ * caller's stop flag, a growable set of 128-bit keys, SplitMix64 (restart noise, Zobrist
+ * tables), the beam pass (Spider's, Klondike's and Emperor's), and the steps every solve call
+ * takes alike: reading a position's piles, foundations and cards, opening and closing its table
+ * and stop flag, and its outcome codes and answer tuple. Every function is static: each
  * extension gets its own copy.
  */
 #ifndef ACCORDION_SOLVER_COMMON_H
@@ -470,7 +471,6 @@ done:
     free(cand_mv);
     return r;
 }
-
 
 /* ---- a solve call: the position read, its start, its end and its answer to Python ---- */
 
