@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import random
-import time
 from collections.abc import Sequence
 
 import pytest
@@ -21,8 +20,10 @@ from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.moves import DRAW, RESIGN, Zone, transfer
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
-from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
+from accordion.solver import HAVE_C, HiddenInformationError, Outcome, hint, solve
 from accordion.solver import core as solver_core
+
+from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, open_game, search_every_move
 
 HAVE_TWO_DECK_C = HAVE_C and solver_core._cemperor is not None and solver_core._cspider is not None
 IMPLS = ["c", "python"] if HAVE_TWO_DECK_C else ["python"]
@@ -35,10 +36,6 @@ RULES = [
     ("spider", {"suits": 4}),
     ("spider", {"suits": 1, "layout": "standard"}),
 ]
-
-
-def open_game(variant: str, options: dict[str, object], seed: int) -> Game:
-    return new_game(variant, {**options, "open": True}, seed=seed)
 
 
 def replay(game: Game, moves: tuple) -> None:
@@ -95,21 +92,13 @@ def brute_force(rules: Rules, state: State, limit: int = 4_000) -> bool | None:
     """Whether the position can be won: depth-first through every legal move, positions seen once.
     With no stock left the piles' order is left out of the position seen (no rule then names a
     pile: only a DEAL puts card j on pile j), which keeps Spider's many spaces small enough."""
-    seen: set[object] = set()
-    stack = [state]
-    while stack:
-        s = stack.pop()
-        if rules.is_won(s):
-            return True
-        key: object = s if s.stock else (tuple(sorted(zip(DOWN.get(s), TABLEAU.get(s)))), FOUNDATIONS.get(s),
-                                          WASTE.get(s))
-        if key in seen:
-            continue
-        seen.add(key)
-        if len(seen) > limit:
-            return None  # too large for the brute force: the position is not used
-        stack.extend(reversed([rules.apply(s, m) for m in rules.legal_moves(s)]))
-    return False
+
+    def key(s: State) -> object:
+        if s.stock:
+            return s
+        return tuple(sorted(zip(DOWN.get(s), TABLEAU.get(s)))), FOUNDATIONS.get(s), WASTE.get(s)
+
+    return search_every_move(rules, state, limit, key)
 
 
 def small_emperor(rules: Rules, rng: random.Random) -> State:
@@ -165,15 +154,7 @@ def test_verdicts_match_brute_force(variant: str, options: dict[str, object], su
         truth = brute_force(rules, state)
         if truth is None:
             continue
-        for impl in IMPLS:
-            result = solve(state, rules, impl=impl)
-            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
-            if truth:
-                s = state
-                for move in result.moves:
-                    assert move in rules.legal_moves(s), (impl, move)
-                    s = rules.apply(s, move)
-                assert rules.is_won(s)
+        assert_the_verdict(rules, state, truth, IMPLS)
         verdicts[truth] += 1
     assert verdicts[True] >= 3, verdicts
     if suits is not None:
@@ -333,15 +314,7 @@ def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver(variant: str) -
 @pytest.mark.parametrize("variant,options", [("emperor", {}), ("spider", {"suits": 4})])
 def test_budgets_and_stop_answer_unknown(impl: str, variant: str, options: dict[str, object]) -> None:
     game = open_game(variant, options, 0)
-    assert solve(game, max_nodes=5, impl=impl).outcome is Outcome.UNKNOWN
-    flag = StopFlag()
-    flag.set()
-    result = solve(game, stop=flag, impl=impl)
-    assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
-    t0 = time.perf_counter()
-    result = solve(game, max_seconds=0.05, impl=impl)
-    assert result.outcome in (Outcome.UNKNOWN, Outcome.WON)
-    assert time.perf_counter() - t0 < 30
+    assert_budgets_and_stop_end_the_search(game, impl, (Outcome.UNKNOWN, Outcome.WON))
 
 
 # --- Emperor's restarts (docs/solver.md, "Emperor") ------------------------------------------

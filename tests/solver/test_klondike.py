@@ -18,6 +18,8 @@ from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
 
+from .helpers import assert_the_verdict, check_line, open_game, search_every_move
+
 IMPLS = ["c", "python"] if HAVE_C else ["python"]
 
 # Rule sets: the published "thoughtful" rules (partial runs, foundation return), the seed's.
@@ -28,10 +30,6 @@ RULES = [
     ("klondike-draw-one", {}),
     ("klondike", {"passes": 2}),
 ]
-
-
-def open_game(variant: str, options: dict[str, object], seed: int) -> Game:
-    return new_game(variant, {**options, "open": True}, seed=seed)
 
 
 def replay(game: Game, moves: tuple) -> None:
@@ -73,16 +71,23 @@ def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
     assert len(progress) > 1  # progress is not a constant
 
 
-class _SmallQuickPasses:
-    """A backend whose quick passes are tiny (so a few thousand positions run several restarts),
-    without the beams between them (``_Beams`` adds them back)."""
+class _Options:
+    """A backend whose calls get extra keyword arguments, over the caller's (the passes' sizes, a
+    cut of the full search turned off, ...)."""
 
-    def __init__(self, backend: object, quick_nodes: int, quick_total: int) -> None:
+    def __init__(self, backend: object, **options: object) -> None:
         self.backend = backend
-        self.quick = {"quick_nodes": quick_nodes, "quick_total": quick_total, "beam_first": 0}
+        self.options = options
 
     def klondike_solve(self, *args: object, **kw: object) -> tuple:
-        return self.backend.klondike_solve(*args, **{**kw, **self.quick})  # type: ignore[attr-defined]
+        return self.backend.klondike_solve(*args, **{**kw, **self.options})  # type: ignore[attr-defined]
+
+
+def small_quick_passes(backend: object, quick_nodes: int, quick_total: int, **options: object) -> _Options:
+    """A backend whose quick passes are tiny (so a few thousand positions run several restarts),
+    without the beams between them unless ``options`` ask for them (``beams``)."""
+    return _Options(backend, **{"quick_nodes": quick_nodes, "quick_total": quick_total, "beam_first": 0,
+                                **options})
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -98,28 +103,17 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
     for seed in range(30):
         game = open_game(variant, options, seed)
         search = game.rules.search(game.state)
-        answers = [_klondike_solve(_SmallQuickPasses(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
+        answers = [_klondike_solve(small_quick_passes(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
                    for b in (_cklondike, _pyklondike)]
         assert answers[0] == answers[1], seed
         code, moves, nodes = answers[0]
         if code == 1:  # WON
             replay(open_game(variant, options, seed), tuple(moves))
             if 300 < nodes <= 3_000 + 300:  # after the first pass: a restart, or the full search?
-                no_restart = _klondike_solve(_SmallQuickPasses(_cklondike, 300, 0), search, game.state, 6_000,
-                                             0.0, None)
+                no_restart = _klondike_solve(small_quick_passes(_cklondike, 300, 0), search, game.state,
+                                             6_000, 0.0, None)
                 won_by_a_restart += no_restart != answers[0]
     assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
-
-
-class _QuickPassMoves(_SmallQuickPasses):
-    """Small quick passes, shorter restarts, and how often a restart takes the full search's moves
-    (0: never)."""
-
-    def __init__(self, backend: object, quick_nodes: int, quick_total: int, full_moves_every: int,
-                 restart_nodes: int) -> None:
-        super().__init__(backend, quick_nodes, quick_total)
-        self.quick["full_moves_every"] = full_moves_every
-        self.quick["restart_nodes"] = restart_nodes
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -139,9 +133,9 @@ def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) 
         search = game.rules.search(game.state)
         answers = {}
         for every in (0, 1, 2):
-            pair = [_klondike_solve(_QuickPassMoves(b, 300, 2_000, every, 150), search, game.state, 4_000, 0.0,
-                                    None)
-                    for b in (_cklondike, _pyklondike)]
+            passes = [small_quick_passes(b, 300, 2_000, full_moves_every=every, restart_nodes=150)
+                      for b in (_cklondike, _pyklondike)]
+            pair = [_klondike_solve(p, search, game.state, 4_000, 0.0, None) for p in passes]
             assert pair[0] == pair[1], (seed, every)
             answers[every] = pair[0]
             code, moves, _ = pair[0]
@@ -153,16 +147,12 @@ def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) 
     assert differs >= 1
 
 
-class _Beams(_QuickPassMoves):
+def beams(backend: object, quick_total: int, first: int, last: int) -> _Options:
     """Small quick passes and small beams after the first (widths ``first`` ... ``last``; 0: none)."""
-
-    def __init__(self, backend: object, quick_total: int, first: int, last: int) -> None:
-        super().__init__(backend, 300, quick_total, 2, 300)
-        self.quick["beam_first"] = first
-        self.quick["beam_last"] = last
-        # the deal below was picked as one the passes miss without equivalent runs (with them the
-        # full search wins it within the 12,000 positions)
-        self.quick["equivalent_runs"] = False
+    # the deal below was picked as one the passes miss without equivalent runs (with them the
+    # full search wins it within the 12,000 positions)
+    return small_quick_passes(backend, 300, quick_total, full_moves_every=2, restart_nodes=300,
+                              beam_first=first, beam_last=last, equivalent_runs=False)
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -179,10 +169,10 @@ def test_beams_agree_and_win_what_the_passes_miss() -> None:
         for seed in seeds:
             game = open_game(variant, options, seed)
             search = game.rules.search(game.state)
-            pair = [_klondike_solve(_Beams(b, 6_000, 4, 32), search, game.state, 12_000, 0.0, None)
+            pair = [_klondike_solve(beams(b, 6_000, 4, 32), search, game.state, 12_000, 0.0, None)
                     for b in (_cklondike, _pyklondike)]
             assert pair[0] == pair[1], (variant, seed)
-            without = _klondike_solve(_Beams(_cklondike, 6_000, 0, 0), search, game.state, 12_000, 0.0, None)
+            without = _klondike_solve(beams(_cklondike, 6_000, 0, 0), search, game.state, 12_000, 0.0, None)
             assert (pair[0][0] == 2) == (without[0] == 2), (variant, seed)  # LOST: the full search's
             code, moves, nodes = pair[0]
             if code == 1:  # WON
@@ -199,12 +189,10 @@ def test_beams_by_default_turning_three_only() -> None:
     from accordion.solver import _cklondike  # type: ignore[attr-defined]
     from accordion.solver.core import _klondike_solve
 
-    class Default(_QuickPassMoves):
-        def __init__(self, beam_first: int | None) -> None:
-            super().__init__(_cklondike, 300, 20_000, 2, 300)
-            del self.quick["beam_first"]
-            if beam_first is not None:
-                self.quick["beam_first"] = beam_first
+    def with_beams(beam_first: int | None) -> _Options:
+        """Small quick passes; the beams by default (None), or from ``beam_first`` wide."""
+        return _Options(_cklondike, quick_nodes=300, quick_total=20_000, full_moves_every=2,
+                        restart_nodes=300, **({} if beam_first is None else {"beam_first": beam_first}))
 
     options = {"partial_runs": True, "foundation_return": True}
     differs = {}
@@ -213,7 +201,7 @@ def test_beams_by_default_turning_three_only() -> None:
         for seed in range(12):
             game = open_game(variant, options, seed)
             search = game.rules.search(game.state)
-            default, none = (_klondike_solve(Default(b), search, game.state, 40_000, 0.0, None)
+            default, none = (_klondike_solve(with_beams(b), search, game.state, 40_000, 0.0, None)
                              for b in (None, 0))
             differs[variant] += default != none
     assert differs["klondike"] >= 1 and differs["klondike-draw-one"] == 0, differs
@@ -242,21 +230,9 @@ def brute_force(rules: Rules, state: State, limit: int = 3_000) -> bool | None:
     """Whether the position can be won: depth-first through every legal move, positions seen once
     (with passes unlimited the count of REDEALs made changes nothing ahead, so it is not part of
     the position seen)."""
-    unlimited = not rules.values.get("passes")
-    seen: set[State] = set()
-    stack = [state]
-    while stack:
-        s = stack.pop()
-        if rules.is_won(s):
-            return True
-        key = s._replace(redeals=0) if unlimited else s
-        if key in seen:
-            continue
-        seen.add(key)
-        if len(seen) > limit:
-            return None  # too large for the brute force: the position is not used
-        stack.extend(reversed([rules.apply(s, m) for m in rules.legal_moves(s)]))  # engine order first
-    return False
+    if rules.values.get("passes"):
+        return search_every_move(rules, state, limit)
+    return search_every_move(rules, state, limit, lambda s: s._replace(redeals=0))
 
 
 def small_position(rules: Rules, rng: random.Random, low: int = 10) -> State:
@@ -285,15 +261,7 @@ def test_verdicts_match_brute_force(variant: str, options: dict[str, object]) ->
         truth = brute_force(rules, state)
         if truth is None:
             continue
-        for impl in IMPLS:
-            result = solve(state, rules, impl=impl)
-            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
-            if truth:
-                s = state
-                for move in result.moves:
-                    assert move in rules.legal_moves(s), (impl, move)
-                    s = rules.apply(s, move)
-                assert rules.is_won(s)
+        assert_the_verdict(rules, state, truth, IMPLS)
         verdicts[truth] += 1
     assert verdicts[True] + verdicts[False] >= 5  # enough positions were small enough to check
 
@@ -435,15 +403,21 @@ def test_progress_is_the_best_position_searched(impl: str) -> None:
 # --- the full search's talon dominance --------------------------------------------------------
 
 
-class _Options:
-    """A backend whose calls get extra keyword arguments, over the caller's (here: a cut of the full search turned off)."""
+def full_search_with(rules: Rules, state: State, max_nodes: int, switch: str,
+                     **options: object) -> Callable[[object, bool], tuple]:
+    """The full search alone of ``state`` (a quick pass of one position, then no quick passes),
+    as a function of the backend and of one switch of the search (``switch``, a cut) on or off,
+    the other ``options`` fixed: (outcome code, engine moves, nodes)."""
+    from accordion.solver.core import _klondike_solve
 
-    def __init__(self, backend: object, **options: object) -> None:
-        self.backend = backend
-        self.options = options
+    search = rules.search(state)
 
-    def klondike_solve(self, *args: object, **kw: object) -> tuple:
-        return self.backend.klondike_solve(*args, **{**kw, **self.options})  # type: ignore[attr-defined]
+    def full_search(backend: object, on: bool) -> tuple:
+        searched = _Options(backend, quick_nodes=1, quick_total=0, **options, **{switch: on})
+        code, moves, nodes = _klondike_solve(searched, search, state, max_nodes, 0.0, None)
+        return code, tuple(moves), nodes
+
+    return full_search
 
 
 def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
@@ -476,8 +450,6 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
     positions with a long stock where the cut changes the search (fewer positions with it than
     without), every verdict equals the brute force's, with the cut and without it, and C and
     Python agree (same moves, same node counts)."""
-    from accordion.solver.core import _klondike_solve
-
     backends = solver_backends()
     rules = open_game("klondike", options, 0).rules
     rng = random.Random(f"talon dominance {sorted(options.items())}")
@@ -489,15 +461,9 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
         state = small_position(rules, rng, 7 if options else 6)
         if len(state.stock) < 6:
             continue  # a short talon: few values of cur
-        search = rules.search(state)
-
-        def full_search(backend: object, dominance: bool) -> tuple:
-            # the full search alone (a quick pass of one position), where the cut applies; the
-            # dead-end test off, so that the cut is seen alone (it decides most of these losses)
-            options = _Options(backend, dominance=dominance, dead_ends=False, quick_nodes=1, quick_total=0)
-            code, moves, nodes = _klondike_solve(options, search, state, 6_000, 0.0, None)
-            return code, tuple(moves), nodes
-
+        # the full search alone, where the cut applies; the dead-end test off, so that the cut is
+        # seen alone (it decides most of these losses)
+        full_search = full_search_with(rules, state, 6_000, "dominance", dead_ends=False)
         with_cut, without = full_search(backends[0], True), full_search(backends[0], False)
         if with_cut[0] == 0 or with_cut[2] == without[2] or (with_cut[0] == 2 and without[2] > 3_000):
             continue  # too large, or the cut did not fire here
@@ -539,11 +505,7 @@ def assert_the_brute_force_verdict(rules: Rules, state: State, truth: bool,
             assert full_search(backend, on) == answer, (backend, on, state)
     for code, moves, _ in answers.values():
         assert code == (1 if truth else 2), state
-        s = state
-        for move in moves:
-            assert move in rules.legal_moves(s), move
-            s = rules.apply(s, move)
-        assert rules.is_won(s) is truth
+        check_line(rules, state, moves, won=truth)
 
 
 def search_position(state: State) -> object:
@@ -659,21 +621,12 @@ def test_dead_ends_keep_every_verdict_of_the_brute_force(variant: str, options: 
     moves, same node counts). Without foundation_return: with it, the small positions the brute
     force can decide have their foundations so high that no dead end appears in them (the test
     above has one, decided at the root)."""
-    from accordion.solver.core import _klondike_solve
-
     backends = solver_backends()
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"dead ends in the search {variant}{sorted(options.items())}")
     checked = 0
     for state in walked_positions(rules, rng, 200, 3):
-        search = rules.search(state)
-
-        def full_search(backend: object, dead_ends: bool) -> tuple:
-            # the full search alone (a quick pass of one position)
-            options = _Options(backend, dead_ends=dead_ends, quick_nodes=1, quick_total=0)
-            code, moves, nodes = _klondike_solve(options, search, state, 20_000, 0.0, None)
-            return code, tuple(moves), nodes
-
+        full_search = full_search_with(rules, state, 20_000, "dead_ends")
         with_test, without = full_search(backends[0], True), full_search(backends[0], False)
         if with_test[0] == 0 or without[0] == 0 or with_test[2] == without[2]:
             continue  # too large, or the test did not change the search
@@ -725,11 +678,7 @@ def test_equivalent_runs_send_a_covered_twin_home(variant: str) -> None:
     results = {impl: solve(state, rules, impl=impl) for impl in IMPLS}
     for impl, result in results.items():
         assert result.won, impl
-        s = state
-        for move in result.moves:
-            assert move in rules.legal_moves(s), (impl, move)
-            s = rules.apply(s, move)
-        assert rules.is_won(s)
+        check_line(rules, state, result.moves)
         assert result.moves[:2] == results[IMPLS[0]].moves[:2]
         first, second = result.moves[0], result.moves[1]
         assert (first.src, first.dst, first.count, second.src) == (0, 1, 1, 0), result.moves[:2]
@@ -758,22 +707,13 @@ def test_equivalent_runs_keep_every_verdict_of_the_brute_force(variant: str, opt
     search (another count of positions), every verdict equals the brute force's, with them and
     without, and C and Python agree (same moves, same node counts); every win replays. Without
     foundation_return: with it, the positions small enough for the brute force were all won."""
-    from accordion.solver.core import _klondike_solve
-
     backends = solver_backends()
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"equivalent runs {variant}{sorted(options.items())}")
     checked = {True: 0, False: 0}
     for state in walked_positions(rules, rng, 300, 4):
-        search = rules.search(state)
-
-        def full_search(backend: object, equivalent: bool) -> tuple:
-            # the full search alone (a quick pass of one position), without the dead-end test
-            # (which decides many of these losses at once)
-            options = _Options(backend, equivalent_runs=equivalent, dead_ends=False, quick_nodes=1, quick_total=0)
-            code, moves, nodes = _klondike_solve(options, search, state, 20_000, 0.0, None)
-            return code, tuple(moves), nodes
-
+        # without the dead-end test (which decides many of these losses at once)
+        full_search = full_search_with(rules, state, 20_000, "equivalent_runs", dead_ends=False)
         with_them, without = full_search(backends[0], True), full_search(backends[0], False)
         if with_them[0] == 0 or without[0] == 0 or with_them[2] == without[2]:
             continue  # too large, or equivalent runs did not change the search
@@ -794,20 +734,15 @@ def test_equivalent_runs_shrink_a_loss_proof() -> None:
     a third of the positions it takes without equivalent runs (C: 38,285 against 145,527), and the
     Python twin counts the same."""
     from accordion.solver import _pyklondike
-    from accordion.solver.core import _klondike_solve
 
     game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 156)
-    search = game.rules.search(game.state)
+    full_search = full_search_with(game.rules, game.state, 1_000_000, "equivalent_runs")
     fast = _cklondike_or_python()
-    answers = {}
-    for equivalent in (True, False):
-        options = _Options(fast, equivalent_runs=equivalent, quick_nodes=1, quick_total=0)
-        answers[equivalent] = _klondike_solve(options, search, game.state, 1_000_000, 0.0, None)
+    answers = {equivalent: full_search(fast, equivalent) for equivalent in (True, False)}
     assert answers[True][0] == answers[False][0] == 2
     assert answers[True][2] * 3 < answers[False][2], (answers[True][2], answers[False][2])
     if fast is not _pyklondike:
-        python = _Options(_pyklondike, quick_nodes=1, quick_total=0)
-        assert _klondike_solve(python, search, game.state, 1_000_000, 0.0, None)[2] == answers[True][2]
+        assert full_search(_pyklondike, True)[2] == answers[True][2]
 
 
 def _cklondike_or_python() -> object:
@@ -824,13 +759,10 @@ def test_equivalent_runs_only_where_face_up_cards_are_runs() -> None:
     """A position made up with every card face up (not runs, as no play makes them) is searched
     as without equivalent runs (their key reads the face-up cards above a pile's lowest as runs on
     hosts); the same deal as dealt, with runs only, is searched otherwise."""
-    from accordion.solver.core import _klondike_solve
-
     backend = _cklondike_or_python()
     game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 156)
     made_up = game.state._replace(down=(0,) * 7)
     for state, alike in ((made_up, True), (game.state, False)):
-        search = game.rules.search(state)
-        answers = [_klondike_solve(_Options(backend, equivalent_runs=on, quick_nodes=1, quick_total=0), search, state,
-                                   200_000, 0.0, None) for on in (True, False)]
+        full_search = full_search_with(game.rules, state, 200_000, "equivalent_runs")
+        answers = [full_search(backend, on) for on in (True, False)]
         assert (answers[0] == answers[1]) is alike, state

@@ -10,7 +10,6 @@ shows up as a disagreement on small positions.
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -20,6 +19,8 @@ from accordion.engine.games.wish import DECK
 from accordion.engine.moves import Zone, transfer
 from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
 from accordion.solver import _pystreets, core
+
+from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, check_line, search_every_move
 
 HAVE_STREETS_C = core.HAVE_C and core._cstreets is not None
 IMPLS = ["c", "python"] if HAVE_STREETS_C else ["python"]
@@ -34,27 +35,7 @@ def replay(game: Game, moves: tuple) -> None:
 def brute_force(rules: Rules, state: State, limit: int = 40_000) -> bool | None:
     """Whether the position can be won: every legal move of the engine, exact positions seen once;
     None when the position has too many positions for it."""
-    seen: set[State] = set()
-    stack = [state]
-    while stack:
-        s = stack.pop()
-        if rules.is_won(s):
-            return True
-        if s in seen:
-            continue
-        seen.add(s)
-        if len(seen) > limit:
-            return None
-        stack.extend(rules.apply(s, m) for m in rules.legal_moves(s))
-    return False
-
-
-def check_line(rules: Rules, state: State, moves: tuple) -> None:
-    s = state
-    for move in moves:
-        assert move in rules.legal_moves(s), move
-        s = rules.apply(s, move)
-    assert rules.is_won(s)
+    return search_every_move(rules, state, limit, engine_order=False)
 
 
 # --- Streets and Alleys -----------------------------------------------------------------------
@@ -170,11 +151,7 @@ def test_streets_verdicts_match_brute_force() -> None:
         truth = brute_force(rules, state)
         if truth is None:
             continue
-        for impl in IMPLS:
-            result = solve(state, rules, impl=impl)
-            assert result.outcome is (Outcome.WON if truth else Outcome.LOST), (impl, state)
-            if truth:
-                check_line(rules, state, result.moves)
+        assert_the_verdict(rules, state, truth, IMPLS)
         verdicts[truth] += 1
     assert verdicts[True] >= 20 and verdicts[False] >= 20, verdicts  # both kinds checked
 
@@ -271,15 +248,7 @@ def test_streets_a_blocked_deal_is_lost() -> None:
 @pytest.mark.parametrize("impl", IMPLS)
 def test_streets_budgets_and_stop_answer_unknown(impl: str) -> None:
     game = new_game("streets-and-alleys", {}, seed=1)
-    assert solve(game, max_nodes=5, impl=impl).outcome is Outcome.UNKNOWN
-    flag = StopFlag()
-    flag.set()
-    result = solve(game, stop=flag, impl=impl)
-    assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
-    t0 = time.perf_counter()
-    result = solve(game, max_seconds=0.05, impl=impl)
-    assert result.outcome in (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST)
-    assert time.perf_counter() - t0 < 30
+    assert_budgets_and_stop_end_the_search(game, impl, (Outcome.UNKNOWN, Outcome.WON, Outcome.LOST))
 
 
 # --- Wish -------------------------------------------------------------------------------------
@@ -338,10 +307,7 @@ def test_wish_verdicts_match_brute_force() -> None:
         state = small_wish_position(rules, rng)
         truth = brute_force(rules, state)
         assert truth is not None
-        result = solve(state, rules)
-        assert result.outcome is (Outcome.WON if truth else Outcome.LOST), state
-        if truth:
-            check_line(rules, state, result.moves)
+        assert_the_verdict(rules, state, truth, [None])  # Wish: Python only
         verdicts[truth] += 1
     assert verdicts[True] >= 10 and verdicts[False] >= 10, verdicts
 

@@ -7,12 +7,9 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-import sys
-import time
-
-from ._pycommon import Stop as _Stop, beam as _beam, builds_alternate as _builds_on, rank as _rank
-from ._pycommon import red_suit as _red_suit, unseen as _unseen
-from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
+from ._pycommon import RestartingSearch, Stop as _Stop, builds_alternate as _builds_on, deep_recursion
+from ._pycommon import rank as _rank, red_suit as _red_suit
+from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
 MAXPILE = 48  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)
@@ -61,24 +58,15 @@ def _home(s: _Pos, x: int) -> int:
     return -1
 
 
-class _Search:
+class _Search(RestartingSearch[_Pos, Move]):
+    """Emperor's passes on the common ``RestartingSearch``; the quick passes' cut (``cut``): a
+    card off a face-up card only to use the card uncovered."""
+
     def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None,
                  quick_percent: int = QUICK_PERCENT) -> None:
-        self.max_nodes = max_nodes
-        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
-        # the quick passes end here, their share of a time budget (0.0: none); quick_over once they did
-        self.quick_deadline = self.deadline - max_seconds * (100 - quick_percent) / 100 if max_seconds > 0 else 0.0
-        self.quick_over = False
-        self.stop = stop
-        self.nodes = 0
-        self.truncated = False
-        self.quick = False  # a quick pass: it looks for a win only (its failure proves nothing)
-        self.cut = False  # the quick pass's cut: a card off a face-up card only to use the card uncovered
-        self.noisy = False  # a restart: the move order is shaken by ``rng``
-        self.rng = _SplitMix(0)
-        self.stopped = False  # by the clock or the caller, not by a node limit
-        self.seen: set[tuple[object, ...]] = set()
-        self.path: list[Move] = []
+        super().__init__(max_nodes, max_seconds, stop)
+        if max_seconds > 0:  # the quick passes' share of the time
+            self.quick_deadline = self.deadline - max_seconds * (100 - quick_percent) / 100
 
     @staticmethod
     def safe(s: _Pos, x: int) -> bool:
@@ -176,21 +164,6 @@ class _Search:
         piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
         return piles, tuple(s.talon), s.cur
 
-    def count_node(self) -> None:
-        """One more position; raises ``_Stop`` past the node limit, the clock, the stop flag or a
-        quick pass's share of the time."""
-        self.nodes += 1
-        if self.max_nodes and self.nodes > self.max_nodes:
-            raise _Stop
-        if (self.nodes & 1023) == 0:
-            now = time.monotonic() if self.deadline else 0.0
-            if (self.stop is not None and self.stop[0]) or (self.deadline and now > self.deadline):
-                self.stopped = True
-                raise _Stop
-            if self.quick and self.quick_deadline and now > self.quick_deadline:
-                self.quick_over = True  # not stopped: the full search has the rest
-                raise _Stop
-
     def dfs(self, s: _Pos) -> bool:
         self.count_node()
         if _won(s):
@@ -203,39 +176,12 @@ class _Search:
             self.truncated = True
             return False
         moves = self.gen_moves(s)
-        if self.noisy and len(moves) > 1:
-            # restart noise: half the time another move goes first (the rest keep their order)
-            z = self.rng.next()
-            if z & 1:
-                j = (z >> 1) % len(moves)
-                moves[0], moves[j] = moves[j], moves[0]
-        for mv in moves:
-            if not _fits(s, mv):
-                continue
-            child = s.copy()
-            apply(child, mv)
-            self.path.append(mv)
-            if self.dfs(child):
-                return True
-            self.path.pop()
-        return False
+        self.shake(moves)
+        return self.descend(s, [mv for mv in moves if _fits(s, mv)], _child)
 
     def beam(self, root: _Pos, width: int) -> bool:
-        """One beam of ``width`` from the root over the current pass's moves (as C's ``beam``,
-        through ``_pycommon.beam``): True with the line in ``self.path``; False when a layer is
-        empty or MAXDEPTH is reached."""
-        self.seen.clear()
-        self.seen.add(self.key(root))
-
-        def moves(pos: _Pos, depth: int) -> list[Move]:
-            return [mv for mv in self.gen_moves(pos) if _fits(pos, mv)]
-
-        line = _beam(root, width, MAXDEPTH, moves, _child, lambda pos: self.count_node(), _won, worth,
-                     _unseen(self.seen, self.key))
-        if line is None:
-            return False
-        self.path = line
-        return True
+        """One beam of ``width`` from the root over the current pass's moves (as C's ``beam``)."""
+        return self.beam_unseen(root, width, MAXDEPTH, _child, _fits, _won, worth)
 
 
 def _child(s: _Pos, mv: Move) -> _Pos:
@@ -328,63 +274,36 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(found), list(talon), cur)
     search = _Search(max_nodes, max_seconds, stop, quick_percent)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # the beams (beam_first, twice that, ... beam_last wide), then the quick passes (the first
-        # in the plain order with the cut, then restarts with the order shaken, every
-        # full_moves_every-th with the full search's moves), all within quick_total, then the
-        # full search from scratch (as _cemperor.c, where the schedule is argued)
-        search.quick = True
-        won = False
-        npass = 0
-        if max_nodes and quick_total > max_nodes // 100 * quick_percent:
-            quick_total = max_nodes // 100 * quick_percent
-        search.max_nodes = quick_total
-        width, full = beam_first, False
-        while 0 < width <= beam_last and search.nodes < quick_total and not won:
-            # each width twice: over the first quick pass's moves (the cut), then the full search's
-            search.cut = not full
-            try:
-                won = search.beam(root.copy(), width)
-            except _Stop:
-                if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                    raise
-                break  # the quick passes' share is spent: the full search has the rest
-            width, full = (width * 2 if full else width), not full
-        # (the first pass runs even with quick_total 0, which asks for no restarts)
-        while not won and not search.quick_over and (search.nodes < quick_total or search.nodes == 0):
-            pass_limit = search.nodes + (restart_nodes if npass > 0 else quick_nodes)
-            if npass > 0 and pass_limit > quick_total:
-                pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
-            search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
-            search.noisy = npass > 0
-            search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
-            search.rng = _SplitMix(npass)
-            search.seen.clear()
-            search.path.clear()
-            try:
-                won = search.dfs(root.copy())
-                break  # a win, or the pass's whole space seen
-            except _Stop:
-                if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                    raise
-                if search.nodes >= quick_total or search.quick_over:
-                    break
-            npass += 1
-        search.noisy = False
-        search.cut = False
-        if not won:
-            search.quick = False
-            search.seen.clear()
-            search.path.clear()
-            search.truncated = False
-            search.max_nodes = max_nodes
-            won = search.dfs(root.copy())
+        with deep_recursion(MAXDEPTH):
+            # the beams (beam_first, twice that, ... beam_last wide), then the quick passes (the
+            # first in the plain order with the cut, then restarts with the order shaken, every
+            # full_moves_every-th with the full search's moves), all within quick_total, then the
+            # full search from scratch (as _cemperor.c, where the schedule is argued)
+            search.quick = True
+            won = False
+            if max_nodes and quick_total > max_nodes // 100 * quick_percent:
+                quick_total = max_nodes // 100 * quick_percent
+            search.max_nodes = quick_total
+            width, full = beam_first, False
+            while 0 < width <= beam_last and search.nodes < quick_total and not won:
+                # each width twice: over the first quick pass's moves (the cut), then the full search's
+                search.cut = not full
+                try:
+                    won = search.beam(root.copy(), width)
+                except _Stop:
+                    if search.stopped or (max_nodes and search.nodes >= max_nodes):
+                        raise
+                    break  # the quick passes' share is spent: the full search has the rest
+                width, full = (width * 2 if full else width), not full
+            # (the first pass runs even with quick_total 0, which asks for no restarts)
+            if not won and not search.quick_over and (search.nodes < quick_total or search.nodes == 0):
+                won = search.quick_passes(root, max_nodes, quick_nodes, restart_nodes, quick_total,
+                                          full_moves_every)
+            if not won:
+                won = search.full_search(root, max_nodes)
     except _Stop:
         return UNKNOWN, [], search.nodes
-    finally:
-        sys.setrecursionlimit(limit)
     if won:
         return WON, expand(search.path, root), search.nodes
     return (UNKNOWN if search.truncated else LOST), [], search.nodes

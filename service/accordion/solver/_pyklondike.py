@@ -7,12 +7,9 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-import sys
-import time
-
-from ._pycommon import Stop as _Stop, beam as _beam, builds_alternate as _builds_on, rank as _rank
-from ._pycommon import red_suit as _red_suit
-from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
+from ._pycommon import RestartingSearch, Stop as _Stop, beam as _beam, builds_alternate as _builds_on
+from ._pycommon import deep_recursion, rank as _rank, red_suit as _red_suit
+from ._pysolver import LOST, UNKNOWN, WON
 
 MAXMOVES = 200
 MAXDEPTH = 1000
@@ -58,32 +55,20 @@ class _Pos:
                     self.redeals)
 
 
-class _Search:
+class _Search(RestartingSearch[_Pos, Move]):
     def __init__(self, draw: int, partial: bool, fret: bool, root_redeal: bool, keep_cur: bool, max_nodes: int,
                  max_seconds: float, stop: bytearray | None) -> None:
+        super().__init__(max_nodes, max_seconds, stop)
         self.draw = draw
         self.partial = partial
         self.fret = fret
         self.root_redeal = root_redeal
         self.keep_cur = keep_cur
-        self.max_nodes = max_nodes
-        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
-        # the quick passes end here, half a time budget (0.0: none); quick_over once they did
-        self.quick_deadline = self.deadline - max_seconds / 2 if max_seconds > 0 else 0.0
-        self.quick_over = False
-        self.stop = stop
-        self.nodes = 0
-        self.truncated = False
-        self.quick = False  # the first passes: only a win they find counts
-        self.cut = False  # a quick pass with the unproven cuts (else the full search's moves)
+        if max_seconds > 0:  # the quick passes' share of the time: half
+            self.quick_deadline = self.deadline - max_seconds / 2
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
         self.twins = False  # equivalent runs (partial runs only): a run on either of two twins is one position
-        self.noisy = False  # a restart of the quick pass: the move order is shaken by ``rng``
-        self.rng = _SplitMix(0)
-        self.stopped = False  # by the clock or the caller, not by a node limit
-        self.seen: set[tuple[object, ...]] = set()
-        self.path: list[Move] = []
         self.layer = 0  # in a beam, the depth of the positions at hand (0 is the root, as an empty path)
         self.root_down = 0
         self.best = 0  # the most progress of a position visited (``progress_of``)
@@ -322,24 +307,14 @@ class _Search:
         return any((piles, talon, q, redeals, root_fixed) in self.seen
                    for q in dominating_curs(cur, len(s.talon), self.draw))
 
-    def count_node(self, s: _Pos) -> None:
-        """One more position (of a pass or a beam); raises ``_Stop`` past the node limit, the
-        clock, the quick passes' half of it or the stop flag; keeps the most progress seen."""
-        self.nodes += 1
-        if self.max_nodes and self.nodes > self.max_nodes:
-            raise _Stop
-        if (self.nodes & 1023) == 0:
-            now = time.monotonic() if self.deadline else 0.0
-            if (self.stop is not None and self.stop[0]) or (self.deadline and now > self.deadline):
-                self.stopped = True
-                raise _Stop
-            if self.quick and self.quick_deadline and now > self.quick_deadline:
-                self.quick_over = True  # not stopped: the full search has the other half
-                raise _Stop
+    def made(self, s: _Pos) -> None:
+        """One more position (of a pass or a beam): counted (``count_node``, which may raise
+        ``_Stop``), and the most progress seen kept."""
+        self.count_node()
         self.best = max(self.best, self.progress_of(s))
 
     def dfs(self, s: _Pos) -> bool:
-        self.count_node(s)
+        self.made(s)
         if _won(s):
             return True
         k = self.key(s)
@@ -358,21 +333,8 @@ class _Search:
         moves = self.gen_moves(s)
         if len(moves) >= MAXMOVES:
             self.truncated = True  # as _cklondike.c: a move may have been dropped, never claim LOST
-        if self.noisy and len(moves) > 1:
-            # restart noise: half the time another move goes first (the rest keep their order)
-            z = self.rng.next()
-            if z & 1:
-                j = (z >> 1) % len(moves)
-                moves[0], moves[j] = moves[j], moves[0]
-        for mv in moves:
-            child = s.copy()
-            apply(child, mv)
-            self.path.append(mv)
-            if self.dfs(child):
-                return True
-            self.path.pop()
-        return False
-
+        self.shake(moves)
+        return self.descend(s, moves, _child)
 
     def beam(self, root: _Pos, width: int) -> bool:
         """One beam of ``width`` from the root over the passes' moves (as C's ``beam``,
@@ -398,7 +360,7 @@ class _Search:
             return not (self.dead_ends and stuck(pos, self.fret))  # a dead end is lost
 
         try:
-            line = _beam(root, width, MAXDEPTH, moves, _child, self.count_node, _won, self.worth, keep)
+            line = _beam(root, width, MAXDEPTH, moves, _child, self.made, _won, self.worth, keep)
         finally:
             self.layer = 0
         if line is None:
@@ -657,63 +619,43 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
     # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
     search.twins = equivalent_runs and partial_runs and all(
         _builds_on(p[j], p[j - 1]) for p, d in zip(root.piles, root.down) for j in range(d + 1, len(p)))
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        # quick passes first (cuts that may lose wins; the next ones with restart noise, every
-        # full_moves_every-th of them with the full search's moves; a beam after each),
-        # then the full search from scratch (as _cklondike.c, where the schedule is argued)
-        search.quick = True
-        won = False
-        npass = 0
-        beam_width = beam_first  # the next beam's (as C)
-        if never_free(root) or (dead_ends and stuck(root, foundation_return)):
-            return LOST, [], 0
-        if redeals >= 0:
-            quick_total = 0
-        if max_nodes and quick_total > max_nodes // 2:
-            quick_total = max_nodes // 2
-        while True:
-            pass_limit = search.nodes + (min(restart_nodes, quick_nodes) if npass > 0 else quick_nodes)
-            if npass > 0 and pass_limit > quick_total:
-                pass_limit = quick_total  # the last restart is cut short: the full search keeps its share
-            search.max_nodes = min(max_nodes, pass_limit) if max_nodes else pass_limit
-            search.noisy = npass > 0
-            search.cut = not (npass > 0 and full_moves_every > 0 and npass % full_moves_every == 0)
-            search.rng = _SplitMix(npass)
-            search.seen.clear()
-            search.path.clear()
-            try:
-                won = search.dfs(root.copy())
-                break  # a win, or the whole cut space seen
-            except _Stop:
-                if search.stopped or (max_nodes and search.nodes >= max_nodes):
-                    raise
-                if search.nodes >= quick_total or search.quick_over:
-                    break
-            if 0 < beam_width <= beam_last:  # one beam after each pass, widths doubling
+        with deep_recursion(MAXDEPTH):
+            # quick passes first (cuts that may lose wins; the next ones with restart noise, every
+            # full_moves_every-th of them with the full search's moves; a beam after each),
+            # then the full search from scratch (as _cklondike.c, where the schedule is argued)
+            search.quick = True
+            beam_width = beam_first  # the next beam's (as C)
+            if never_free(root) or (dead_ends and stuck(root, foundation_return)):
+                return LOST, [], 0
+            if redeals >= 0:
+                quick_total = 0
+            if max_nodes and quick_total > max_nodes // 2:
+                quick_total = max_nodes // 2
+
+            def beam_after_pass() -> bool | None:
+                """One beam after each pass cut short, widths doubling: True a win, False no more
+                passes, None go on."""
+                nonlocal beam_width
+                if not 0 < beam_width <= beam_last:
+                    return None
                 won = search.quick_beam(root, beam_width, max_nodes, quick_total)
                 beam_width *= 2
                 if won or (max_nodes and search.nodes >= max_nodes):
-                    break
+                    return won
                 if search.nodes >= quick_total or search.quick_over:
-                    break
-            npass += 1
-        search.noisy = False
-        search.cut = False
-        if not won and max_nodes and search.nodes >= max_nodes:
-            raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
-        if not won:
-            search.quick = False
-            search.seen.clear()
-            search.path.clear()
-            search.truncated = False
-            search.max_nodes = max_nodes
-            won = search.dfs(root.copy())
+                    return False
+                return None
+
+            won = search.quick_passes(root, max_nodes, quick_nodes, min(restart_nodes, quick_nodes),
+                                      quick_total, full_moves_every, beam_after_pass)
+            if not won and max_nodes and search.nodes >= max_nodes:
+                raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
+            if not won:
+                won = search.full_search(root, max_nodes)
     except _Stop:
         return UNKNOWN, [], search.nodes
     finally:
-        sys.setrecursionlimit(limit)
         if progress is not None:
             progress[0] = search.best
     if won:

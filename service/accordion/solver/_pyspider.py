@@ -8,10 +8,8 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 from __future__ import annotations
 
 import heapq
-import sys
-import time
 
-from ._pycommon import Stop as _Stop, beam as _beam, rank as _rank, unseen as _unseen
+from ._pycommon import Search, Stop as _Stop, deep_recursion, rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -81,24 +79,14 @@ def unit_length(pile: list[int], down: int) -> int:
     return n
 
 
-class _Search:
+class _Search(Search[_Pos, Move]):
+    """Spider's passes on the common ``Search``: its quick pass has no share of a time budget (no
+    ``quick_deadline``): it ends at its node count."""
+
     def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None) -> None:
-        self.max_nodes = max_nodes
-        self.deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
-        self.stop = stop
-        self.nodes = 0
-        self.truncated = False
-        self.quick = False  # the first pass: unproven cuts, so only a win it finds counts
+        super().__init__(max_nodes, max_seconds, stop)
         self.staged = False  # the staged pass: runs through spaces too, no DEAL
         self.stage_branch, self.stage_spread = 2, 0  # the staged pass's setting
-        self.stopped = False  # by the clock or the caller, not by a node limit
-        self.seen: set[tuple[object, ...]] = set()
-        self.path: list[Move] = []
-
-    def restart(self) -> None:
-        """Forget the quick pass: its table of positions seen and its line (``quick_then_full``)."""
-        self.seen.clear()
-        self.path.clear()
 
     def gen_moves(self, s: _Pos) -> list[Move]:
         piles, down = s.piles, s.down
@@ -174,17 +162,6 @@ class _Search:
             piles.sort()  # no DEAL ahead: the piles' order never matters
         return tuple(piles), len(s.stock)
 
-    def count_node(self) -> None:
-        """One more position; raises ``_Stop`` past the node budget, the clock or the stop flag."""
-        self.nodes += 1
-        if self.max_nodes and self.nodes > self.max_nodes:
-            raise _Stop
-        if (self.nodes & 1023) == 0 and (
-            (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
-        ):
-            self.stopped = True
-            raise _Stop
-
     def dfs(self, s: _Pos) -> bool:
         self.count_node()
         if _won(s):
@@ -196,35 +173,12 @@ class _Search:
         if len(self.path) >= MAXDEPTH:
             self.truncated = True
             return False
-        for mv in self.gen_moves(s):
-            if not _fits(s, mv):
-                continue
-            child = s.copy()
-            apply(child, mv)
-            self.path.append(mv)
-            if self.dfs(child):
-                return True
-            self.path.pop()
-        return False
-
+        return self.descend(s, [mv for mv in self.gen_moves(s) if _fits(s, mv)], _child)
 
     def beam(self, root: _Pos, width: int) -> bool:
-        """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``,
-        through ``_pycommon.beam``): True with the line in ``self.path``; False when a layer is
-        empty or MAXDEPTH is reached."""
-        self.seen.clear()
-        self.seen.add(self.key(root))
-
-        def moves(pos: _Pos, depth: int) -> list[Move]:
-            return [mv for mv in self.gen_moves(pos) if _fits(pos, mv)]
-
-        line = _beam(root, width, MAXDEPTH, moves, _child, lambda pos: self.count_node(), _won,
-                     lambda pos: worth(pos, BEAM_WEIGHTS), _unseen(self.seen, self.key))
-        if line is None:
-            return False
-        self.path = line
-        return True
-
+        """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``)."""
+        return self.beam_unseen(root, width, MAXDEPTH, _child, _fits, _won,
+                                lambda pos: worth(pos, BEAM_WEIGHTS))
 
     def stage(self, root: _Pos, stage_nodes: int) -> bool:
         """The stage from ``root`` (in the table already), then the stages after the DEALs from
@@ -443,15 +397,12 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
                 list(stock), found)
     search = _Search(max_nodes, max_seconds, stop)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAXDEPTH * 2 + 500))
     try:
-        settings = STAGE_SETTINGS if stages is None else tuple(stages)
-        won = _passes(search, root, max_nodes, quick_nodes, settings)
+        with deep_recursion(MAXDEPTH):
+            settings = STAGE_SETTINGS if stages is None else tuple(stages)
+            won = _passes(search, root, max_nodes, quick_nodes, settings)
     except _Stop:
         return UNKNOWN, [], search.nodes
-    finally:
-        sys.setrecursionlimit(limit)
     if won is None:
         return UNKNOWN, [], search.nodes
     if won:
@@ -531,7 +482,4 @@ def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, stage
         return won
     if not budget_left():
         return None
-    search.quick = False
-    search.restart()
-    search.truncated = False
-    return search.dfs(root.copy())
+    return search.full_search(root, max_nodes)
