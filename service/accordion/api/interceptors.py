@@ -11,6 +11,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, NoReturn, TypeAlias, cast
 
 import grpc
@@ -102,6 +103,51 @@ async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
     await errors.abort(context, error)
 
 
+class _Call:
+    """One call through a ``wrap`` wrapper: ``async with _Call(...) as call`` around all the
+    wrapper does. Inside, the wrapper sets what the call holds (the client counted in, a watch
+    slot, the request and response). On the way out, an exception is mapped to its status
+    (``_mapped``, which aborts; aborts and cancellations pass as they are), what the call holds
+    is given back, and the call is recorded with its status (``access_log.record``)."""
+
+    __slots__ = (
+        "method", "health", "admission", "context", "started", "client", "watching", "request", "response"
+    )
+
+    def __init__(self, method: str, health: bool, admission: Admission, context: Context) -> None:
+        self.method, self.health, self.admission, self.context = method, health, admission, context
+        self.started = time.perf_counter()
+        self.client: str | None = None  # counted in (None: not yet, or refused)
+        # The connection and game whose watch slot the call holds (None: none; "" is a game id
+        # too, until validation refuses it, and its slot must be given back like any other).
+        self.watching: tuple[str, str] | None = None
+        self.request: Any = None
+        self.response: Any = None
+
+    def enter_watch(self, game_id: str) -> None:
+        """Takes a watch slot of ``game_id`` for this call's connection; raises the refusal."""
+        connection = self.context.peer()
+        self.admission.enter_watch(connection, game_id)
+        self.watching = (connection, game_id)
+
+    async def __aenter__(self) -> _Call:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, failure: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if isinstance(failure, Exception) and not isinstance(failure, grpc.aio.AbortError):
+                await _mapped(self.context, failure, self.method)
+        finally:
+            if self.watching is not None:
+                self.admission.leave_watch(*self.watching)
+            if self.client is not None:
+                self.admission.leave_call(self.health, self.client)
+            game_id = game_id_of(self.request, self.response)
+            record(self.method, game_id, status_of(self.context, failure), self.started)
+
+
 def _behavior(fn: object) -> Callable[..., Any]:
     """A handler's behaviour as what it is here: async (grpc's stubs type them synchronous)."""
     return cast(Callable[..., Any], fn)
@@ -148,68 +194,27 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         return admit(f"key:{key_name}" if key_name else client_of(context.peer()))
 
     async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
-        started, request, response = time.perf_counter(), None, None
-        failure: BaseException | None = None
-        client: str | None = None
-        try:
-            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
-            request = await read(context)
-            response = await behavior(request, context)
-            return response
-        except grpc.aio.AbortError as exc:
-            failure = exc
-            raise
-        except Exception as exc:
-            failure = exc
-            await _mapped(context, exc, method)
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            if client is not None:
-                admission.leave_call(health, client)
-            record(method, game_id_of(request, response), status_of(context, failure), started)
+        async with _Call(method, health, admission, context) as call:
+            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            call.request = await read(context)
+            call.response = await behavior(call.request, context)
+            return call.response
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        # The game whose watch slot this call holds (None: none; "" is a game id too, until
-        # validation refuses it, and its slot must be given back like any other).
-        started, request = time.perf_counter(), None
-        watching: str | None = None
-        failure: BaseException | None = None
-        client: str | None = None
-        connection = context.peer()
-        try:
-            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
-            request = await read(context)
+        async with _Call(method, health, admission, context) as call:
+            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            call.request = request = await read(context)
             if watch:
-                admission.enter_watch(connection, request.game_id)
-                watching = request.game_id
+                call.enter_watch(request.game_id)
             async with contextlib.aclosing(behavior(request, context)) as items:  # close it now, not at GC
                 async for item in items:
                     yield item
-        except grpc.aio.AbortError as exc:
-            failure = exc
-            raise
-        except Exception as exc:
-            failure = exc
-            await _mapped(context, exc, method)
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            if watching is not None:
-                admission.leave_watch(connection, watching)
-            if client is not None:
-                admission.leave_call(health, client)
-            record(method, game_id_of(request), status_of(context, failure), started)
 
     async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
-        """Handlers that take a request stream (reflection) get it as it is."""
-        started = time.perf_counter()
-        failure: BaseException | None = None
-        client: str | None = None
-        try:
-            client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+        """Handlers that take a request stream (reflection) get it as it is (recorded without a
+        game: the call has no one request)."""
+        async with _Call(method, health, admission, context) as call:
+            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
             result = behavior(requests, context)
             if inspect.isasyncgen(result):
                 async with contextlib.aclosing(result) as items:
@@ -217,19 +222,6 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
                         await context.write(item)
                 return None
             return await result
-        except grpc.aio.AbortError as exc:
-            failure = exc
-            raise
-        except Exception as exc:
-            failure = exc
-            await _mapped(context, exc, method)
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            if client is not None:
-                admission.leave_call(health, client)
-            record(method, "", status_of(context, failure), started)
 
     wrapper = {"unary": unary, "stream": stream, "requests": streamed_requests}[shape]
     return make(
