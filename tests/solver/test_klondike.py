@@ -335,6 +335,19 @@ def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver() -> None:
     assert h.source == "heuristic" and h.outcome is None and h.move in game.legal_moves()
 
 
+@pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
+@pytest.mark.parametrize("where", ["pile", "talon"])
+def test_c_core_refuses_a_card_outside_the_deck(where: str) -> None:
+    """A card is 0..51: the compiled core indexes its tables by card, so anything else must be
+    refused before it is read (as every other core does), not searched."""
+    from accordion.solver import _cklondike  # type: ignore[attr-defined]
+
+    piles = [bytes([0, 52]) if where == "pile" else bytes([0, 1])]
+    talon = bytes([2, 52]) if where == "talon" else bytes([2, 3])
+    with pytest.raises(ValueError, match="0..51"):
+        _cklondike.klondike_solve(piles, [1], [0, 0, 0, 0], talon, 0, 3, -1, True, True, True, max_nodes=100)
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 def test_budgets_and_stop_answer_unknown(impl: str) -> None:
     game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 6)

@@ -997,7 +997,8 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     c->npiles = (int)np;
     for (Py_ssize_t i = 0; i < np; i++) {
         if (!read_pile(PyList_GET_ITEM(piles, i), PyList_GET_ITEM(downs, i), MAXPILE, s->card[i], &s->n[i],
-                       &s->down[i]))
+                       &s->down[i]) ||
+            !cards_valid(s->card[i], s->n[i])) /* before turn_up and the key read tables by card */
             return 0;
         turn_up(s, (int)i);
     }
@@ -1009,6 +1010,8 @@ static int read_position(PyObject *piles, PyObject *downs, PyObject *found, PyOb
     }
     s->tlen = (uint8_t)PyBytes_GET_SIZE(talon);
     memcpy(s->talon, PyBytes_AS_STRING(talon), s->tlen);
+    if (!cards_valid(s->talon, s->tlen))
+        return 0;
     s->stale_piles = (uint16_t)((1u << MAXP) - 1);
     for (int j = 0; j < s->tlen; j++) {
         s->talon_set |= 1ULL << s->talon[j];
