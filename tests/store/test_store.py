@@ -98,6 +98,18 @@ async def test_stale_version_raises_conflict_with_current(store: GameStore) -> N
     assert (await store.load("g1")).data == b"d6"
 
 
+async def test_a_fingerprint_over_255_bytes_is_refused_and_changes_nothing(store: GameStore) -> None:
+    # The limit is the interface's (Redis keeps the length in one byte), so both backends refuse it
+    # alike, before anything is written.
+    await store.create(record(), ttl=TTL)
+    with pytest.raises(ValueError, match="255 bytes"):
+        await cas(store, 1, request_id="r1", fingerprint=b"f" * 256, reply=b"reply1")
+    assert await store.load("g1") == GameRecord("g1", 1, b"tokenhash", b"d1")
+    assert await store.get_reply("g1", "r1") is None
+    assert await cas(store, 1, request_id="r1", fingerprint=b"f" * 255, reply=b"reply1") is None
+    assert await store.get_reply("g1", "r1") == StoredReply(b"f" * 255, b"reply1")
+
+
 async def test_idempotent_retry_returns_first_reply_and_changes_nothing(store: GameStore) -> None:
     await store.create(record(), ttl=TTL)
     first = dict(request_id="r1", fingerprint=b"fp1", reply=b"reply1")

@@ -20,6 +20,10 @@ import abc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+# The longest request fingerprint ``compare_and_set`` records: Redis keeps a record as the
+# fingerprint's length in one byte, the fingerprint and the reply, and both backends refuse alike.
+MAX_FINGERPRINT = 255
+
 
 class StoreError(Exception):
     """Base of the store's errors."""
@@ -110,7 +114,8 @@ class GameStore(abc.ABC):
         a retry with the same ``request_id`` finds out safely.
 
         Raises:
-            GameNotFound, VersionConflict, StoreUnavailable.
+            GameNotFound, VersionConflict, StoreUnavailable; ValueError for a fingerprint
+            longer than ``MAX_FINGERPRINT`` bytes (before anything is read or written).
         """
 
     @abc.abstractmethod

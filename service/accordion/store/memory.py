@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from .base import (
+    MAX_FINGERPRINT,
     GameExists,
     GameNotFound,
     GameRecord,
@@ -272,6 +273,8 @@ class MemoryStore(GameStore):
         reply: bytes = b"",
     ) -> StoredReply | None:
         self._check_open()
+        if len(fingerprint) > MAX_FINGERPRINT:
+            raise ValueError(f"a fingerprint is at most {MAX_FINGERPRINT} bytes")
         now = self._table.sweep()
         game = self._table.get(game_id, now)
         if game is None:

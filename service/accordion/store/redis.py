@@ -54,6 +54,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from .base import (
+    MAX_FINGERPRINT,
     GameExists,
     GameNotFound,
     GameRecord,
@@ -215,8 +216,8 @@ class RedisStore(GameStore):
         fingerprint: bytes = b"",
         reply: bytes = b"",
     ) -> StoredReply | None:
-        if len(fingerprint) > 255:
-            raise ValueError("a fingerprint is at most 255 bytes")
+        if len(fingerprint) > MAX_FINGERPRINT:
+            raise ValueError(f"a fingerprint is at most {MAX_FINGERPRINT} bytes")
         args = [expected_version, data, ms(ttl), event, request_id, fingerprint, reply,
                 self._event_log[0], REPLIES_KEPT, self._touch, self._event_log[1], self._watched_only]
         result = await self.executor.write(CAS, self._keys(game_id).all, args)
