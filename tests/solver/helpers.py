@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Sequence
 
-from accordion.engine import Game, Move, new_game
+from accordion.engine import Game, Move, Status, new_game
 from accordion.engine.core import Rules, State
 from accordion.solver import Outcome, StopFlag, solve
 
@@ -37,6 +37,17 @@ def search_every_move(rules: Rules, state: State, limit: int, key: Callable[[Sta
         children = [rules.apply(s, m) for m in rules.legal_moves(s)]
         stack.extend(reversed(children) if engine_order else children)
     return False
+
+
+def replay(game: Game, moves: Sequence[Move]) -> None:
+    """The solver's line played through the engine from the dealt game: every move legal
+    (``Game.play`` raises otherwise) and the game won at the end (its status WON too, except
+    under Klondike's ``foundation_return``, where the engine may leave it in play)."""
+    for move in moves:
+        game.play(move)
+    assert game.rules.is_won(game.state), game.state_string()
+    if not game.rules.values.get("foundation_return"):
+        assert game.status is Status.WON, game.state_string()
 
 
 def check_line(rules: Rules, state: State, moves: Sequence[Move], won: bool = True) -> None:

@@ -23,7 +23,7 @@ from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, hint, solve
 from accordion.solver import core as solver_core
 
-from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, open_game, search_every_move
+from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, open_game, replay, search_every_move
 
 HAVE_TWO_DECK_C = HAVE_C and solver_core._cemperor is not None and solver_core._cspider is not None
 IMPLS = ["c", "python"] if HAVE_TWO_DECK_C else ["python"]
@@ -36,13 +36,6 @@ RULES = [
     ("spider", {"suits": 4}),
     ("spider", {"suits": 1, "layout": "standard"}),
 ]
-
-
-def replay(game: Game, moves: tuple) -> None:
-    for move in moves:
-        game.play(move)  # raises on an illegal move
-    assert game.rules.is_won(game.state), game.state_string()
-    assert game.status is Status.WON
 
 
 @pytest.mark.parametrize("variant,options", RULES)

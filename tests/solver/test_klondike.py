@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 import pytest
 
-from accordion.engine import Game, Status, new_game
+from accordion.engine import new_game
 from accordion.engine.core import Rules, State
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
 
-from .helpers import assert_the_verdict, check_line, open_game, search_every_move
+from .helpers import assert_the_verdict, check_line, open_game, replay, search_every_move
 
 IMPLS = ["c", "python"] if HAVE_C else ["python"]
 
@@ -30,14 +30,6 @@ RULES = [
     ("klondike-draw-one", {}),
     ("klondike", {"passes": 2}),
 ]
-
-
-def replay(game: Game, moves: tuple) -> None:
-    for move in moves:
-        game.play(move)  # raises on an illegal move
-    assert game.rules.is_won(game.state), game.state_string()
-    if not game.rules.values.get("foundation_return"):
-        assert game.status is Status.WON
 
 
 @pytest.mark.parametrize("variant,options", RULES)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from accordion.engine import Game, Status, new_game, parse_cards
+from accordion.engine import Status, new_game, parse_cards
 from accordion.engine.core import State, find_variant
 from accordion.engine.moves import REDEAL, Redeal
 from accordion.solver import (
@@ -29,6 +29,8 @@ from accordion.solver import (
 )
 from accordion.solver import core as solve_module
 from accordion.solver.core import _generic_solve
+
+from .helpers import replay
 
 IMPLS = ["c", "python"] if HAVE_C else ["python"]
 needs_c = pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -49,12 +51,6 @@ FULL_INFO = {
 }
 
 
-def replay_to_win(game: Game, moves: tuple) -> None:
-    for move in moves:
-        game.play(move)  # raises IllegalMoveError on an illegal move
-    assert game.status is Status.WON, game.state_string()
-
-
 # --- every returned solution replays to a win ------------------------------------------------
 
 
@@ -66,7 +62,7 @@ def test_every_solution_replays_to_a_win(variant: str) -> None:
         result = solve(game, max_nodes=FULL_INFO[variant] or None)
         outcomes[result.outcome] += 1
         if result.won:
-            replay_to_win(game, result.moves)
+            replay(game, result.moves)
         else:
             assert result.moves == ()
     # Not vacuous where wins are common (French first deals are almost never won: see below).
@@ -119,7 +115,7 @@ def test_french_wins_on_made_deals_replay() -> None:
         result = solve(game)
         assert result.won and result.without_redeal
         assert not any(isinstance(m, Redeal) for m in result.moves)
-        replay_to_win(game, result.moves)
+        replay(game, result.moves)
 
 
 def test_french_after_the_redeal_is_solved_outright() -> None:
@@ -136,7 +132,7 @@ def test_french_after_the_redeal_is_solved_outright() -> None:
         assert not result.without_redeal and not result.unknown
         decided += 1
         if result.won:
-            replay_to_win(game, result.moves)
+            replay(game, result.moves)
     assert decided > 0
 
 
@@ -146,7 +142,7 @@ def test_win_piles_threshold_plays_on_to_the_end() -> None:
         game = new_game("accordion", {"win_piles": 5}, seed=seed)
         result = solve(game, max_nodes=200_000)
         assert result.won
-        replay_to_win(game, result.moves)
+        replay(game, result.moves)
 
 
 def test_compel_strict_and_leap_2_solutions_replay() -> None:
@@ -157,7 +153,7 @@ def test_compel_strict_and_leap_2_solutions_replay() -> None:
             result = solve(game, max_nodes=200_000)
             if result.won:
                 won += 1
-                replay_to_win(game, result.moves)
+                replay(game, result.moves)
         assert won > 0, options
 
 
@@ -375,7 +371,7 @@ def test_emptied_stock_is_solved() -> None:
         game.play("deal")
     result = solve(game, max_nodes=400_000)
     assert result.won
-    replay_to_win(game, result.moves)
+    replay(game, result.moves)
 
 
 def test_queen_and_her_lad_with_an_empty_stock_uses_the_generic_search() -> None:
@@ -389,7 +385,7 @@ def test_queen_and_her_lad_with_an_empty_stock_uses_the_generic_search() -> None
         assert result.method == "generic-dfs" and not result.unknown
         verdicts.add(result.outcome)
         if result.won:
-            replay_to_win(game, result.moves)
+            replay(game, result.moves)
     assert verdicts == {Outcome.WON, Outcome.LOST}
 
 
@@ -435,12 +431,12 @@ def test_find_winnable_seed() -> None:
     assert found is not None
     seed, result = found
     assert result.won
-    replay_to_win(new_game("double-jump", seed=seed), result.moves)
+    replay(new_game("double-jump", seed=seed), result.moves)
     for s in range(seed):  # the seeds skipped were not won
         assert not solve(new_game("double-jump", seed=s)).won
     # Dealt from the stock with compel=none: decided on the same cards face up.
     seed, result = find_winnable_seed("accordion-stock", None, start_seed=5, max_tries=5, budget=1.0)
-    replay_to_win(new_game("accordion", seed=seed), result.moves)
+    replay(new_game("accordion", seed=seed), result.moves)
     with pytest.raises(HiddenInformationError):
         find_winnable_seed("compacted", None, max_tries=1)
     assert find_winnable_seed("french", None, start_seed=0, max_tries=3, budget=1.0) is None

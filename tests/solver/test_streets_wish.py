@@ -13,23 +13,17 @@ import random
 
 import pytest
 
-from accordion.engine import Game, Status, new_game
+from accordion.engine import new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.games.wish import DECK
 from accordion.engine.moves import Zone, transfer
 from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
 from accordion.solver import _pystreets, core
 
-from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, check_line, search_every_move
+from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, check_line, replay, search_every_move
 
 HAVE_STREETS_C = core.HAVE_C and core._cstreets is not None
 IMPLS = ["c", "python"] if HAVE_STREETS_C else ["python"]
-
-
-def replay(game: Game, moves: tuple) -> None:
-    for move in moves:
-        game.play(move)  # raises on an illegal move
-    assert game.status is Status.WON, game.state_string()
 
 
 def brute_force(rules: Rules, state: State, limit: int = 40_000) -> bool | None:
