@@ -91,6 +91,11 @@ class AccordionServiceStub:
                 request_serializer=accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.SerializeToString,
                 response_deserializer=google_dot_api_dot_httpbody__pb2.HttpBody.FromString,
                 _registered_method=True)
+        self.ShareGame = channel.unary_unary(
+                '/accordion.v1.AccordionService/ShareGame',
+                request_serializer=accordion_dot_v1_dot_accordion__pb2.ShareGameRequest.SerializeToString,
+                response_deserializer=accordion_dot_v1_dot_accordion__pb2.ShareGameResponse.FromString,
+                _registered_method=True)
 
 
 class AccordionServiceServicer:
@@ -182,6 +187,16 @@ class AccordionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ShareGame(self, request, context):
+        """Sharing, for the player only (the play token): the game's deal code, which deals the same
+        cards to anyone and reveals none of them, and its watch token, a read-only capability for
+        spectators. With rotate_watch_token a new watch token is issued and the old one stops
+        working.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AccordionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -239,6 +254,11 @@ def add_AccordionServiceServicer_to_server(servicer, server):
                     servicer.GetGamePicture,
                     request_deserializer=accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.FromString,
                     response_serializer=google_dot_api_dot_httpbody__pb2.HttpBody.SerializeToString,
+            ),
+            'ShareGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.ShareGame,
+                    request_deserializer=accordion_dot_v1_dot_accordion__pb2.ShareGameRequest.FromString,
+                    response_serializer=accordion_dot_v1_dot_accordion__pb2.ShareGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -539,6 +559,33 @@ class AccordionService:
             '/accordion.v1.AccordionService/GetGamePicture',
             accordion_dot_v1_dot_accordion__pb2.GetGamePictureRequest.SerializeToString,
             google_dot_api_dot_httpbody__pb2.HttpBody.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShareGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/accordion.v1.AccordionService/ShareGame',
+            accordion_dot_v1_dot_accordion__pb2.ShareGameRequest.SerializeToString,
+            accordion_dot_v1_dot_accordion__pb2.ShareGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,14 +6,22 @@ The Accordion service: Accordion patience and its family, one game per session.
 Conventions:
 * Piles and positions are 1-based, left to right, as in the move notation.
 * A game's `version` starts at 1 and grows by one with every ApplyMove or Undo.
-* Every RPC on an existing game needs the game's token as `authorization: Bearer <token>`
-  metadata (NewGame returns it once). Missing: UNAUTHENTICATED; wrong: PERMISSION_DENIED.
+* Every RPC on an existing game needs a token as `authorization: Bearer <token>` metadata:
+  the game's play token (NewGame returns it once), or for the reading RPCs (GetGame,
+  LegalMoves, Score, WatchGame, GetGamePicture) its watch token, a read-only capability.
+  Missing: UNAUTHENTICATED (MISSING_TOKEN). Wrong, or an unknown game: NOT_FOUND
+  (GAME_NOT_FOUND), one answer for both so a token tells nothing of which games exist. A
+  watch token on a call that changes the game or needs the player: PERMISSION_DENIED
+  (WATCH_ONLY).
 * Errors are google.rpc.Status (grpc-status-details-bin) with a google.rpc.ErrorInfo
   whose domain is "accordion.v1" and whose reason is one of: INVALID_REQUEST,
   MALFORMED_REQUEST, UNKNOWN_VARIANT, INVALID_OPTION, INVALID_CARD, INVALID_DEAL,
-  INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, GAME_NOT_FOUND, VERSION_MISMATCH,
-  REQUEST_ID_REUSED, MISSING_TOKEN, BAD_TOKEN, STORE_UNAVAILABLE, DEADLINE_EXCEEDED,
-  GAME_CORRUPT. Request field problems add a google.rpc.BadRequest; an illegal or
+  INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, NOTHING_TO_REDO, UNDO_NOT_ALLOWED,
+  HIDDEN_INFORMATION, SOLVER_UNSUPPORTED, WINNABLE_NOT_FOUND, GAME_NOT_FOUND, GAME_EXISTS,
+  VERSION_MISMATCH, REQUEST_ID_REUSED, MISSING_TOKEN, WATCH_ONLY, DEAL_CODE_NOT_FOUND,
+  DEAL_CODE_OPTIONS, API_KEY_MISSING, API_KEY_INVALID, RATE_LIMITED, CAPACITY_EXCEEDED,
+  STORE_FULL, STORE_UNAVAILABLE, DEADLINE_EXCEEDED, GAME_CORRUPT, INTERNAL.
+  RESOURCE_EXHAUSTED answers carry a google.rpc.RetryInfo. Request field problems add a google.rpc.BadRequest; an illegal or
   unreadable move adds the legal moves (ErrorInfo metadata "legal_moves", a JSON list
   of notations, and a packed LegalMovesResponse with the structured moves).
 """
@@ -83,6 +91,12 @@ class AccordionServiceStub:
     serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
     buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
     """
+    ShareGame: _grpc.UnaryUnaryMultiCallable[_accordion_pb2.ShareGameRequest, _accordion_pb2.ShareGameResponse]
+    """Sharing, for the player only (the play token): the game's deal code, which deals the same
+    cards to anyone and reveals none of them, and its watch token, a read-only capability for
+    spectators. With rotate_watch_token a new watch token is issued and the old one stops
+    working.
+    """
 
 @_typing.type_check_only
 class AccordionServiceAsyncStub(AccordionServiceStub):
@@ -122,6 +136,12 @@ class AccordionServiceAsyncStub(AccordionServiceStub):
     Face-down cards and the stock are drawn as card backs and never named in the file. REST
     serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
     buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+    """
+    ShareGame: _aio.UnaryUnaryMultiCallable[_accordion_pb2.ShareGameRequest, _accordion_pb2.ShareGameResponse]  # type: ignore[assignment]
+    """Sharing, for the player only (the play token): the game's deal code, which deals the same
+    cards to anyone and reveals none of them, and its watch token, a read-only capability for
+    spectators. With rotate_watch_token a new watch token is issued and the old one stops
+    working.
     """
 
 class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -225,6 +245,18 @@ class AccordionServiceServicer(metaclass=_abc_1.ABCMeta):
         Face-down cards and the stock are drawn as card backs and never named in the file. REST
         serves the image itself (not JSON), so a chat bot can post the URL's answer as is.
         buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+        """
+
+    @_abc_1.abstractmethod
+    def ShareGame(
+        self,
+        request: _accordion_pb2.ShareGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_accordion_pb2.ShareGameResponse, _abc.Awaitable[_accordion_pb2.ShareGameResponse]]:
+        """Sharing, for the player only (the play token): the game's deal code, which deals the same
+        cards to anyone and reveals none of them, and its watch token, a read-only capability for
+        spectators. With rotate_watch_token a new watch token is issued and the old one stops
+        working.
         """
 
 def add_AccordionServiceServicer_to_server(servicer: AccordionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

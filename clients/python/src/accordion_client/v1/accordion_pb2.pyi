@@ -6,14 +6,22 @@ The Accordion service: Accordion patience and its family, one game per session.
 Conventions:
 * Piles and positions are 1-based, left to right, as in the move notation.
 * A game's `version` starts at 1 and grows by one with every ApplyMove or Undo.
-* Every RPC on an existing game needs the game's token as `authorization: Bearer <token>`
-  metadata (NewGame returns it once). Missing: UNAUTHENTICATED; wrong: PERMISSION_DENIED.
+* Every RPC on an existing game needs a token as `authorization: Bearer <token>` metadata:
+  the game's play token (NewGame returns it once), or for the reading RPCs (GetGame,
+  LegalMoves, Score, WatchGame, GetGamePicture) its watch token, a read-only capability.
+  Missing: UNAUTHENTICATED (MISSING_TOKEN). Wrong, or an unknown game: NOT_FOUND
+  (GAME_NOT_FOUND), one answer for both so a token tells nothing of which games exist. A
+  watch token on a call that changes the game or needs the player: PERMISSION_DENIED
+  (WATCH_ONLY).
 * Errors are google.rpc.Status (grpc-status-details-bin) with a google.rpc.ErrorInfo
   whose domain is "accordion.v1" and whose reason is one of: INVALID_REQUEST,
   MALFORMED_REQUEST, UNKNOWN_VARIANT, INVALID_OPTION, INVALID_CARD, INVALID_DEAL,
-  INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, GAME_NOT_FOUND, VERSION_MISMATCH,
-  REQUEST_ID_REUSED, MISSING_TOKEN, BAD_TOKEN, STORE_UNAVAILABLE, DEADLINE_EXCEEDED,
-  GAME_CORRUPT. Request field problems add a google.rpc.BadRequest; an illegal or
+  INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, NOTHING_TO_REDO, UNDO_NOT_ALLOWED,
+  HIDDEN_INFORMATION, SOLVER_UNSUPPORTED, WINNABLE_NOT_FOUND, GAME_NOT_FOUND, GAME_EXISTS,
+  VERSION_MISMATCH, REQUEST_ID_REUSED, MISSING_TOKEN, WATCH_ONLY, DEAL_CODE_NOT_FOUND,
+  DEAL_CODE_OPTIONS, API_KEY_MISSING, API_KEY_INVALID, RATE_LIMITED, CAPACITY_EXCEEDED,
+  STORE_FULL, STORE_UNAVAILABLE, DEADLINE_EXCEEDED, GAME_CORRUPT, INTERNAL.
+  RESOURCE_EXHAUSTED answers carry a google.rpc.RetryInfo. Request field problems add a google.rpc.BadRequest; an illegal or
   unreadable move adds the legal moves (ErrorInfo metadata "legal_moves", a JSON list
   of notations, and a packed LegalMovesResponse with the structured moves).
 """
@@ -747,11 +755,19 @@ class NewGameRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     DEAL_FIELD_NUMBER: _builtins.int
+    DEAL_CODE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     WINNABLE_ONLY_FIELD_NUMBER: _builtins.int
     variant: _builtins.str
     """Variant id, name or alias."""
     seed: _builtins.int
+    deal_code: _builtins.str
+    """A deal code (NewGameResponse.deal_code, ShareGame): the same variant, rule options and
+    cards as the game it came from, hidden cards still hidden. `variant` may be left empty;
+    options may not reveal what the original hides (`open`, a looser `undo`):
+    INVALID_ARGUMENT, DEAL_CODE_OPTIONS. An unknown or expired code: NOT_FOUND,
+    DEAL_CODE_NOT_FOUND.
+    """
     request_id: _builtins.str
     """Idempotency key (at most 128 characters): a retry returns the first response."""
     winnable_only: _builtins.bool
@@ -776,14 +792,15 @@ class NewGameRequest(_message.Message):
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         seed: _builtins.int = ...,
         deal: Global___CardList | None = ...,
+        deal_code: _builtins.str = ...,
         request_id: _builtins.str = ...,
         winnable_only: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "seed", b"seed", "start", b"start"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "deal_code", b"deal_code", "seed", b"seed", "start", b"start"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "options", b"options", "request_id", b"request_id", "seed", b"seed", "start", b"start", "variant", b"variant", "winnable_only", b"winnable_only"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "deal_code", b"deal_code", "options", b"options", "request_id", b"request_id", "seed", b"seed", "start", b"start", "variant", b"variant", "winnable_only", b"winnable_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_start: _TypeAlias = _typing.Literal["seed", "deal"]  # noqa: Y015
+    _WhichOneofReturnType_start: _TypeAlias = _typing.Literal["seed", "deal", "deal_code"]  # noqa: Y015
     _WhichOneofArgType_start: _TypeAlias = _typing.Literal["start", b"start"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_start) -> _WhichOneofReturnType_start | None: ...
 
@@ -798,12 +815,22 @@ class NewGameResponse(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     SEEDS_TRIED_FIELD_NUMBER: _builtins.int
+    WATCH_TOKEN_FIELD_NUMBER: _builtins.int
+    DEAL_CODE_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """The game's secret token, shown only here: send it as "authorization: Bearer <token>"."""
     seeds_tried: _builtins.int
     """With winnable_only: how many seeds were tried before the solver proved one winnable.
     Shown only where the game's seed is (Game.seed), else 0: from the seed asked for, the
     count would name the deal, and a seed names every hidden card.
+    """
+    watch_token: _builtins.str
+    """The game's watch token: a read-only capability to give spectators (GetGame, LegalMoves,
+    Score, WatchGame, GetGamePicture). It cannot be turned into the play token.
+    """
+    deal_code: _builtins.str
+    """A short code (at most 24 characters) that deals the same cards to anyone, hidden cards
+    still hidden (NewGameRequest.deal_code). It is not the seed and reveals nothing of the cards.
     """
     @_builtins.property
     def game(self) -> Global___Game: ...
@@ -813,14 +840,67 @@ class NewGameResponse(_message.Message):
         game: Global___Game | None = ...,
         token: _builtins.str = ...,
         seeds_tried: _builtins.int = ...,
+        watch_token: _builtins.str = ...,
+        deal_code: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "seeds_tried", b"seeds_tried", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_code", b"deal_code", "game", b"game", "seeds_tried", b"seeds_tried", "token", b"token", "watch_token", b"watch_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___NewGameResponse: _TypeAlias = NewGameResponse  # noqa: Y015
+
+@_typing.final
+class ShareGameRequest(_message.Message):
+    """ShareGame."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    ROTATE_WATCH_TOKEN_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    rotate_watch_token: _builtins.bool
+    """Issue a new watch token; the old one stops working."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        rotate_watch_token: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "rotate_watch_token", b"rotate_watch_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShareGameRequest: _TypeAlias = ShareGameRequest  # noqa: Y015
+
+@_typing.final
+class ShareGameResponse(_message.Message):
+    """ShareGame's answer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_CODE_FIELD_NUMBER: _builtins.int
+    WATCH_TOKEN_FIELD_NUMBER: _builtins.int
+    deal_code: _builtins.str
+    """As NewGameResponse.deal_code."""
+    watch_token: _builtins.str
+    """The game's current watch token (a new one with rotate_watch_token)."""
+    def __init__(
+        self,
+        *,
+        deal_code: _builtins.str = ...,
+        watch_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_code", b"deal_code", "watch_token", b"watch_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ShareGameResponse: _TypeAlias = ShareGameResponse  # noqa: Y015
 
 @_typing.final
 class GetGameRequest(_message.Message):

@@ -3,14 +3,22 @@
 // Conventions:
 // * Piles and positions are 1-based, left to right, as in the move notation.
 // * A game's `version` starts at 1 and grows by one with every ApplyMove or Undo.
-// * Every RPC on an existing game needs the game's token as `authorization: Bearer <token>`
-//   metadata (NewGame returns it once). Missing: UNAUTHENTICATED; wrong: PERMISSION_DENIED.
+// * Every RPC on an existing game needs a token as `authorization: Bearer <token>` metadata:
+//   the game's play token (NewGame returns it once), or for the reading RPCs (GetGame,
+//   LegalMoves, Score, WatchGame, GetGamePicture) its watch token, a read-only capability.
+//   Missing: UNAUTHENTICATED (MISSING_TOKEN). Wrong, or an unknown game: NOT_FOUND
+//   (GAME_NOT_FOUND), one answer for both so a token tells nothing of which games exist. A
+//   watch token on a call that changes the game or needs the player: PERMISSION_DENIED
+//   (WATCH_ONLY).
 // * Errors are google.rpc.Status (grpc-status-details-bin) with a google.rpc.ErrorInfo
 //   whose domain is "accordion.v1" and whose reason is one of: INVALID_REQUEST,
 //   MALFORMED_REQUEST, UNKNOWN_VARIANT, INVALID_OPTION, INVALID_CARD, INVALID_DEAL,
-//   INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, GAME_NOT_FOUND, VERSION_MISMATCH,
-//   REQUEST_ID_REUSED, MISSING_TOKEN, BAD_TOKEN, STORE_UNAVAILABLE, DEADLINE_EXCEEDED,
-//   GAME_CORRUPT. Request field problems add a google.rpc.BadRequest; an illegal or
+//   INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, NOTHING_TO_REDO, UNDO_NOT_ALLOWED,
+//   HIDDEN_INFORMATION, SOLVER_UNSUPPORTED, WINNABLE_NOT_FOUND, GAME_NOT_FOUND, GAME_EXISTS,
+//   VERSION_MISMATCH, REQUEST_ID_REUSED, MISSING_TOKEN, WATCH_ONLY, DEAL_CODE_NOT_FOUND,
+//   DEAL_CODE_OPTIONS, API_KEY_MISSING, API_KEY_INVALID, RATE_LIMITED, CAPACITY_EXCEEDED,
+//   STORE_FULL, STORE_UNAVAILABLE, DEADLINE_EXCEEDED, GAME_CORRUPT, INTERNAL.
+//   RESOURCE_EXHAUSTED answers carry a google.rpc.RetryInfo. Request field problems add a google.rpc.BadRequest; an illegal or
 //   unreadable move adds the legal moves (ErrorInfo metadata "legal_moves", a JSON list
 //   of notations, and a packed LegalMovesResponse with the structured moves).
 
@@ -29,7 +37,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file accordion/v1/accordion.proto.
  */
 export const file_accordion_v1_accordion: GenFile = /*@__PURE__*/
-  fileDesc("ChxhY2NvcmRpb24vdjEvYWNjb3JkaW9uLnByb3RvEgxhY2NvcmRpb24udjEiRAoEQ2FyZBIMCgRyYW5rGAEgASgFEiAKBHN1aXQYAiABKA4yEi5hY2NvcmRpb24udjEuU3VpdBIMCgR0ZXh0GAMgASgJIikKBFBpbGUSIQoFY2FyZHMYASADKAsyEi5hY2NvcmRpb24udjEuQ2FyZCKSAgoETW92ZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLk1vdmVLaW5kEhEKCWZyb21fcGlsZRgCIAEoBRIPCgd0b19waWxlGAMgASgFEhEKCXBvc2l0aW9ucxgEIAMoBRIUCgx3aW5kb3dfZmlyc3QYBSABKAUSEwoLd2luZG93X2xhc3QYBiABKAUSDQoFY29tYm8YByABKAkSEAoIbm90YXRpb24YCCABKAkSKQoJZnJvbV96b25lGAkgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEicKB3RvX3pvbmUYCiABKA4yFi5hY2NvcmRpb24udjEuWm9uZUtpbmQSDQoFY291bnQYCyABKAUibQoIWm9uZVBpbGUSEQoJZmFjZV9kb3duGAEgASgFEiEKBWNhcmRzGAIgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQSKwoPZmFjZV9kb3duX2NhcmRzGAMgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQiUwoEWm9uZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEiUKBXBpbGVzGAIgAygLMhYuYWNjb3JkaW9uLnYxLlpvbmVQaWxlIvEDCgRHYW1lEgoKAmlkGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSDwoHdmFyaWFudBgDIAEoCRIwCgdvcHRpb25zGAQgAygLMh8uYWNjb3JkaW9uLnYxLkdhbWUuT3B0aW9uc0VudHJ5EiEKBXBpbGVzGAUgAygLMhIuYWNjb3JkaW9uLnYxLlBpbGUSEgoKc3RvY2tfc2l6ZRgGIAEoBRIoCgZzdGF0dXMYByABKA4yGC5hY2NvcmRpb24udjEuR2FtZVN0YXR1cxInCgtsZWdhbF9tb3ZlcxgIIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlEg8KB3BlbmFsdHkYCSABKAUSDQoFc2NvcmUYCiABKAUSFQoNdGhyZXNob2xkX21ldBgLIAEoCBIUCgxtb3Zlc19wbGF5ZWQYDCABKAUSDAoEdGV4dBgNIAEoCRINCgVzdGF0ZRgOIAEoCRIOCgZleHRyYXMYDyADKAkSEQoEc2VlZBgQIAEoBEgAiAEBEhAKCGNhbl91bmRvGBEgASgIEiEKBXpvbmVzGBIgAygLMhIuYWNjb3JkaW9uLnYxLlpvbmUaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NlZWRKBAgUEB4iYQoNVmFyaWFudE9wdGlvbhIMCgRuYW1lGAEgASgJEhUKDWRlZmF1bHRfdmFsdWUYAiABKAkSFgoOYWxsb3dlZF92YWx1ZXMYAyADKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiygEKB1ZhcmlhbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdhbGlhc2VzGAQgAygJEiwKB29wdGlvbnMYBSADKAsyGy5hY2NvcmRpb24udjEuVmFyaWFudE9wdGlvbhIOCgZmYW1pbHkYBiABKAkSKgoKbW92ZV9raW5kcxgHIAMoDjIWLmFjY29yZGlvbi52MS5Nb3ZlS2luZBIVCg13aW5fdGhyZXNob2xkGAggASgJIsgBCglHYW1lRXZlbnQSDwoHdmVyc2lvbhgBIAEoAxIqCgRraW5kGAIgASgOMhwuYWNjb3JkaW9uLnYxLkdhbWVFdmVudC5LaW5kEiAKBG1vdmUYAyABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAQgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiOgoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9NT1ZFEAESDQoJS0lORF9VTkRPEAIiJgoTTGlzdFZhcmlhbnRzUmVxdWVzdBIPCgd2YXJpYW50GAEgASgJIj8KFExpc3RWYXJpYW50c1Jlc3BvbnNlEicKCHZhcmlhbnRzGAEgAygLMhUuYWNjb3JkaW9uLnYxLlZhcmlhbnQiGQoIQ2FyZExpc3QSDQoFY2FyZHMYASADKAki+QEKDk5ld0dhbWVSZXF1ZXN0Eg8KB3ZhcmlhbnQYASABKAkSOgoHb3B0aW9ucxgCIAMoCzIpLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdC5PcHRpb25zRW50cnkSDgoEc2VlZBgDIAEoBEgAEiYKBGRlYWwYBCABKAsyFi5hY2NvcmRpb24udjEuQ2FyZExpc3RIABISCgpyZXF1ZXN0X2lkGAUgASgJEhUKDXdpbm5hYmxlX29ubHkYBiABKAgaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFc3RhcnQiVwoPTmV3R2FtZVJlc3BvbnNlEiAKBGdhbWUYASABKAsyEi5hY2NvcmRpb24udjEuR2FtZRINCgV0b2tlbhgCIAEoCRITCgtzZWVkc190cmllZBgDIAEoBSIhCg5HZXRHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJIjMKD0dldEdhbWVSZXNwb25zZRIgCgRnYW1lGAEgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiJAoRTGVnYWxNb3Zlc1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSJIChJMZWdhbE1vdmVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIhCgVtb3ZlcxgCIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlIo0BChBBcHBseU1vdmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIlcKEUFwcGx5TW92ZVJlc3BvbnNlEiAKBG1vdmUYASABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAIgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiZgoLVW5kb1JlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAIgASgDSACIAQESEgoKcmVxdWVzdF9pZBgDIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiJSCgxVbmRvUmVzcG9uc2USIAoEbW92ZRgBIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEiAKBGdhbWUYAiABKAsyEi5hY2NvcmRpb24udjEuR2FtZSIfCgxTY29yZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSKzAQoNU2NvcmVSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEigKBnN0YXR1cxgCIAEoDjIYLmFjY29yZGlvbi52MS5HYW1lU3RhdHVzEg8KB3BlbmFsdHkYAyABKAUSEgoKcGlsZXNfbGVmdBgEIAEoBRISCgpzdG9ja19zaXplGAUgASgFEhcKD2NyaWJiYWdlX3BvaW50cxgGIAEoBRIVCg10aHJlc2hvbGRfbWV0GAcgASgIIh4KC0hpbnRSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiawoMSGludFJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIAoEbW92ZRgCIAEoCzISLmFjY29yZGlvbi52MS5Nb3ZlEigKBnNvdXJjZRgDIAEoDjIYLmFjY29yZGlvbi52MS5IaW50U291cmNlIkYKDFNvbHZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhEKCW1heF9ub2RlcxgCIAEoAxISCgptYXhfbWlsbGlzGAMgASgFIrcBCg1Tb2x2ZVJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSKwoHb3V0Y29tZRgCIAEoDjIaLmFjY29yZGlvbi52MS5Tb2x2ZU91dGNvbWUSIQoFbW92ZXMYAyADKAsyEi5hY2NvcmRpb24udjEuTW92ZRINCgVub2RlcxgEIAEoAxIOCgZtaWxsaXMYBSABKAESFgoOd2l0aG91dF9yZWRlYWwYBiABKAgSDgoGY2FjaGVkGAcgASgIIjoKEFdhdGNoR2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIVCg1hZnRlcl92ZXJzaW9uGAIgASgDIjsKEVdhdGNoR2FtZVJlc3BvbnNlEiYKBWV2ZW50GAEgASgLMhcuYWNjb3JkaW9uLnYxLkdhbWVFdmVudCIoChVHZXRHYW1lUGljdHVyZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSphCgRTdWl0EhQKEFNVSVRfVU5TUEVDSUZJRUQQABIPCgtTVUlUX1NQQURFUxABEg8KC1NVSVRfSEVBUlRTEAISEQoNU1VJVF9ESUFNT05EUxADEg4KClNVSVRfQ0xVQlMQBCrNAQoITW92ZUtpbmQSGQoVTU9WRV9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPTU9WRV9LSU5EX1NUQUNLEAESEgoOTU9WRV9LSU5EX0RFQUwQAhIUChBNT1ZFX0tJTkRfUkVNT1ZFEAMSFAoQTU9WRV9LSU5EX1JFREVBTBAEEhMKD01PVkVfS0lORF9DTEFJTRAFEhQKEE1PVkVfS0lORF9SRVNJR04QBhISCg5NT1ZFX0tJTkRfTU9WRRAHEhIKDk1PVkVfS0lORF9EUkFXEAgqgAEKCFpvbmVLaW5kEhkKFVpPTkVfS0lORF9VTlNQRUNJRklFRBAAEhUKEVpPTkVfS0lORF9UQUJMRUFVEAESGAoUWk9ORV9LSU5EX0ZPVU5EQVRJT04QAhITCg9aT05FX0tJTkRfU1RPQ0sQAxITCg9aT05FX0tJTkRfV0FTVEUQBCpxCgpHYW1lU3RhdHVzEhsKF0dBTUVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXR0FNRV9TVEFUVVNfSU5fUFJPR1JFU1MQARITCg9HQU1FX1NUQVRVU19XT04QAhIUChBHQU1FX1NUQVRVU19MT1NUEAMqXAoKSGludFNvdXJjZRIbChdISU5UX1NPVVJDRV9VTlNQRUNJRklFRBAAEhYKEkhJTlRfU09VUkNFX1NPTFZFUhABEhkKFUhJTlRfU09VUkNFX0hFVVJJU1RJQxACKncKDFNvbHZlT3V0Y29tZRIdChlTT0xWRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRU09MVkVfT1VUQ09NRV9XT04QARIWChJTT0xWRV9PVVRDT01FX0xPU1QQAhIZChVTT0xWRV9PVVRDT01FX1VOS05PV04QAzKnCQoQQWNjb3JkaW9uU2VydmljZRJrCgxMaXN0VmFyaWFudHMSIS5hY2NvcmRpb24udjEuTGlzdFZhcmlhbnRzUmVxdWVzdBoiLmFjY29yZGlvbi52MS5MaXN0VmFyaWFudHNSZXNwb25zZSIUgtPkkwIOEgwvdjEvdmFyaWFudHMSXAoHTmV3R2FtZRIcLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdBodLmFjY29yZGlvbi52MS5OZXdHYW1lUmVzcG9uc2UiFILT5JMCDjoBKiIJL3YxL2dhbWVzEmMKB0dldEdhbWUSHC5hY2NvcmRpb24udjEuR2V0R2FtZVJlcXVlc3QaHS5hY2NvcmRpb24udjEuR2V0R2FtZVJlc3BvbnNlIhuC0+STAhUSEy92MS9nYW1lcy97Z2FtZV9pZH0SeAoKTGVnYWxNb3ZlcxIfLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVxdWVzdBogLmFjY29yZGlvbi52MS5MZWdhbE1vdmVzUmVzcG9uc2UiJ4LT5JMCIRIfL3YxL2dhbWVzL3tnYW1lX2lkfS9sZWdhbC1tb3ZlcxJyCglBcHBseU1vdmUSHi5hY2NvcmRpb24udjEuQXBwbHlNb3ZlUmVxdWVzdBofLmFjY29yZGlvbi52MS5BcHBseU1vdmVSZXNwb25zZSIkgtPkkwIeOgEqIhkvdjEvZ2FtZXMve2dhbWVfaWR9L21vdmVzEmIKBFVuZG8SGS5hY2NvcmRpb24udjEuVW5kb1JlcXVlc3QaGi5hY2NvcmRpb24udjEuVW5kb1Jlc3BvbnNlIiOC0+STAh06ASoiGC92MS9nYW1lcy97Z2FtZV9pZH06dW5kbxJjCgVTY29yZRIaLmFjY29yZGlvbi52MS5TY29yZVJlcXVlc3QaGy5hY2NvcmRpb24udjEuU2NvcmVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9L3Njb3JlEl8KBEhpbnQSGS5hY2NvcmRpb24udjEuSGludFJlcXVlc3QaGi5hY2NvcmRpb24udjEuSGludFJlc3BvbnNlIiCC0+STAhoSGC92MS9nYW1lcy97Z2FtZV9pZH0vaGludBJxCglXYXRjaEdhbWUSHi5hY2NvcmRpb24udjEuV2F0Y2hHYW1lUmVxdWVzdBofLmFjY29yZGlvbi52MS5XYXRjaEdhbWVSZXNwb25zZSIhgtPkkwIbEhkvdjEvZ2FtZXMve2dhbWVfaWR9OndhdGNoMAESZgoFU29sdmUSGi5hY2NvcmRpb24udjEuU29sdmVSZXF1ZXN0GhsuYWNjb3JkaW9uLnYxLlNvbHZlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2dhbWVzL3tnYW1lX2lkfTpzb2x2ZRJwCg5HZXRHYW1lUGljdHVyZRIjLmFjY29yZGlvbi52MS5HZXRHYW1lUGljdHVyZVJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IiOC0+STAh0SGy92MS9nYW1lcy97Z2FtZV9pZH0vcGljdHVyZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody]);
+  fileDesc("ChxhY2NvcmRpb24vdjEvYWNjb3JkaW9uLnByb3RvEgxhY2NvcmRpb24udjEiRAoEQ2FyZBIMCgRyYW5rGAEgASgFEiAKBHN1aXQYAiABKA4yEi5hY2NvcmRpb24udjEuU3VpdBIMCgR0ZXh0GAMgASgJIikKBFBpbGUSIQoFY2FyZHMYASADKAsyEi5hY2NvcmRpb24udjEuQ2FyZCKSAgoETW92ZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLk1vdmVLaW5kEhEKCWZyb21fcGlsZRgCIAEoBRIPCgd0b19waWxlGAMgASgFEhEKCXBvc2l0aW9ucxgEIAMoBRIUCgx3aW5kb3dfZmlyc3QYBSABKAUSEwoLd2luZG93X2xhc3QYBiABKAUSDQoFY29tYm8YByABKAkSEAoIbm90YXRpb24YCCABKAkSKQoJZnJvbV96b25lGAkgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEicKB3RvX3pvbmUYCiABKA4yFi5hY2NvcmRpb24udjEuWm9uZUtpbmQSDQoFY291bnQYCyABKAUibQoIWm9uZVBpbGUSEQoJZmFjZV9kb3duGAEgASgFEiEKBWNhcmRzGAIgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQSKwoPZmFjZV9kb3duX2NhcmRzGAMgAygLMhIuYWNjb3JkaW9uLnYxLkNhcmQiUwoEWm9uZRIkCgRraW5kGAEgASgOMhYuYWNjb3JkaW9uLnYxLlpvbmVLaW5kEiUKBXBpbGVzGAIgAygLMhYuYWNjb3JkaW9uLnYxLlpvbmVQaWxlIvEDCgRHYW1lEgoKAmlkGAEgASgJEg8KB3ZlcnNpb24YAiABKAMSDwoHdmFyaWFudBgDIAEoCRIwCgdvcHRpb25zGAQgAygLMh8uYWNjb3JkaW9uLnYxLkdhbWUuT3B0aW9uc0VudHJ5EiEKBXBpbGVzGAUgAygLMhIuYWNjb3JkaW9uLnYxLlBpbGUSEgoKc3RvY2tfc2l6ZRgGIAEoBRIoCgZzdGF0dXMYByABKA4yGC5hY2NvcmRpb24udjEuR2FtZVN0YXR1cxInCgtsZWdhbF9tb3ZlcxgIIAMoCzISLmFjY29yZGlvbi52MS5Nb3ZlEg8KB3BlbmFsdHkYCSABKAUSDQoFc2NvcmUYCiABKAUSFQoNdGhyZXNob2xkX21ldBgLIAEoCBIUCgxtb3Zlc19wbGF5ZWQYDCABKAUSDAoEdGV4dBgNIAEoCRINCgVzdGF0ZRgOIAEoCRIOCgZleHRyYXMYDyADKAkSEQoEc2VlZBgQIAEoBEgAiAEBEhAKCGNhbl91bmRvGBEgASgIEiEKBXpvbmVzGBIgAygLMhIuYWNjb3JkaW9uLnYxLlpvbmUaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX3NlZWRKBAgUEB4iYQoNVmFyaWFudE9wdGlvbhIMCgRuYW1lGAEgASgJEhUKDWRlZmF1bHRfdmFsdWUYAiABKAkSFgoOYWxsb3dlZF92YWx1ZXMYAyADKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiygEKB1ZhcmlhbnQSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdhbGlhc2VzGAQgAygJEiwKB29wdGlvbnMYBSADKAsyGy5hY2NvcmRpb24udjEuVmFyaWFudE9wdGlvbhIOCgZmYW1pbHkYBiABKAkSKgoKbW92ZV9raW5kcxgHIAMoDjIWLmFjY29yZGlvbi52MS5Nb3ZlS2luZBIVCg13aW5fdGhyZXNob2xkGAggASgJIsgBCglHYW1lRXZlbnQSDwoHdmVyc2lvbhgBIAEoAxIqCgRraW5kGAIgASgOMhwuYWNjb3JkaW9uLnYxLkdhbWVFdmVudC5LaW5kEiAKBG1vdmUYAyABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAQgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiOgoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASDQoJS0lORF9NT1ZFEAESDQoJS0lORF9VTkRPEAIiJgoTTGlzdFZhcmlhbnRzUmVxdWVzdBIPCgd2YXJpYW50GAEgASgJIj8KFExpc3RWYXJpYW50c1Jlc3BvbnNlEicKCHZhcmlhbnRzGAEgAygLMhUuYWNjb3JkaW9uLnYxLlZhcmlhbnQiGQoIQ2FyZExpc3QSDQoFY2FyZHMYASADKAkijgIKDk5ld0dhbWVSZXF1ZXN0Eg8KB3ZhcmlhbnQYASABKAkSOgoHb3B0aW9ucxgCIAMoCzIpLmFjY29yZGlvbi52MS5OZXdHYW1lUmVxdWVzdC5PcHRpb25zRW50cnkSDgoEc2VlZBgDIAEoBEgAEiYKBGRlYWwYBCABKAsyFi5hY2NvcmRpb24udjEuQ2FyZExpc3RIABITCglkZWFsX2NvZGUYByABKAlIABISCgpyZXF1ZXN0X2lkGAUgASgJEhUKDXdpbm5hYmxlX29ubHkYBiABKAgaLgoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFc3RhcnQifwoPTmV3R2FtZVJlc3BvbnNlEiAKBGdhbWUYASABKAsyEi5hY2NvcmRpb24udjEuR2FtZRINCgV0b2tlbhgCIAEoCRITCgtzZWVkc190cmllZBgDIAEoBRITCgt3YXRjaF90b2tlbhgEIAEoCRIRCglkZWFsX2NvZGUYBSABKAkiPwoQU2hhcmVHYW1lUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEhoKEnJvdGF0ZV93YXRjaF90b2tlbhgCIAEoCCI7ChFTaGFyZUdhbWVSZXNwb25zZRIRCglkZWFsX2NvZGUYASABKAkSEwoLd2F0Y2hfdG9rZW4YAiABKAkiIQoOR2V0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCSIzCg9HZXRHYW1lUmVzcG9uc2USIAoEZ2FtZRgBIAEoCzISLmFjY29yZGlvbi52MS5HYW1lIiQKEUxlZ2FsTW92ZXNSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiSAoSTGVnYWxNb3Zlc1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMSIQoFbW92ZXMYAiADKAsyEi5hY2NvcmRpb24udjEuTW92ZSKNAQoQQXBwbHlNb3ZlUmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiAKBG1vdmUYAiABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIdChBleHBlY3RlZF92ZXJzaW9uGAMgASgDSACIAQESEgoKcmVxdWVzdF9pZBgEIAEoCUITChFfZXhwZWN0ZWRfdmVyc2lvbiJXChFBcHBseU1vdmVSZXNwb25zZRIgCgRtb3ZlGAEgASgLMhIuYWNjb3JkaW9uLnYxLk1vdmUSIAoEZ2FtZRgCIAEoCzISLmFjY29yZGlvbi52MS5HYW1lImYKC1VuZG9SZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgCIAEoA0gAiAEBEhIKCnJlcXVlc3RfaWQYAyABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24iUgoMVW5kb1Jlc3BvbnNlEiAKBG1vdmUYASABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIgCgRnYW1lGAIgASgLMhIuYWNjb3JkaW9uLnYxLkdhbWUiHwoMU2NvcmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiswEKDVNjb3JlUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoAxIoCgZzdGF0dXMYAiABKA4yGC5hY2NvcmRpb24udjEuR2FtZVN0YXR1cxIPCgdwZW5hbHR5GAMgASgFEhIKCnBpbGVzX2xlZnQYBCABKAUSEgoKc3RvY2tfc2l6ZRgFIAEoBRIXCg9jcmliYmFnZV9wb2ludHMYBiABKAUSFQoNdGhyZXNob2xkX21ldBgHIAEoCCIeCgtIaW50UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJImsKDEhpbnRSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEiAKBG1vdmUYAiABKAsyEi5hY2NvcmRpb24udjEuTW92ZRIoCgZzb3VyY2UYAyABKA4yGC5hY2NvcmRpb24udjEuSGludFNvdXJjZSJGCgxTb2x2ZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIRCgltYXhfbm9kZXMYAiABKAMSEgoKbWF4X21pbGxpcxgDIAEoBSK3AQoNU29sdmVSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEisKB291dGNvbWUYAiABKA4yGi5hY2NvcmRpb24udjEuU29sdmVPdXRjb21lEiEKBW1vdmVzGAMgAygLMhIuYWNjb3JkaW9uLnYxLk1vdmUSDQoFbm9kZXMYBCABKAMSDgoGbWlsbGlzGAUgASgBEhYKDndpdGhvdXRfcmVkZWFsGAYgASgIEg4KBmNhY2hlZBgHIAEoCCI6ChBXYXRjaEdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkSFQoNYWZ0ZXJfdmVyc2lvbhgCIAEoAyI7ChFXYXRjaEdhbWVSZXNwb25zZRImCgVldmVudBgBIAEoCzIXLmFjY29yZGlvbi52MS5HYW1lRXZlbnQiKAoVR2V0R2FtZVBpY3R1cmVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkqYQoEU3VpdBIUChBTVUlUX1VOU1BFQ0lGSUVEEAASDwoLU1VJVF9TUEFERVMQARIPCgtTVUlUX0hFQVJUUxACEhEKDVNVSVRfRElBTU9ORFMQAxIOCgpTVUlUX0NMVUJTEAQqzQEKCE1vdmVLaW5kEhkKFU1PVkVfS0lORF9VTlNQRUNJRklFRBAAEhMKD01PVkVfS0lORF9TVEFDSxABEhIKDk1PVkVfS0lORF9ERUFMEAISFAoQTU9WRV9LSU5EX1JFTU9WRRADEhQKEE1PVkVfS0lORF9SRURFQUwQBBITCg9NT1ZFX0tJTkRfQ0xBSU0QBRIUChBNT1ZFX0tJTkRfUkVTSUdOEAYSEgoOTU9WRV9LSU5EX01PVkUQBxISCg5NT1ZFX0tJTkRfRFJBVxAIKoABCghab25lS2luZBIZChVaT05FX0tJTkRfVU5TUEVDSUZJRUQQABIVChFaT05FX0tJTkRfVEFCTEVBVRABEhgKFFpPTkVfS0lORF9GT1VOREFUSU9OEAISEwoPWk9ORV9LSU5EX1NUT0NLEAMSEwoPWk9ORV9LSU5EX1dBU1RFEAQqcQoKR2FtZVN0YXR1cxIbChdHQU1FX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0dBTUVfU1RBVFVTX0lOX1BST0dSRVNTEAESEwoPR0FNRV9TVEFUVVNfV09OEAISFAoQR0FNRV9TVEFUVVNfTE9TVBADKlwKCkhpbnRTb3VyY2USGwoXSElOVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIWChJISU5UX1NPVVJDRV9TT0xWRVIQARIZChVISU5UX1NPVVJDRV9IRVVSSVNUSUMQAip3CgxTb2x2ZU91dGNvbWUSHQoZU09MVkVfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhUKEVNPTFZFX09VVENPTUVfV09OEAESFgoSU09MVkVfT1VUQ09NRV9MT1NUEAISGQoVU09MVkVfT1VUQ09NRV9VTktOT1dOEAMymwoKEEFjY29yZGlvblNlcnZpY2USawoMTGlzdFZhcmlhbnRzEiEuYWNjb3JkaW9uLnYxLkxpc3RWYXJpYW50c1JlcXVlc3QaIi5hY2NvcmRpb24udjEuTGlzdFZhcmlhbnRzUmVzcG9uc2UiFILT5JMCDhIML3YxL3ZhcmlhbnRzElwKB05ld0dhbWUSHC5hY2NvcmRpb24udjEuTmV3R2FtZVJlcXVlc3QaHS5hY2NvcmRpb24udjEuTmV3R2FtZVJlc3BvbnNlIhSC0+STAg46ASoiCS92MS9nYW1lcxJjCgdHZXRHYW1lEhwuYWNjb3JkaW9uLnYxLkdldEdhbWVSZXF1ZXN0Gh0uYWNjb3JkaW9uLnYxLkdldEdhbWVSZXNwb25zZSIbgtPkkwIVEhMvdjEvZ2FtZXMve2dhbWVfaWR9EngKCkxlZ2FsTW92ZXMSHy5hY2NvcmRpb24udjEuTGVnYWxNb3Zlc1JlcXVlc3QaIC5hY2NvcmRpb24udjEuTGVnYWxNb3Zlc1Jlc3BvbnNlIieC0+STAiESHy92MS9nYW1lcy97Z2FtZV9pZH0vbGVnYWwtbW92ZXMScgoJQXBwbHlNb3ZlEh4uYWNjb3JkaW9uLnYxLkFwcGx5TW92ZVJlcXVlc3QaHy5hY2NvcmRpb24udjEuQXBwbHlNb3ZlUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2dhbWVzL3tnYW1lX2lkfS9tb3ZlcxJiCgRVbmRvEhkuYWNjb3JkaW9uLnYxLlVuZG9SZXF1ZXN0GhouYWNjb3JkaW9uLnYxLlVuZG9SZXNwb25zZSIjgtPkkwIdOgEqIhgvdjEvZ2FtZXMve2dhbWVfaWR9OnVuZG8SYwoFU2NvcmUSGi5hY2NvcmRpb24udjEuU2NvcmVSZXF1ZXN0GhsuYWNjb3JkaW9uLnYxLlNjb3JlUmVzcG9uc2UiIYLT5JMCGxIZL3YxL2dhbWVzL3tnYW1lX2lkfS9zY29yZRJfCgRIaW50EhkuYWNjb3JkaW9uLnYxLkhpbnRSZXF1ZXN0GhouYWNjb3JkaW9uLnYxLkhpbnRSZXNwb25zZSIggtPkkwIaEhgvdjEvZ2FtZXMve2dhbWVfaWR9L2hpbnQScQoJV2F0Y2hHYW1lEh4uYWNjb3JkaW9uLnYxLldhdGNoR2FtZVJlcXVlc3QaHy5hY2NvcmRpb24udjEuV2F0Y2hHYW1lUmVzcG9uc2UiIYLT5JMCGxIZL3YxL2dhbWVzL3tnYW1lX2lkfTp3YXRjaDABEmYKBVNvbHZlEhouYWNjb3JkaW9uLnYxLlNvbHZlUmVxdWVzdBobLmFjY29yZGlvbi52MS5Tb2x2ZVJlc3BvbnNlIiSC0+STAh46ASoiGS92MS9nYW1lcy97Z2FtZV9pZH06c29sdmUScAoOR2V0R2FtZVBpY3R1cmUSIy5hY2NvcmRpb24udjEuR2V0R2FtZVBpY3R1cmVSZXF1ZXN0GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSIjgtPkkwIdEhsvdjEvZ2FtZXMve2dhbWVfaWR9L3BpY3R1cmUScgoJU2hhcmVHYW1lEh4uYWNjb3JkaW9uLnYxLlNoYXJlR2FtZVJlcXVlc3QaHy5hY2NvcmRpb24udjEuU2hhcmVHYW1lUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL2dhbWVzL3tnYW1lX2lkfTpzaGFyZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody]);
 
 /**
  * One card.
@@ -627,6 +635,18 @@ export type NewGameRequest = Message<"accordion.v1.NewGameRequest"> & {
      */
     value: CardList;
     case: "deal";
+  } | {
+    /**
+     * A deal code (NewGameResponse.deal_code, ShareGame): the same variant, rule options and
+     * cards as the game it came from, hidden cards still hidden. `variant` may be left empty;
+     * options may not reveal what the original hides (`open`, a looser `undo`):
+     * INVALID_ARGUMENT, DEAL_CODE_OPTIONS. An unknown or expired code: NOT_FOUND,
+     * DEAL_CODE_NOT_FOUND.
+     *
+     * @generated from field: string deal_code = 7;
+     */
+    value: string;
+    case: "dealCode";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -683,6 +703,22 @@ export type NewGameResponse = Message<"accordion.v1.NewGameResponse"> & {
    * @generated from field: int32 seeds_tried = 3;
    */
   seedsTried: number;
+
+  /**
+   * The game's watch token: a read-only capability to give spectators (GetGame, LegalMoves,
+   * Score, WatchGame, GetGamePicture). It cannot be turned into the play token.
+   *
+   * @generated from field: string watch_token = 4;
+   */
+  watchToken: string;
+
+  /**
+   * A short code (at most 24 characters) that deals the same cards to anyone, hidden cards
+   * still hidden (NewGameRequest.deal_code). It is not the seed and reveals nothing of the cards.
+   *
+   * @generated from field: string deal_code = 5;
+   */
+  dealCode: string;
 };
 
 /**
@@ -691,6 +727,60 @@ export type NewGameResponse = Message<"accordion.v1.NewGameResponse"> & {
  */
 export const NewGameResponseSchema: GenMessage<NewGameResponse> = /*@__PURE__*/
   messageDesc(file_accordion_v1_accordion, 13);
+
+/**
+ * ShareGame.
+ *
+ * @generated from message accordion.v1.ShareGameRequest
+ */
+export type ShareGameRequest = Message<"accordion.v1.ShareGameRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * Issue a new watch token; the old one stops working.
+   *
+   * @generated from field: bool rotate_watch_token = 2;
+   */
+  rotateWatchToken: boolean;
+};
+
+/**
+ * Describes the message accordion.v1.ShareGameRequest.
+ * Use `create(ShareGameRequestSchema)` to create a new message.
+ */
+export const ShareGameRequestSchema: GenMessage<ShareGameRequest> = /*@__PURE__*/
+  messageDesc(file_accordion_v1_accordion, 14);
+
+/**
+ * ShareGame's answer.
+ *
+ * @generated from message accordion.v1.ShareGameResponse
+ */
+export type ShareGameResponse = Message<"accordion.v1.ShareGameResponse"> & {
+  /**
+   * As NewGameResponse.deal_code.
+   *
+   * @generated from field: string deal_code = 1;
+   */
+  dealCode: string;
+
+  /**
+   * The game's current watch token (a new one with rotate_watch_token).
+   *
+   * @generated from field: string watch_token = 2;
+   */
+  watchToken: string;
+};
+
+/**
+ * Describes the message accordion.v1.ShareGameResponse.
+ * Use `create(ShareGameResponseSchema)` to create a new message.
+ */
+export const ShareGameResponseSchema: GenMessage<ShareGameResponse> = /*@__PURE__*/
+  messageDesc(file_accordion_v1_accordion, 15);
 
 /**
  * GetGame.
@@ -709,7 +799,7 @@ export type GetGameRequest = Message<"accordion.v1.GetGameRequest"> & {
  * Use `create(GetGameRequestSchema)` to create a new message.
  */
 export const GetGameRequestSchema: GenMessage<GetGameRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 14);
+  messageDesc(file_accordion_v1_accordion, 16);
 
 /**
  * GetGame's answer.
@@ -728,7 +818,7 @@ export type GetGameResponse = Message<"accordion.v1.GetGameResponse"> & {
  * Use `create(GetGameResponseSchema)` to create a new message.
  */
 export const GetGameResponseSchema: GenMessage<GetGameResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 15);
+  messageDesc(file_accordion_v1_accordion, 17);
 
 /**
  * LegalMoves.
@@ -747,7 +837,7 @@ export type LegalMovesRequest = Message<"accordion.v1.LegalMovesRequest"> & {
  * Use `create(LegalMovesRequestSchema)` to create a new message.
  */
 export const LegalMovesRequestSchema: GenMessage<LegalMovesRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 16);
+  messageDesc(file_accordion_v1_accordion, 18);
 
 /**
  * LegalMoves' answer (also packed in ILLEGAL_MOVE and INVALID_MOVE errors).
@@ -771,7 +861,7 @@ export type LegalMovesResponse = Message<"accordion.v1.LegalMovesResponse"> & {
  * Use `create(LegalMovesResponseSchema)` to create a new message.
  */
 export const LegalMovesResponseSchema: GenMessage<LegalMovesResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 17);
+  messageDesc(file_accordion_v1_accordion, 19);
 
 /**
  * ApplyMove: one move, structured or as notation.
@@ -811,7 +901,7 @@ export type ApplyMoveRequest = Message<"accordion.v1.ApplyMoveRequest"> & {
  * Use `create(ApplyMoveRequestSchema)` to create a new message.
  */
 export const ApplyMoveRequestSchema: GenMessage<ApplyMoveRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 18);
+  messageDesc(file_accordion_v1_accordion, 20);
 
 /**
  * ApplyMove's answer.
@@ -837,7 +927,7 @@ export type ApplyMoveResponse = Message<"accordion.v1.ApplyMoveResponse"> & {
  * Use `create(ApplyMoveResponseSchema)` to create a new message.
  */
 export const ApplyMoveResponseSchema: GenMessage<ApplyMoveResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 19);
+  messageDesc(file_accordion_v1_accordion, 21);
 
 /**
  * Undo: take back the last move.
@@ -866,7 +956,7 @@ export type UndoRequest = Message<"accordion.v1.UndoRequest"> & {
  * Use `create(UndoRequestSchema)` to create a new message.
  */
 export const UndoRequestSchema: GenMessage<UndoRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 20);
+  messageDesc(file_accordion_v1_accordion, 22);
 
 /**
  * Undo's answer.
@@ -892,7 +982,7 @@ export type UndoResponse = Message<"accordion.v1.UndoResponse"> & {
  * Use `create(UndoResponseSchema)` to create a new message.
  */
 export const UndoResponseSchema: GenMessage<UndoResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 21);
+  messageDesc(file_accordion_v1_accordion, 23);
 
 /**
  * Score.
@@ -911,7 +1001,7 @@ export type ScoreRequest = Message<"accordion.v1.ScoreRequest"> & {
  * Use `create(ScoreRequestSchema)` to create a new message.
  */
 export const ScoreRequestSchema: GenMessage<ScoreRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 22);
+  messageDesc(file_accordion_v1_accordion, 24);
 
 /**
  * Score's answer.
@@ -967,7 +1057,7 @@ export type ScoreResponse = Message<"accordion.v1.ScoreResponse"> & {
  * Use `create(ScoreResponseSchema)` to create a new message.
  */
 export const ScoreResponseSchema: GenMessage<ScoreResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 23);
+  messageDesc(file_accordion_v1_accordion, 25);
 
 /**
  * Hint.
@@ -986,7 +1076,7 @@ export type HintRequest = Message<"accordion.v1.HintRequest"> & {
  * Use `create(HintRequestSchema)` to create a new message.
  */
 export const HintRequestSchema: GenMessage<HintRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 24);
+  messageDesc(file_accordion_v1_accordion, 26);
 
 /**
  * Hint's answer: no `move` when the game is over.
@@ -1017,7 +1107,7 @@ export type HintResponse = Message<"accordion.v1.HintResponse"> & {
  * Use `create(HintResponseSchema)` to create a new message.
  */
 export const HintResponseSchema: GenMessage<HintResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 25);
+  messageDesc(file_accordion_v1_accordion, 27);
 
 /**
  * @generated from message accordion.v1.SolveRequest
@@ -1049,7 +1139,7 @@ export type SolveRequest = Message<"accordion.v1.SolveRequest"> & {
  * Use `create(SolveRequestSchema)` to create a new message.
  */
 export const SolveRequestSchema: GenMessage<SolveRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 26);
+  messageDesc(file_accordion_v1_accordion, 28);
 
 /**
  * @generated from message accordion.v1.SolveResponse
@@ -1108,7 +1198,7 @@ export type SolveResponse = Message<"accordion.v1.SolveResponse"> & {
  * Use `create(SolveResponseSchema)` to create a new message.
  */
 export const SolveResponseSchema: GenMessage<SolveResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 27);
+  messageDesc(file_accordion_v1_accordion, 29);
 
 /**
  * WatchGame: events after `after_version` (0: every event still in the game's log).
@@ -1132,7 +1222,7 @@ export type WatchGameRequest = Message<"accordion.v1.WatchGameRequest"> & {
  * Use `create(WatchGameRequestSchema)` to create a new message.
  */
 export const WatchGameRequestSchema: GenMessage<WatchGameRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 28);
+  messageDesc(file_accordion_v1_accordion, 30);
 
 /**
  * One streamed event.
@@ -1151,7 +1241,7 @@ export type WatchGameResponse = Message<"accordion.v1.WatchGameResponse"> & {
  * Use `create(WatchGameResponseSchema)` to create a new message.
  */
 export const WatchGameResponseSchema: GenMessage<WatchGameResponse> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 29);
+  messageDesc(file_accordion_v1_accordion, 31);
 
 /**
  * GetGamePicture.
@@ -1170,7 +1260,7 @@ export type GetGamePictureRequest = Message<"accordion.v1.GetGamePictureRequest"
  * Use `create(GetGamePictureRequestSchema)` to create a new message.
  */
 export const GetGamePictureRequestSchema: GenMessage<GetGamePictureRequest> = /*@__PURE__*/
-  messageDesc(file_accordion_v1_accordion, 30);
+  messageDesc(file_accordion_v1_accordion, 32);
 
 /**
  * A card's suit, in the engine's order.
@@ -1559,6 +1649,19 @@ export const AccordionService: GenService<{
     methodKind: "unary";
     input: typeof GetGamePictureRequestSchema;
     output: typeof HttpBodySchema;
+  },
+  /**
+   * Sharing, for the player only (the play token): the game's deal code, which deals the same
+   * cards to anyone and reveals none of them, and its watch token, a read-only capability for
+   * spectators. With rotate_watch_token a new watch token is issued and the old one stops
+   * working.
+   *
+   * @generated from rpc accordion.v1.AccordionService.ShareGame
+   */
+  shareGame: {
+    methodKind: "unary";
+    input: typeof ShareGameRequestSchema;
+    output: typeof ShareGameResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_accordion_v1_accordion, 0);
