@@ -118,8 +118,9 @@ class Executor:
     async def watch_connection_to(self, key: str) -> AbstractConnection:
         """A new connection (unconnected) for a watcher of ``key``: the watch pool's settings
         (Sentinel's pool finds the master when it connects), named in CLIENT LIST."""
-        pool = self.watch_client.connection_pool
-        assert not isinstance(self.watch_client, RedisCluster)
+        client = self.watch_client
+        assert not isinstance(client, RedisCluster)  # ClusterExecutor has its own
+        pool = client.connection_pool
         connection: AbstractConnection = pool.connection_class(
             **{**pool.connection_kwargs, "client_name": WATCH_CLIENT_NAME}
         )
