@@ -29,7 +29,7 @@ from redis import exceptions as rexc
 from redis.asyncio.connection import AbstractConnection
 from redis.backoff import ExponentialBackoff
 
-from .redis_errors import UNAVAILABLE, as_unavailable, torn_down
+from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, torn_down
 
 WATCH_CLIENT_NAME = "accordion-watch"
 
@@ -122,7 +122,9 @@ class WatchConnection:
 
 
 def _transient(exc: BaseException) -> bool:
-    return isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, TimeoutError, OSError)) or torn_down(exc)
+    """Worth a new connection: it was lost or timed out, or the node no longer serves the key
+    (a failover, a slot moved: the cluster's slot map is re-read first, ``on_failure``)."""
+    return isinstance(exc, (*TOPOLOGY, TimeoutError, OSError)) or torn_down(exc)
 
 
 def _entries(reply: Any) -> list[tuple[bytes, dict[bytes, bytes]]]:
