@@ -49,7 +49,9 @@ class Config:
     max_streams_per_connection: int = 100  # HTTP/2 streams open at once on one connection
     max_watches_per_connection: int = 16  # WatchGame streams at once on one connection
     max_watches_per_game: int = 64  # WatchGame streams at once on one game (per process)
-    max_health_rpcs: int = 100  # grpc.health.v1 calls at once (apart from every other budget)
+    max_health_rpcs: int = 200  # grpc.health.v1 Check calls at once (apart from every other budget)
+    max_health_watches: int = 100  # grpc.health.v1 Watch streams at once (apart from Check's budget)
+    max_health_watches_per_client: int = 5  # of those, from one client (its IP address)
     request_timeout: float = 5.0  # seconds a call's request message may take to arrive
 
     @property
@@ -154,7 +156,19 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "max_health_rpcs",
         "ACCORDION_MAX_HEALTH_RPCS",
         int,
-        "grpc.health.v1 calls at once: a budget apart from every other call's",
+        "grpc.health.v1 Check calls at once: a budget apart from every other call's (10 per client)",
+    ),
+    (
+        "max_health_watches",
+        "ACCORDION_MAX_HEALTH_WATCHES",
+        int,
+        "grpc.health.v1 Watch streams at once: a budget apart from Check's, so probes never wait on them",
+    ),
+    (
+        "max_health_watches_per_client",
+        "ACCORDION_MAX_HEALTH_WATCHES_PER_CLIENT",
+        int,
+        "grpc.health.v1 Watch streams at once from one client (its IP address)",
     ),
     (
         "request_timeout",
@@ -214,7 +228,7 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
         parser.error("--event-loop uvloop: uvloop is not installed")
     positive = ("max_concurrent_rpcs", "max_streams_per_connection", "max_watches_per_connection",
-                "max_watches_per_game", "max_health_rpcs")
+                "max_watches_per_game", "max_health_rpcs", "max_health_watches", "max_health_watches_per_client")
     for name in positive:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")

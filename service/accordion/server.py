@@ -127,6 +127,8 @@ def limits(config: Config) -> Limits:
         max_calls=config.max_concurrent_rpcs,
         max_calls_per_client=config.max_rpcs_per_client,
         max_health_calls=config.max_health_rpcs,
+        max_health_watches=config.max_health_watches,
+        max_health_watches_per_client=config.max_health_watches_per_client,
         max_watches_per_connection=config.max_watches_per_connection,
         max_watches_per_game=config.max_watches_per_game,
         request_timeout=config.request_timeout,

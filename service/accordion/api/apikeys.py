@@ -173,7 +173,10 @@ class ApiKeyInterceptor(grpc.aio.ServerInterceptor):
         if key.limit is None:
             return key.name
         try:
-            decision = await asyncio.wait_for(self.limiter.acquire(key.name, key.limit), self.timeout)
+            # asyncio.timeout, not wait_for, which on Python 3.11 can swallow the call's
+            # cancellation (CPython gh-86296): a cancelled call would run on.
+            async with asyncio.timeout(self.timeout):
+                decision = await self.limiter.acquire(key.name, key.limit)
         except Exception as exc:  # noqa: BLE001 (fail open: see the module docstring)
             metrics.RATE_LIMITER_ERRORS.inc()
             log.warning("rate limiter unavailable; call allowed", key_name=key.name, error=type(exc).__name__)

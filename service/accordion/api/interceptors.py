@@ -16,11 +16,12 @@ from typing import Any, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
+from prometheus_client import Gauge
 
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of
+from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, client_of
 from .service import Malformed
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
@@ -111,11 +112,17 @@ class _Call:
     is given back, and the call is recorded with its status (``access_log.record``)."""
 
     __slots__ = (
-        "method", "health", "admission", "context", "started", "client", "watching", "request", "response"
+        "method", "health", "admission", "context", "started", "client", "watching", "request", "response",
+        "in_flight",
     )
 
-    def __init__(self, method: str, health: bool, admission: Admission, context: Context) -> None:
+    def __init__(
+        self, method: str, health: bool, admission: Admission, context: Context, in_flight: Gauge
+    ) -> None:
         self.method, self.health, self.admission, self.context = method, health, admission, context
+        # This method's child of accordion_rpc_in_flight: up while the handler runs, down only
+        # once it has ended and given back what it held (so a leaked handler shows there).
+        self.in_flight = in_flight
         self.started = time.perf_counter()
         self.client: str | None = None  # counted in (None: not yet, or refused)
         # The connection and game whose watch slot the call holds (None: none; "" is a game id
@@ -131,6 +138,7 @@ class _Call:
         self.watching = (connection, game_id)
 
     async def __aenter__(self) -> _Call:
+        self.in_flight.inc()
         return self
 
     async def __aexit__(
@@ -143,7 +151,11 @@ class _Call:
             if self.watching is not None:
                 self.admission.leave_watch(*self.watching)
             if self.client is not None:
-                self.admission.leave_call(self.health, self.client)
+                if self.method == HEALTH_WATCH:
+                    self.admission.leave_health_watch(self.client)
+                else:
+                    self.admission.leave_call(self.health, self.client)
+            self.in_flight.dec()
             game_id = game_id_of(self.request, self.response)
             record(self.method, game_id, status_of(self.context, failure), self.started)
 
@@ -179,12 +191,17 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     else:  # pragma: no cover (a handler of no kind)
         return handler
     health = method.startswith(HEALTH_PREFIX)
+    health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
     watch = method in WATCH_METHODS
     admission, api_keys, read = gate.admission, gate.api_keys, gate.timer.read
+    in_flight = metrics.IN_FLIGHT.labels(method)
 
     def admit(client: str) -> str:
         """``client`` counted in; raises the refusal (nothing counted)."""
-        admission.enter_call(health, client)
+        if health_watch:
+            admission.enter_health_watch(client)
+        else:
+            admission.enter_call(health, client)
         return client
 
     async def keyed(context: Context) -> str:
@@ -194,14 +211,14 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         return admit(f"key:{key_name}" if key_name else client_of(context.peer()))
 
     async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
-        async with _Call(method, health, admission, context) as call:
+        async with _Call(method, health, admission, context, in_flight) as call:
             call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
             call.request = await read(context)
             call.response = await behavior(call.request, context)
             return call.response
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        async with _Call(method, health, admission, context) as call:
+        async with _Call(method, health, admission, context, in_flight) as call:
             call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
             call.request = request = await read(context)
             if watch:
@@ -213,7 +230,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
         """Handlers that take a request stream (reflection) get it as it is (recorded without a
         game: the call has no one request)."""
-        async with _Call(method, health, admission, context) as call:
+        async with _Call(method, health, admission, context, in_flight) as call:
             call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
             result = behavior(requests, context)
             if inspect.isasyncgen(result):

@@ -7,9 +7,13 @@ which a hostile client may never send), in ``admit``:
   ``max_calls_per_client`` per client: its API key's name when keys are on, else its IP
   address (``context.peer()`` without the port). Behind a proxy every call comes from the
   proxy's address: raise the per-client cap there (or 0: off) and let the proxy limit clients;
-* health (``grpc.health.v1``): ``max_health_calls`` of its own, counted apart from the others,
-  so probes are answered whatever the rest of the server is doing, and at most
-  ``max_health_calls_per_client`` of them from one client;
+* health Check (``grpc.health.v1``): ``max_health_calls`` of its own, counted apart from the
+  others, so probes are answered whatever the rest of the server is doing, and at most
+  ``max_health_calls_per_client`` of them from one client (a half-sent one ends after
+  ``request_timeout``);
+* health Watch streams: a budget apart from Check's, ``max_health_watches`` in the process and
+  ``max_health_watches_per_client`` per client. A Watch stream never ends by itself; counted
+  with Check, a few clients holding them took every slot probes need (issue 28);
 * WatchGame streams, once the request names its game: ``max_watches_per_connection`` per
   connection (``context.peer()`` with its port) and ``max_watches_per_game`` per game.
 
@@ -34,6 +38,7 @@ from google.rpc import error_details_pb2
 from .errors import ApiError
 
 HEALTH_PREFIX = "grpc.health.v1.Health/"
+HEALTH_WATCH = "grpc.health.v1.Health/Watch"  # a stream: counted in a budget of its own
 WATCH_METHODS = frozenset({"accordion.v1.AccordionService/WatchGame"})  # counted per game and connection
 # How long a refused client is asked to wait: calls are short, a watcher's slot frees when a
 # stream ends (a game's end, a client going away), so it is asked to wait longer.
@@ -45,10 +50,13 @@ WATCH_RETRY_AFTER = 5.0
 class Limits:
     max_calls: int = 1000
     max_calls_per_client: int = 250  # 0: no per-client cap
-    max_health_calls: int = 100
-    # Of those, one client's: a client holding health calls open (half-sent, or Watch streams)
+    max_health_calls: int = 200
+    # Of those, one client's: a client holding health calls open (half-sent ones)
     # cannot take the budget probes from elsewhere need.
     max_health_calls_per_client: int = 10
+    # Health Watch streams, apart from Check: in the process, and one client's.
+    max_health_watches: int = 100
+    max_health_watches_per_client: int = 5
     max_watches_per_connection: int = 16
     max_watches_per_game: int = 64
     request_timeout: float = 5.0
@@ -87,6 +95,8 @@ class Admission:
         self.health_calls = 0
         self.by_client: dict[str, int] = {}
         self.health_by_client: dict[str, int] = {}
+        self.health_watches = 0
+        self.health_watches_by_client: dict[str, int] = {}
         self.watches_by_connection: dict[str, int] = {}
         self.watches_by_game: dict[str, int] = {}
 
@@ -119,6 +129,23 @@ class Admission:
             return
         self.calls -= 1
         _decrement(self.by_client, client)
+
+    def enter_health_watch(self, client: str) -> None:
+        """Count one health Watch stream in, or raise ``capacity_exceeded`` (nothing counted)."""
+        limits = self.limits
+        if self.health_watches >= limits.max_health_watches:
+            raise capacity_exceeded("health Watch streams", limits.max_health_watches, WATCH_RETRY_AFTER)
+        held = self.health_watches_by_client.get(client, 0)
+        if held >= limits.max_health_watches_per_client:
+            raise capacity_exceeded(
+                "health Watch streams from one client", limits.max_health_watches_per_client, WATCH_RETRY_AFTER
+            )
+        self.health_watches += 1
+        self.health_watches_by_client[client] = held + 1
+
+    def leave_health_watch(self, client: str) -> None:
+        self.health_watches -= 1
+        _decrement(self.health_watches_by_client, client)
 
     def enter_watch(self, connection: str, game_id: str) -> None:
         limits = self.limits

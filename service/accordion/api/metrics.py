@@ -3,7 +3,8 @@
 Served on ``--metrics-port`` at ``/metrics`` only (``serve_metrics``; see ``server.py``, and
 ``workers.py`` for the multiprocess mode). docs/operations.md lists every metric.
 
-* RPCs: counts, errors and latency by method and code (``interceptors``, in batches), error
+* RPCs: counts, errors and latency by method and code (``interceptors``, in batches), handlers
+  running now by method (``accordion_rpc_in_flight``, ``interceptors``), error
   replies by their ErrorInfo reason (``errors.abort``), API-key rate limits (``apikeys``);
 * games and the store: ``SessionMetrics``, the session layer's ``Observer``;
 * read at scrape time: the memory store's size (``MemoryStoreCollector``), the process's CPU
@@ -19,7 +20,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
@@ -35,6 +36,13 @@ LATENCY = Histogram(
     "RPC latency (streams: until the stream ends)",
     ["method"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+IN_FLIGHT = Gauge(
+    "accordion_rpc_in_flight",
+    "RPCs whose handler is running now, by full method (streams: until the handler has ended, "
+    "given back its slots and its store connection)",
+    ["method"],
+    multiprocess_mode="livesum",  # --workers: the sum over the live worker processes
 )
 ERRORS = Counter(
     "accordion_rpc_errors_total", "RPCs that ended with a status other than OK, by code", ["method", "code"]

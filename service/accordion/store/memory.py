@@ -348,8 +348,12 @@ class MemoryStore(GameStore):
                         last = version
                     continue  # the consumer may have let writes happen while we were suspended
                 changed = game.waiter()
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+                # cancellation that comes as the wait ends (CPython gh-86296), and the watcher,
+                # its client gone, would poll on for ever.
                 try:
-                    await asyncio.wait_for(changed.wait(), timeout=self._poll)
+                    async with asyncio.timeout(self._poll):
+                        await changed.wait()
                 except TimeoutError:
                     pass  # recheck expiry and close
         finally:

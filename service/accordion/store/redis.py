@@ -68,6 +68,7 @@ from .memory import EVENT_LOG_LEN, REPLIES_KEPT
 from .redis_connect import Settings, connect, parse_cluster_url, parse_sentinel_url
 from .redis_exec import Executor, ms
 from .redis_scripts import CAS, CLAIM, CREATE, GET_REPLY, OPEN_STREAM
+from .redis_watch import raise_lost_cancel
 
 __all__ = ["RedisStore", "parse_cluster_url", "parse_sentinel_url"]
 
@@ -258,28 +259,37 @@ class RedisStore(GameStore):
         return bool(await self.executor.call(lambda: self._redis.exists(key)))
 
     async def _watch(self, game_id: str, after_version: int) -> AsyncIterator[WatchEvent]:
-        """XREAD BLOCK from ``<after_version>-0``; when a block times out with nothing new,
-        end if the game key is gone (deleted or expired). Redis going away raises
-        ``StoreUnavailable`` once redis-py's retries are spent."""
+        """XREAD BLOCK from ``<after_version>-0`` on a connection of this watch's own, closed
+        when the watch ends however it ends; when a block times out with nothing new, end if
+        the game key is gone (deleted or expired). Redis going away raises
+        ``StoreUnavailable`` once the retries are spent. After every redis-py call a cancelled
+        watcher stops even if the cancellation was swallowed on the way (``raise_lost_cancel``:
+        ``accordion.store.redis_watch`` tells why)."""
         keys = self._keys(game_id)
         last: bytes | str = f"{max(after_version, 0)}-0"
         if self._watched_only == "1":  # the stream exists only once someone watches: make it
-            if await self.executor.script(OPEN_STREAM, [keys.g, keys.e], []) is None:
+            opened = await self.executor.script(OPEN_STREAM, [keys.g, keys.e], [])
+            raise_lost_cancel()
+            if opened is None:
                 return
-        elif not await self._exists(keys.g):
-            return
-        while not self._closed:
-            try:
-                batches = await self.executor.xread(keys.e, last)
-                if not batches and not await self._exists(keys.g):
-                    return
-            except StoreUnavailable:
-                if self._closed:
-                    return  # close() cut our connection: that is an end, not an outage
-                raise
-            # RESP2: [[stream, entries]]; a RESP3 client would give {stream: [entries]}.
-            streams = batches.values() if isinstance(batches, dict) else (e for _, e in batches or ())
-            for entries in streams:
+        else:
+            exists = await self._exists(keys.g)
+            raise_lost_cancel()
+            if not exists:
+                return
+        async with self.executor.watching() as reader:
+            while not self._closed:
+                try:
+                    entries = await reader.xread(keys.e, last)
+                    if not entries:
+                        exists = await self._exists(keys.g)
+                        raise_lost_cancel()
+                        if not exists:
+                            return
+                except StoreUnavailable:
+                    if self._closed:
+                        return  # close() cut our connection: that is an end, not an outage
+                    raise
                 for entry_id, fields in entries:
                     last = entry_id
                     yield WatchEvent(game_id, int(entry_id.split(b"-", 1)[0]), fields[b"p"])
@@ -288,7 +298,6 @@ class RedisStore(GameStore):
         await self.executor.call(self._redis.ping)
 
     async def close(self) -> None:
-        """Close every client. Watchers end at their next wake-up, within about ``watch_block``
-        (redis-py reconnects a cut XREAD by itself, so it is the flag that stops them)."""
+        """Close every client and every watcher's connection: watchers end at once."""
         self._closed = True
         await self.executor.close()

@@ -176,16 +176,22 @@ def _single(url: str, s: Settings) -> tuple[Redis, Redis]:
     pool = BlockingConnectionPool.from_url(
         url, max_connections=s.max_connections, timeout=s.socket_timeout, **s.client_options(s.write_timeout)
     )
-    # Watchers: one connection per blocked XREAD.
+    # Watchers: the settings of each watcher's own connection (``Executor.watching``).
     watch_pool = ConnectionPool.from_url(url, **s.client_options(s.watch_timeout))
     return Redis(connection_pool=pool), Redis(connection_pool=watch_pool)
+
+
+def _watching(s: Settings) -> dict[str, Any]:
+    """How the executor's watchers read (``Executor``): each XREAD bounded by ``watch_timeout``,
+    a lost watch connection made again with the commands' retries and backoff."""
+    return dict(watch_block=s.watch_block, watch_timeout=s.watch_timeout, retries=s.retries, backoff=s.backoff())
 
 
 def _on_one(client: Redis, watch: Redis, s: Settings) -> Executor:
     wait = s.wait()
     if wait is not None:
-        return WaitExecutor(client, watch, wait, watch_block=s.watch_block)
-    return Executor(client, watch, watch_block=s.watch_block)
+        return WaitExecutor(client, watch, wait, **_watching(s))
+    return Executor(client, watch, **_watching(s))
 
 
 def plain(url: str, s: Settings) -> Executor:
@@ -196,7 +202,7 @@ def plain(url: str, s: Settings) -> Executor:
     if fast is None:
         return _on_one(client, watch, s)
     lean = FastRedis(fast, timeout=s.lean_timeout, connect_timeout=s.socket_connect_timeout)
-    return FastExecutor(client, watch, lean, watch_block=s.watch_block)
+    return FastExecutor(client, watch, lean, **_watching(s))
 
 
 def tls(url: str, s: Settings) -> Executor:
@@ -248,7 +254,9 @@ def cluster(url: str, s: Settings) -> Executor:
         )
         return Redis(connection_pool=pool)
 
-    common: dict[str, Any] = dict(watch_block=s.watch_block, attempts=s.retries + 2, backoff=s.backoff())
+    common: dict[str, Any] = dict(
+        watch_block=s.watch_block, watch_timeout=s.watch_timeout, attempts=s.retries + 2, backoff=s.backoff()
+    )
     wait = s.wait()
     if wait is not None:
         return ClusterWaitExecutor(

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from redis import exceptions as rexc
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import AbstractConnection
 from redis.backoff import ExponentialBackoff
 
 from .base import StoreUnavailable
 from .fastredis import FastRedis
 from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, refused, retryable_in_cluster, torn_down, unavailable
 from .redis_scripts import TOUCH, Script
+from .redis_watch import WATCH_CLIENT_NAME, WatchConnection
 
 T = TypeVar("T")
 Keys = Sequence[str]
@@ -55,19 +57,27 @@ async def evalsha(client: Redis | RedisCluster, script: Script, keys: Keys, args
 class Executor:
     """Commands through redis-py to one Redis (or Sentinel's current master).
 
-    ``client`` serves the short commands; ``watch_client`` the blocking XREADs of ``watch``
-    (a blocked XREAD holds its connection for up to ``watch_block`` seconds, so watchers get
-    their own pool and never starve moves of connections).
+    ``client`` serves the short commands. Each ``watch`` reads on a connection of its own
+    (``watching``: made with ``watch_client``'s settings, closed when the watch ends; a blocked
+    XREAD holds its connection for up to ``watch_block`` seconds, so watchers never starve
+    moves of connections, and a watcher's connection can never outlive its watch:
+    ``accordion.store.redis_watch``). ``watch_timeout`` bounds one XREAD, the block included;
+    a lost watch connection is made again up to ``retries`` times with ``backoff``.
     """
 
     #: WAIT after each write for this many replicas (0: no WAIT).
     wait_replicas = 0
 
     def __init__(
-        self, client: Redis | RedisCluster, watch_client: Redis | RedisCluster, *, watch_block: float
+        self, client: Redis | RedisCluster, watch_client: Redis | RedisCluster, *, watch_block: float,
+        watch_timeout: float | None = None, retries: int = 2, backoff: ExponentialBackoff | None = None,
     ) -> None:
         self.client, self.watch_client = client, watch_client
         self.watch_block_ms = ms(watch_block)
+        self.watch_timeout = watch_timeout if watch_timeout is not None else watch_block + 1.0
+        self.watch_retries = retries
+        self.watch_backoff = backoff if backoff is not None else ExponentialBackoff(cap=0.5, base=0.05)
+        self._watchers: set[WatchConnection] = set()  # open now: closed with the store
 
     async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
         """``fn()`` (a redis-py command); Redis unreachable → ``StoreUnavailable``."""
@@ -90,12 +100,39 @@ class Executor:
         """HMGET key v t d."""
         return list(await self.call(lambda: self.client.hmget(key, ["v", "t", "d"])))
 
-    async def xread(self, key: str, last: bytes | str) -> Any:
-        """One XREAD BLOCK of a watcher: [[stream, entries]] or nothing."""
-        with unavailable():
-            return await self.watch_client.xread({key: last}, count=100, block=self.watch_block_ms)
+    @contextlib.asynccontextmanager
+    async def watching(self) -> AsyncIterator[WatchConnection]:
+        """A watcher's own connection (``WatchConnection.xread``), closed when the block ends
+        however it ends (the watch's end, its client cancelling, an error)."""
+        watcher = WatchConnection(
+            self.watch_connection_to, block_ms=self.watch_block_ms, read_timeout=self.watch_timeout,
+            retries=self.watch_retries, backoff=self.watch_backoff, on_failure=self.watch_failed,
+        )
+        self._watchers.add(watcher)
+        try:
+            yield watcher
+        finally:
+            self._watchers.discard(watcher)
+            await watcher.close()
+
+    async def watch_connection_to(self, key: str) -> AbstractConnection:
+        """A new connection (unconnected) for a watcher of ``key``: the watch pool's settings
+        (Sentinel's pool finds the master when it connects), named in CLIENT LIST."""
+        client = self.watch_client
+        assert not isinstance(client, RedisCluster)  # ClusterExecutor has its own
+        pool = client.connection_pool
+        connection: AbstractConnection = pool.connection_class(
+            **{**pool.connection_kwargs, "client_name": WATCH_CLIENT_NAME}
+        )
+        return connection
+
+    async def watch_failed(self) -> None:
+        """After a watcher's connection failed, before it makes a new one (cluster: re-read the
+        slot map)."""
 
     async def close(self) -> None:
+        for watcher in list(self._watchers):
+            await watcher.close()
         for client in (self.client, self.watch_client):
             if isinstance(client, RedisCluster):
                 await client.aclose()
@@ -107,8 +144,8 @@ class FastExecutor(Executor):
     """One plain Redis without WAIT: scripts and game reads on ``fast`` (one command per call,
     pipelined across calls); the rest (delete, ping, watch) on redis-py."""
 
-    def __init__(self, client: Redis, watch_client: Redis, fast: FastRedis, *, watch_block: float) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block)
+    def __init__(self, client: Redis, watch_client: Redis, fast: FastRedis, **watch: Any) -> None:
+        super().__init__(client, watch_client, **watch)
         self.fast = fast
 
     # The mapping of ``unavailable()``, in a plain ``except`` (free until something is raised):
@@ -196,8 +233,8 @@ class Wait:
 class WaitExecutor(Executor):
     """One Redis or Sentinel's master, each write followed by WAIT (``Wait``)."""
 
-    def __init__(self, client: Redis, watch_client: Redis, wait: Wait, *, watch_block: float) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block)
+    def __init__(self, client: Redis, watch_client: Redis, wait: Wait, **watch: Any) -> None:
+        super().__init__(client, watch_client, **watch)
         self._redis, self._wait = client, wait
         self.wait_replicas = wait.replicas
 
@@ -218,9 +255,10 @@ class ClusterExecutor(Executor):
 
     def __init__(
         self, client: RedisCluster, watch_client: RedisCluster, *, watch_block: float, attempts: int,
-        backoff: ExponentialBackoff,
+        backoff: ExponentialBackoff, watch_timeout: float | None = None,
     ) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block)
+        super().__init__(client, watch_client, watch_block=watch_block, watch_timeout=watch_timeout,
+                         retries=attempts - 1, backoff=backoff)
         self.cluster, self.watch_cluster = client, watch_client
         self.attempts, self.backoff = attempts, backoff
 
@@ -236,22 +274,21 @@ class ClusterExecutor(Executor):
                         raise
             raise AssertionError("unreachable")  # pragma: no cover
 
-    async def xread(self, key: str, last: bytes | str) -> Any:
-        # XREAD's keys are "movable": redis-py would ask a node (COMMAND GETKEYS) each time;
-        # the slot's primary is known, so name it. A failover shows up as a connection error.
+    async def watch_connection_to(self, key: str) -> AbstractConnection:
+        """A new connection to the primary of ``key``'s slot (as the slot map says now)."""
         watch = self.watch_cluster
-        with unavailable():
-            await watch.initialize()
-            node = watch.get_node_from_key(key)
-            try:
-                return await watch.execute_command(
-                    "XREAD", "COUNT", 100, "BLOCK", self.watch_block_ms, "STREAMS", key, last,
-                    target_nodes=node,
-                )
-            except TOPOLOGY:
-                with contextlib.suppress(*UNAVAILABLE, OSError):
-                    await watch.nodes_manager.initialize()
-                raise
+        await watch.initialize()
+        node = watch.get_node_from_key(key)
+        if node is None:
+            raise rexc.SlotNotCoveredError(f"no primary for {key!r}")
+        connection: AbstractConnection = node.connection_class(
+            **{**node.connection_kwargs, "client_name": WATCH_CLIENT_NAME}
+        )
+        return connection
+
+    async def watch_failed(self) -> None:
+        # A failover shows up as a connection error: the slot's new primary is found anew.
+        await self.watch_cluster.nodes_manager.initialize()
 
 
 class ClusterWaitExecutor(ClusterExecutor):
@@ -262,9 +299,10 @@ class ClusterWaitExecutor(ClusterExecutor):
     def __init__(
         self, client: RedisCluster, watch_client: RedisCluster, wait: Wait,
         node_client: Callable[[str, int], Redis], *, watch_block: float, attempts: int,
-        backoff: ExponentialBackoff,
+        backoff: ExponentialBackoff, watch_timeout: float | None = None,
     ) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block, attempts=attempts, backoff=backoff)
+        super().__init__(client, watch_client, watch_block=watch_block, attempts=attempts, backoff=backoff,
+                         watch_timeout=watch_timeout)
         self._wait, self._node_client = wait, node_client
         self._nodes: dict[tuple[str, int], Redis] = {}
         self.wait_replicas = wait.replicas
