@@ -88,7 +88,9 @@ async def test_a_newgame_flood_does_not_evict_another_clients_game(
     survives 3,000 NewGames, from one flooding client (its rate stops it) and from 20 (the
     store, full of games in play, refuses them). On main (neither defence) the player's game
     was evicted: NOT_FOUND."""
-    server = spawn_server("--redis-url", "memory://?max_games=300", *PROXY)
+    # The defaults, said here: the suites' test servers run NewGame unlimited.
+    defaults = ("--newgame-rate", "10", "--newgame-burst", "100", "--evict-idle", "300")
+    server = spawn_server("--redis-url", "memory://?max_games=300", *defaults, *PROXY)
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = pb_grpc.AccordionServiceStub(channel)
         player = as_client("198.51.100.7")
