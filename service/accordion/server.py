@@ -12,6 +12,9 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 * a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
   process, per client and (HTTP/2 streams) per connection, watchers per game and per
   connection, a request timeout, and health's own budget (RESOURCE_EXHAUSTED beyond them);
+  NewGame's per-client rate (``--newgame-rate``, in the store's Redis when there is one), a
+  client being its address or, behind a proxy in ``--trusted-proxies``, the address in its
+  ``x-forwarded-for``;
 * Prometheus metrics on ``--metrics-port`` (0: off);
 * ``--workers N`` processes sharing the port (``accordion.workers``), TLS/mTLS
   (``accordion.tls``), API keys with per-key rate limits (``accordion.api.apikeys``),

@@ -20,7 +20,7 @@ import grpc.aio
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, ClientAddresses
+from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, ClientAddresses, client_of
 from .ratelimit import Limit, RateLimiter
 from .service import Malformed
 
@@ -217,7 +217,12 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         return client
 
     def address(context: Context) -> str:
-        return addresses.client(context.peer(), context.invocation_metadata())
+        """The client's address (``--trusted-proxies``); the metadata is read only when some
+        proxy is trusted (it costs a tuple of the call's headers)."""
+        peer = context.peer()
+        if not addresses.trusted:
+            return client_of(peer)
+        return addresses.client(peer, context.invocation_metadata())
 
     async def keyed(context: Context) -> str:
         """With API keys: the key checked, and its name counted in as the client."""
