@@ -28,10 +28,18 @@ def server_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "accordion"]
 
 
+# What every test server gets unless a test says otherwise (its ``env``, or a flag, which wins
+# over the environment): the suites make games from one address far faster than a player, as a
+# load tool does, so NewGame's per-client rate is off for them (docs/load.md). The tests of that
+# rate (tests/security/test_newgame_flood.py) pass --newgame-rate themselves.
+TEST_SERVER_ENV = {"ACCORDION_NEWGAME_RATE": "0"}
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment without the server's own variables (a developer's REDIS_URL or
-    ACCORDION_* must not change what a test starts), plus ``extra``."""
+    ACCORDION_* must not change what a test starts), plus ``TEST_SERVER_ENV`` and ``extra``."""
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
+    env.update(TEST_SERVER_ENV)
     env.update(extra or {})
     return env
 

@@ -192,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         server = subprocess.Popen(
             [server_bin, "--listen", args.listen, "--redis-url", redis_url, "--workers", str(args.workers),
-             "--log-level", args.log_level, *args.server_args],
+             # The load-test stack (docs/load.md): NewGame unlimited (a flag after -- wins)
+             "--log-level", args.log_level, "--newgame-rate", "0", *args.server_args],
             cwd=ROOT,
             env=env,
             process_group=0,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from accordion.store.factory import is_memory_url
+from accordion.netaddr import parse_networks
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ class Config:
     max_health_watches_per_client: int = 5  # of those, from one client (its IP address)
     request_timeout: float = 5.0  # seconds a call's request message may take to arrive
     reflection: str = "on"  # gRPC server reflection (grpcurl without .proto files): on or off
+    # NewGame cannot evict the players (issue 28): a per-client rate, an idle time before the
+    # memory store's cap may evict a game, and whose x-forwarded-for names the client.
+    newgame_rate: float = 10.0  # NewGame calls a second from one client (API keys exempt); 0: off
+    newgame_burst: int = 100  # NewGame calls one quiet client may make at once
+    evict_idle: float = 300.0  # seconds untouched before the memory store's cap may evict a game
+    trusted_proxies: str = ""  # CIDRs whose x-forwarded-for names the client
 
     @property
     def memory_store(self) -> bool:
@@ -184,6 +191,28 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "on or off: gRPC server reflection (grpcurl lists and calls without .proto files); "
         "deploy/ turns it off on the public port",
     ),
+    (
+        "newgame_rate",
+        "ACCORDION_NEWGAME_RATE",
+        float,
+        "NewGame calls a second from one client, API keys exempt (0: unlimited, for load tests); "
+        "beyond it RESOURCE_EXHAUSTED RATE_LIMITED",
+    ),
+    ("newgame_burst", "ACCORDION_NEWGAME_BURST", int, "NewGame calls one quiet client may make at once"),
+    (
+        "evict_idle",
+        "ACCORDION_EVICT_IDLE",
+        float,
+        "memory store: seconds a game must go untouched before the cap may evict it; none that old: "
+        "NewGame gets RESOURCE_EXHAUSTED STORE_FULL (0: evict the least recently used however recent)",
+    ),
+    (
+        "trusted_proxies",
+        "ACCORDION_TRUSTED_PROXIES",
+        str,
+        "CIDRs of proxies whose x-forwarded-for names the client for per-client limits "
+        "(the right-most untrusted address); empty: the peer address",
+    ),
 )
 
 
@@ -244,6 +273,12 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_rpcs_per_client < 0 or args.request_timeout <= 0:
         parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
+    if args.newgame_rate < 0 or args.newgame_burst < 1 or args.evict_idle < 0:
+        parser.error("--newgame-rate and --evict-idle cannot be negative; --newgame-burst must be at least 1")
+    try:
+        parse_networks(args.trusted_proxies)
+    except ValueError as exc:
+        parser.error(f"--trusted-proxies: {exc}")
     if args.api_keys_file:
         # Imported here: the rest of this module is light enough for accordion-health (the
         # image's HEALTHCHECK, run every few seconds) to import for its --version.

@@ -13,6 +13,9 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 * a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
   process, per client and (HTTP/2 streams) per connection, watchers per game and per
   connection, a request timeout, and health's own budget (RESOURCE_EXHAUSTED beyond them);
+  NewGame's per-client rate (``--newgame-rate``, in the store's Redis when there is one), a
+  client being its address or, behind a proxy in ``--trusted-proxies``, the address in its
+  ``x-forwarded-for``;
 * Prometheus metrics on ``--metrics-port`` (0: off);
 * ``--workers N`` processes sharing the port (``accordion.workers``), TLS/mTLS
   (``accordion.tls``), API keys with per-key rate limits (``accordion.api.apikeys``),
@@ -42,14 +45,15 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
-from accordion.api.interceptors import Gate, Host
-from accordion.api.limits import Admission, Limits
-from accordion.api.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from accordion.api.interceptors import Gate, Host, NewGameRate
+from accordion.api.limits import Admission, ClientAddresses, Limits
+from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
 from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
 from accordion.config import Config as Config  # re-exported: older code imports them from here
 from accordion.config import parse_args as parse_args
+from accordion.netaddr import parse_networks
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
 
@@ -158,23 +162,29 @@ class AccordionServer:
             # stream only wakes watchers: a short one, and only for games someone watches.
             event_log_len=STREAM_EVENTS,
             watched_only=True,
+            evict_idle=config.evict_idle,
         )
         self.health = health.aio.HealthServicer()
         # Every call of every service goes through one wrapper (accordion.api.interceptors.wrap):
         # API keys when configured, the limits, the request timeout, error mapping, the access
         # line and metrics. Counted here instead of by grpc's maximum_concurrent_rpcs, which
         # also counts health and half-sent calls alike.
+        limiter = _rate_limiter(self.store)
         api_keys = (
-            ApiKeyInterceptor(
-                load_api_keys(config.api_keys_file), _rate_limiter(self.store), timeout=config.store_timeout
-            )
+            ApiKeyInterceptor(load_api_keys(config.api_keys_file), limiter, timeout=config.store_timeout)
             if config.api_keys_file
             else None
         )
+        new_game = (
+            NewGameRate(Limit(config.newgame_rate, config.newgame_burst), limiter, timeout=config.store_timeout)
+            if config.newgame_rate > 0
+            else None
+        )
+        self.addresses = ClientAddresses(parse_networks(config.trusted_proxies))
         self.admission = Admission(limits(config))
         self.health_server: grpc.aio.Server | None = None
         self.server = grpc.aio.server(options=_server_options(config))
-        target = Host(self.server, Gate(self.admission, api_keys))
+        target = Host(self.server, Gate(self.admission, api_keys, self.addresses, new_game))
         budgets = Budgets(
             solve_seconds=config.solve_max_seconds,
             hint_seconds=config.hint_max_seconds,
@@ -216,7 +226,7 @@ class AccordionServer:
             reuse = 1 if self.config.workers > 1 else 0
             self.health_server = grpc.aio.server(options=[("grpc.so_reuseport", reuse)])
             # Its own budget: probes here are not refused for calls on the main port.
-            own = Gate(Admission(limits(self.config)))
+            own = Gate(Admission(limits(self.config)), addresses=self.addresses)
             _add_health(self.health, Host(self.health_server, own))
             try:
                 self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")

@@ -43,7 +43,8 @@ def start_subprocess_server(tmp: Path, *args: str, env: dict[str, str] | None = 
 @pytest.fixture(scope="session")
 def server() -> Iterator[ServerProcess]:
     with tempfile.TemporaryDirectory(prefix="acc-clients-") as tmp:
-        sp = start_subprocess_server(Path(tmp), "--log-level", "warning")
+        # A load tool's server: NewGame unlimited (docs/load.md)
+        sp = start_subprocess_server(Path(tmp), "--log-level", "warning", "--newgame-rate", "0")
         try:
             yield sp
         finally:

@@ -1,5 +1,6 @@
-"""The memory store's bounds: a cap on games (the least recently used is evicted), expiry that
-removes what expired (not only hides it), the URL that sets the cap, and the size for a metric."""
+"""The memory store's bounds: a cap on games (the least recently used is evicted, and only one
+idle for ``evict_idle``: else ``StoreFull``), expiry that removes what expired (not only hides
+it), the URL that sets the cap, and the size for a metric."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from accordion.store import (
     MemoryStats,
     MemoryStore,
     StoredReply,
+    StoreFull,
     is_memory_url,
     open_store,
 )
@@ -22,8 +24,79 @@ from accordion.store import (
 from .test_store import Clock, cas, record
 
 
-def capped(n: int, clock: Clock | None = None) -> MemoryStore:
-    return MemoryStore(max_games=n, clock=clock or Clock(), poll_interval=0.05)
+def capped(n: int, clock: Clock | None = None, evict_idle: float = 0.0) -> MemoryStore:
+    """A store of at most ``n`` games; ``evict_idle`` 0 (any game may be evicted) unless a test
+    of the idle rule says otherwise: the clock of most tests here stands still."""
+    return MemoryStore(max_games=n, clock=clock or Clock(), poll_interval=0.05, evict_idle=evict_idle)
+
+
+async def test_at_the_cap_only_a_game_idle_for_evict_idle_is_evicted() -> None:
+    clock = Clock()
+    store = capped(3, clock, evict_idle=300)
+    for gid in ("a", "b", "c"):
+        await store.create(record(gid), ttl=86400)
+    clock.now += 299  # every game touched within the idle time: none may go
+    with pytest.raises(StoreFull):
+        await store.create(record("d"), ttl=86400)
+    with pytest.raises(GameNotFound):
+        await store.load("d")  # refused: not stored
+    assert sorted(store._games) == ["a", "b", "c"] and store.stats().evicted == 0  # nothing lost
+    clock.now += 2  # a, b, c idle for 301 s
+    await store.load("b")  # loaded: in play again
+    await cas(store, 1, game_id="c", ttl=86400)  # written: in play again
+    await store.create(record("d"), ttl=86400)  # a is the only idle game: evicted
+    assert sorted(store._games) == ["b", "c", "d"] and store.stats().evicted == 1
+    with pytest.raises(StoreFull):
+        await store.create(record("e"), ttl=86400)
+    assert sorted(store._games) == ["b", "c", "d"]
+    clock.now += 301
+    await store.create(record("e"), ttl=86400)  # b, the least recently used, now idle long enough
+    assert sorted(store._games) == ["c", "d", "e"] and store.stats().evicted == 2
+
+
+async def test_a_flood_of_new_games_cannot_push_out_a_game_in_play() -> None:
+    """The unit form of issue 28's attack: at the cap, a player who moves every minute keeps the
+    game however many games others try to make."""
+    clock = Clock()
+    store = capped(100, clock, evict_idle=300)
+    await store.create(record("played"), ttl=86400)
+    refused = made = 0
+    for minute in range(30):
+        for i in range(200):
+            try:
+                await store.create(record(f"flood-{minute}-{i}"), ttl=86400)
+                made += 1
+            except StoreFull:
+                refused += 1
+        await cas(store, minute + 1, game_id="played", ttl=86400)  # the player's move this minute
+        clock.now += 60
+    assert (await store.load("played")).version == 31
+    assert refused > 0 and made > 100  # the flood was refused while nothing was idle, then took idle games
+    assert store.games == 100
+
+
+async def test_a_full_store_of_games_in_play_still_frees_expired_games_first() -> None:
+    clock = Clock()
+    store = capped(2, clock, evict_idle=300)
+    await store.create(record("old"), ttl=1)
+    await store.create(record("live"), ttl=86400)
+    clock.now += 2
+    await store.create(record("new"), ttl=86400)  # "old" expired: room without evicting anyone
+    assert sorted(store._games) == ["live", "new"] and store.stats().evicted == 0
+
+
+async def test_evict_idle_is_checked_and_reaches_the_store_from_open_store() -> None:
+    with pytest.raises(ValueError, match="evict_idle"):
+        MemoryStore(evict_idle=-1)
+    strict = open_store("memory://?max_games=1")  # the default idle time: 300 s
+    await strict.create(record("a"), ttl=60)
+    with pytest.raises(StoreFull):
+        await strict.create(record("b"), ttl=60)
+    loose = open_store("memory://?max_games=1", evict_idle=0)
+    await loose.create(record("a"), ttl=60)
+    await loose.create(record("b"), ttl=60)  # a evicted, however recent
+    with pytest.raises(GameNotFound):
+        await loose.load("a")
 
 
 async def test_the_cap_evicts_the_least_recently_used_game() -> None:

@@ -46,7 +46,10 @@ def start_server(store_url: str, out: Path) -> tuple[subprocess.Popen[bytes], st
     with out.open("wb") as sink:
         proc = subprocess.Popen(
             [*command, "--listen", "127.0.0.1:0", "--redis-url", store_url, "--workers", "1",
-             "--log-level", "error"],
+             "--log-level", "error",
+             # a load test: NewGame unlimited, and every game may be evicted at the cap (here
+             # the games are made faster than any goes idle: the rule under test is the bound)
+             "--newgame-rate", "0", "--evict-idle", "0"],
             stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
         )
     deadline = time.monotonic() + 30

@@ -203,6 +203,31 @@ def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> 
     )
 
 
+def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's NewGames are over ``--newgame-rate``."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(max(1, round(retry_after * 1e9)))
+    ms = max(1, math.ceil(retry_after * 1000))
+    return ApiError(
+        C.RESOURCE_EXHAUSTED,
+        "RATE_LIMITED",
+        f"too many NewGame calls from this client ({rate:g}/s, burst {burst}): retry in {ms} ms",
+        metadata={"limit": "NewGame per client", "rate": f"{rate:g}", "burst": str(burst),
+                  "retry_after_ms": str(ms)},
+        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+    )
+
+
+def store_full() -> ApiError:
+    """RESOURCE_EXHAUSTED ``STORE_FULL``: the memory store is at its cap and every game in it is
+    in play; no RetryInfo (when a game goes idle enough to make room is not known)."""
+    return ApiError(
+        C.RESOURCE_EXHAUSTED,
+        "STORE_FULL",
+        "the server holds as many games as it may, all of them in play: no new game now; retry later",
+    )
+
+
 # --- the mapping table for exceptions from the layers below --------------------------------
 
 
@@ -247,6 +272,7 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     store.VersionConflict: lambda exc: version_mismatch(exc.game_id, exc.expected, exc.current),
     store.GameExists: lambda exc: ApiError(C.ABORTED, "GAME_EXISTS", "a game with that id exists; retry"),
     store.StoreUnavailable: lambda exc: store_unavailable("store"),
+    store.StoreFull: lambda exc: store_full(),
 }
 
 
@@ -289,6 +315,7 @@ REASONS: dict[str, grpc.StatusCode] = {
     "API_KEY_INVALID": C.UNAUTHENTICATED,
     "RATE_LIMITED": C.RESOURCE_EXHAUSTED,
     "CAPACITY_EXCEEDED": C.RESOURCE_EXHAUSTED,  # accordion.api.limits
+    "STORE_FULL": C.RESOURCE_EXHAUSTED,  # the memory store's cap, no game idle enough to evict
     "STORE_UNAVAILABLE": C.UNAVAILABLE,
     "DEADLINE_EXCEEDED": C.DEADLINE_EXCEEDED,
     "GAME_CORRUPT": C.DATA_LOSS,

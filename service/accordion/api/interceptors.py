@@ -1,6 +1,6 @@
 """What every RPC of every service shares: ``wrap``, the one per-method wrapper (API keys,
-limits, the request timeout, error mapping), registered through ``Host``; each call is recorded
-(access line, metrics) by ``access_log.record``.
+limits, NewGame's per-client rate, the request timeout, error mapping), registered through
+``Host``; each call is recorded (access line, metrics) by ``access_log.record``.
 """
 
 from __future__ import annotations
@@ -21,19 +21,47 @@ from prometheus_client import Gauge
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, client_of
+from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of
+from .ratelimit import Limit, RateLimiter
 from .service import Malformed
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+NEW_GAME = "accordion.v1.AccordionService/NewGame"
+
+
+@dataclass(frozen=True)
+class NewGameRate:
+    """NewGame's per-client rate (``--newgame-rate``, ``--newgame-burst``): NewGame needs no
+    credential and each one takes a place in the store, so one client may not make games
+    faster than this. Callers with an API key are exempt (their key's own rate applies).
+    ``limiter`` is the store's (Redis: shared by every process on it)."""
+
+    limit: Limit
+    limiter: RateLimiter
+    timeout: float = 2.0  # a limiter that cannot decide in this long lets the call through
+
+    async def check(self, client: str) -> None:
+        """Raises RESOURCE_EXHAUSTED ``RATE_LIMITED`` (with RetryInfo) when ``client`` is over."""
+        try:
+            decision = await asyncio.wait_for(self.limiter.acquire(f"newgame:{client}", self.limit), self.timeout)
+        except Exception as exc:  # noqa: BLE001 (fail open, as for API keys: the store decides NewGame anyway)
+            metrics.RATE_LIMITER_ERRORS.inc()
+            log.warning("rate limiter unavailable; NewGame allowed", error=type(exc).__name__)
+            return
+        if not decision.allowed:
+            raise errors.newgame_rate_limited(self.limit.rate, self.limit.burst, decision.retry_after)
 
 
 @dataclass(frozen=True)
 class Gate:
-    """What the wrapper checks before a call reaches its handler: the limits' counters and,
-    when keys are configured, the API keys."""
+    """What the wrapper checks before a call reaches its handler: who the client is
+    (``addresses``), the limits' counters, when keys are configured the API keys, and
+    NewGame's per-client rate (None: unlimited)."""
 
     admission: Admission
     api_keys: ApiKeyInterceptor | None = None
+    addresses: ClientAddresses = field(default_factory=ClientAddresses)
+    new_game: NewGameRate | None = None
     timer: RequestTimer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -221,8 +249,9 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     health = method.startswith(HEALTH_PREFIX)
     health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
     watch = method in WATCH_METHODS
-    admission, api_keys, read = gate.admission, gate.api_keys, gate.timer.read
+    admission, api_keys, read, addresses = gate.admission, gate.api_keys, gate.timer.read, gate.addresses
     in_flight = metrics.IN_FLIGHT.labels(method)
+    new_game = gate.new_game if method == NEW_GAME else None
 
     def admit(client: str) -> str:
         """``client`` counted in; raises the refusal (nothing counted)."""
@@ -232,22 +261,32 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
             admission.enter_call(health, client)
         return client
 
+    def address(context: Context) -> str:
+        """The client's address (``--trusted-proxies``); the metadata is read only when some
+        proxy is trusted (it costs a tuple of the call's headers)."""
+        peer = context.peer()
+        if not addresses.trusted:
+            return client_of(peer)
+        return addresses.client(peer, context.invocation_metadata())
+
     async def keyed(context: Context) -> str:
         """With API keys: the key checked, and its name counted in as the client."""
         assert api_keys is not None
         key_name = await api_keys.caller(method, context.invocation_metadata())
-        return admit(f"key:{key_name}" if key_name else client_of(context.peer()))
+        return admit(f"key:{key_name}" if key_name else address(context))
 
     async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
         async with _Call(method, health, admission, context, in_flight) as call:
-            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            call.client = admit(address(context)) if api_keys is None else await keyed(context)
+            if new_game is not None and not call.client.startswith("key:"):
+                await new_game.check(call.client)  # an API key has its own rate
             call.request = await read(context)
             call.response = await behavior(call.request, context)
             return call.response
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         async with _Call(method, health, admission, context, in_flight) as call:
-            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            call.client = admit(address(context)) if api_keys is None else await keyed(context)
             call.request = request = await read(context)
             if watch:
                 call.enter_watch(request.game_id)
@@ -259,7 +298,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         """Handlers that take a request stream (reflection) get it as it is (recorded without a
         game: the call has no one request)."""
         async with _Call(method, health, admission, context, in_flight) as call:
-            call.client = admit(client_of(context.peer())) if api_keys is None else await keyed(context)
+            call.client = admit(address(context)) if api_keys is None else await keyed(context)
             result = behavior(requests, context)
             if inspect.isasyncgen(result):
                 async with contextlib.aclosing(result) as items:

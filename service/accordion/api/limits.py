@@ -5,8 +5,8 @@ which a hostile client may never send), in ``admit``:
 
 * every call but health: ``max_calls`` in the process (``--max-concurrent-rpcs``) and
   ``max_calls_per_client`` per client: its API key's name when keys are on, else its IP
-  address (``context.peer()`` without the port). Behind a proxy every call comes from the
-  proxy's address: raise the per-client cap there (or 0: off) and let the proxy limit clients;
+  address (``ClientAddresses``: the peer's, or behind a proxy listed in ``--trusted-proxies``
+  the address that proxy saw, from ``x-forwarded-for``);
 * health Check (``grpc.health.v1``): ``max_health_calls`` of its own, counted apart from the
   others, so probes are answered whatever the rest of the server is doing, and at most
   ``max_health_calls_per_client`` of them from one client (a half-sent one ends after
@@ -28,12 +28,17 @@ call never reaches the servicer and changes nothing.
 
 from __future__ import annotations
 
+import ipaddress
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2
+
+from accordion.netaddr import Network
 
 from .errors import ApiError
 
@@ -83,6 +88,53 @@ def client_of(peer: str) -> str:
     if kind in ("ipv4", "ipv6"):
         return rest.rpartition(":")[0].strip("[]")
     return peer
+
+
+FORWARDED_FOR = "x-forwarded-for"
+MAX_FORWARDED_HOPS = 32  # addresses of x-forwarded-for read at most (from the right)
+
+
+class ClientAddresses:
+    """Who a call comes from, for every per-client limit: the peer's IP address, unless the peer
+    is a trusted proxy (``--trusted-proxies``). Then it is the right-most address of
+    ``x-forwarded-for`` that is not itself a trusted proxy: each proxy appends the address it
+    received the request from, so the right-most entries are written by proxies we trust and
+    everything left of the first untrusted one could have been written by the client itself
+    (a spoofed header). Anything from an untrusted peer is ignored: its header is its own
+    word. An entry that is not an IP address, or a header of only trusted addresses, gives the
+    proxy's own address: never a string a client chose (one client would be as many clients as
+    it likes)."""
+
+    def __init__(self, trusted: Sequence[Network] = ()) -> None:
+        self.trusted = tuple(trusted)
+
+    def is_trusted(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in network for network in self.trusted)
+
+    def client(self, peer: str, metadata: Iterable[Any] | None) -> str:
+        """The client's address for a call from ``peer`` (grpc's peer string) with ``metadata``."""
+        address = client_of(peer)
+        if not self.trusted or not self.is_trusted(address):
+            return address
+        hops: list[str] = []
+        for key, value in metadata or ():
+            if key == FORWARDED_FOR:  # repeated headers read as one list, in order
+                text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+                hops.extend(part.strip() for part in text.split(","))
+        for hop in reversed(hops[-MAX_FORWARDED_HOPS:]):
+            try:
+                ip = ipaddress.ip_address(hop.strip("[]"))
+            except ValueError:
+                return address  # not an address: the proxy's, not a made-up name
+            if not self.is_trusted(str(ip)):
+                return str(ip)
+        return address
 
 
 class Admission:

@@ -91,17 +91,28 @@ class RateLimiter(abc.ABC):
 
 
 class MemoryRateLimiter(RateLimiter):
-    """GCRA in this process. ``clock`` returns microseconds (tests pass a fake one)."""
+    """GCRA in this process. ``clock`` returns microseconds (tests pass a fake one).
+
+    Keys come from clients (an address per NewGame caller), so the table is pruned: a key
+    whose TAT has fallen behind the clock is as good as absent (GCRA starts it afresh), and
+    once the table doubles since the last pruning those keys are dropped (as Redis expires them)."""
 
     def __init__(self, clock: Callable[[], int] | None = None) -> None:
         self._clock = clock or (lambda: time.monotonic_ns() // 1000)
         self._tat: dict[str, int] = {}
+        self._prune_at = 1024
+
+    def __len__(self) -> int:
+        return len(self._tat)
 
     async def acquire(self, name: str, limit: Limit) -> Decision:
         now = self._clock()  # no await between read and write: atomic on the event loop
         decision, new_tat = gcra(self._tat.get(name), now, limit)
         if new_tat is not None:
             self._tat[name] = new_tat
+            if len(self._tat) >= self._prune_at:
+                self._tat = {key: tat for key, tat in self._tat.items() if tat > now}
+                self._prune_at = max(1024, 2 * len(self._tat))
         return decision
 
 

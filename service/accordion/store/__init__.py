@@ -7,15 +7,16 @@ from .base import (
     GameStore,
     StoredReply,
     StoreError,
+    StoreFull,
     StoreUnavailable,
     VersionConflict,
     WatchEvent,
 )
 from .factory import is_memory_url, open_store
-from .memory import DEFAULT_MAX_GAMES, MemoryStats, MemoryStore
+from .memory import DEFAULT_EVICT_IDLE, DEFAULT_MAX_GAMES, MemoryStats, MemoryStore
 
 __all__ = [
-    "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreUnavailable",
+    "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreFull", "StoreUnavailable",
     "StoredReply", "VersionConflict", "WatchEvent", "MemoryStore", "MemoryStats", "DEFAULT_MAX_GAMES",
-    "is_memory_url", "open_store",
+    "DEFAULT_EVICT_IDLE",     "is_memory_url", "open_store",
 ]

@@ -41,6 +41,11 @@ class GameExists(StoreError):
     """``create`` with an id that is taken."""
 
 
+class StoreFull(StoreError):
+    """``create`` refused: the store is at its cap and holds no game it may evict (the memory
+    store evicts only games untouched for its idle time). Maps to RESOURCE_EXHAUSTED."""
+
+
 class VersionConflict(StoreError):
     """The game moved on: ``expected`` was stale. ``current`` is the stored version."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 from .base import GameStore
-from .memory import DEFAULT_MAX_GAMES, EVENT_LOG_LEN, MemoryStore
+from .memory import DEFAULT_EVICT_IDLE, DEFAULT_MAX_GAMES, EVENT_LOG_LEN, MemoryStore
 
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "redis+cluster", "rediss+cluster")
 
@@ -48,6 +48,7 @@ def open_store(
     call_timeout: float = 0.0,
     event_log_len: int = EVENT_LOG_LEN,
     watched_only: bool = False,
+    evict_idle: float = DEFAULT_EVICT_IDLE,
 ) -> GameStore:
     """The store a URL names.
 
@@ -63,7 +64,8 @@ def open_store(
     that sends a call only once waits that long for its answer (``RedisStore.from_url``).
     ``event_log_len``: the events kept per game for ``watch`` (the server asks for a few:
     its games carry their own log); ``watched_only``: keep them only for games
-    someone watches (``watch`` then sees only events from when it began).
+    someone watches (``watch`` then sees only events from when it began). ``evict_idle``
+    (memory only): seconds a game must go untouched before the cap may evict it.
 
     Raises:
         ValueError: any other scheme, a malformed memory, cluster or sentinel URL, or
@@ -73,7 +75,9 @@ def open_store(
         max_games = parse_memory_url(url) if url else DEFAULT_MAX_GAMES
         if wait_replicas:
             raise ValueError(f"wait_replicas={wait_replicas}: the memory store has no replicas")
-        return MemoryStore(event_log_len=event_log_len, watched_only=watched_only, max_games=max_games)
+        return MemoryStore(
+            event_log_len=event_log_len, watched_only=watched_only, max_games=max_games, evict_idle=evict_idle
+        )
     assert url is not None
     scheme = urlsplit(url).scheme
     if scheme in REDIS_SCHEMES:

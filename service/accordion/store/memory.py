@@ -13,10 +13,14 @@ Bounded two ways (docs/redis.md, "The embedded memory store"):
   and the server pings every second for its health, so an idle server frees expired games.
 * **A cap on games** (``max_games``): creating a game when the store is full first drops the
   expired ones, then evicts the *least recently used* game (the one loaded or written
-  longest ago) with everything it holds; its watchers end as for a deleted game. Eviction,
-  not refusal: with a 24 h TTL most stored games are finished or abandoned, and refusing
-  NewGame until they expire would stop the service, where dropping the stalest costs
-  nothing. NewGame claims (``claim_request``) are capped by the same number, oldest dropped.
+  longest ago) with everything it holds; its watchers end as for a deleted game. Only a game
+  untouched (neither loaded nor written) for ``evict_idle`` seconds may be evicted: NewGame
+  needs no credential, so a flood of new games must not push out the games people are
+  playing (issue 28). When even the least recently used game was touched within that time,
+  ``create`` raises ``StoreFull`` (RESOURCE_EXHAUSTED ``STORE_FULL``) and nothing is dropped.
+  With a 24 h TTL most stored games are finished or abandoned, so at the cap there is almost
+  always a stale one to drop. NewGame claims (``claim_request``) are capped by the same
+  number, oldest dropped (they are only idempotency records).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from .base import (
     GameRecord,
     GameStore,
     StoredReply,
+    StoreFull,
     StoreUnavailable,
     VersionConflict,
     WatchEvent,
@@ -48,6 +53,9 @@ REPLIES_KEPT = 1000
 # Games kept at most unless the URL says otherwise (memory://?max_games=N): at the ~2.5 KB a
 # served game takes, about 250 MB.
 DEFAULT_MAX_GAMES = 100_000
+# Seconds a game must go untouched (not loaded, not written) before the cap may evict it: a
+# player thinking over a move for a few minutes keeps the game (``--evict-idle``).
+DEFAULT_EVICT_IDLE = 300.0
 
 
 @dataclass(eq=False)
@@ -65,6 +73,7 @@ class _Game:
     replies: OrderedDict[str, tuple[bytes, bytes]] | None = None
     watchers: int = 0
     serial: int = 0  # set by _Table.add: which item of its heap is this entry's
+    touched: float = 0.0  # the clock when it was last added, loaded or written (set by _Table)
     # Made by a watcher that waits; set (and dropped) on the next write and on removal: each
     # watcher waits on the one it saw. None while nobody waits (no Event per game or per write).
     changed: asyncio.Event | None = None
@@ -85,11 +94,13 @@ class _Claim:
     reply: StoredReply
     deadline: float
     serial: int = 0
+    touched: float = 0.0
 
 
 class _Expiring(Protocol):
     deadline: float
     serial: int
+    touched: float
 
 
 E = TypeVar("E", bound=_Expiring)
@@ -105,13 +116,20 @@ class _Table(Generic[E]):
     again. Items of entries that left otherwise (deleted, evicted, replaced) are skipped when
     they come up, and the heap is rebuilt once they outnumber the live ones, so it stays
     within twice the entries. ``on_drop`` is told of every entry that leaves.
+
+    ``evict_idle`` > 0: at the cap, only an entry untouched that many seconds may be evicted
+    (the least recently used one is the only candidate: every other was used later); else
+    ``add`` raises ``StoreFull``. 0: the least recently used is evicted however recent.
     """
 
-    def __init__(self, cap: int | None, clock: Callable[[], float], on_drop: Callable[[E], None]) -> None:
+    def __init__(
+        self, cap: int | None, clock: Callable[[], float], on_drop: Callable[[E], None], evict_idle: float = 0.0
+    ) -> None:
         self.entries: OrderedDict[str, E] = OrderedDict()
         self._due: list[tuple[float, int, str]] = []
         self._serial = 0
         self._cap, self._clock, self._on_drop = cap, clock, on_drop
+        self._evict_idle = evict_idle
         self._peak = 0
         self.expired = self.evicted = 0
 
@@ -127,19 +145,31 @@ class _Table(Generic[E]):
             return None
         return entry
 
-    def use(self, key: str) -> None:
+    def use(self, key: str, entry: E, now: float) -> None:
+        """``entry`` (under ``key``) was loaded or written at ``now``: the most recently used."""
+        entry.touched = now
         self.entries.move_to_end(key)
 
     def add(self, key: str, entry: E) -> None:
-        """Store ``entry`` (replacing any under ``key``), evicting the least recently used if full."""
-        self.sweep()
+        """Store ``entry`` (replacing any under ``key``), evicting the least recently used if full.
+        Raises ``StoreFull`` (nothing changed but expired entries dropped) when that one was
+        touched within ``evict_idle`` seconds."""
+        now = self.sweep()
+        replaced = self.entries.get(key)
+        cap = self._cap
+        if cap is not None and len(self.entries) - (replaced is not None) >= cap and self._evict_idle > 0:
+            # Checked before anything is dropped: a refusal loses nothing.
+            oldest = next(iter(self.entries.values()))
+            if oldest.touched > now - self._evict_idle:
+                raise StoreFull(f"{len(self.entries)} games, none untouched for {self._evict_idle:g} s")
         self.remove(key)
-        while self._cap is not None and len(self.entries) >= self._cap:
+        while cap is not None and len(self.entries) >= cap:
             _, oldest = self.entries.popitem(last=False)
             self._on_drop(oldest)
             self.evicted += 1
         self._serial += 1
         entry.serial = self._serial
+        entry.touched = now
         self.entries[key] = entry
         self._peak = max(self._peak, len(self.entries))
         heapq.heappush(self._due, (entry.deadline, entry.serial, key))
@@ -197,6 +227,9 @@ class MemoryStore(GameStore):
             option: ``watch`` then sees the events from when it began).
         max_games: games kept at most (and NewGame claims); creating one more evicts the least
             recently used game. None: no cap.
+        evict_idle: seconds a game must go unloaded and unwritten before the cap may evict it;
+            when the least recently used game is more recent, ``create`` raises ``StoreFull``.
+            0: evict the least recently used game however recent.
     """
 
     in_process = True
@@ -209,17 +242,20 @@ class MemoryStore(GameStore):
         event_log_len: int = EVENT_LOG_LEN,
         watched_only: bool = False,
         max_games: int | None = DEFAULT_MAX_GAMES,
+        evict_idle: float = DEFAULT_EVICT_IDLE,
     ) -> None:
         if event_log_len < 1:
             raise ValueError(f"event_log_len must be at least 1, not {event_log_len!r}")
         if max_games is not None and max_games < 1:
             raise ValueError(f"max_games must be at least 1, not {max_games!r}")
+        if not evict_idle >= 0:
+            raise ValueError(f"evict_idle must be >= 0, not {evict_idle!r}")
         self._event_log_len = event_log_len
         self._watched_only = watched_only
         self._max_games = max_games
         self._clock = clock
         self._poll = poll_interval
-        self._table: _Table[_Game] = _Table(max_games, clock, _Game.notify)
+        self._table: _Table[_Game] = _Table(max_games, clock, _Game.notify, evict_idle)
         self._claims: _Table[_Claim] = _Table(max_games, clock, lambda claim: None)
         self._closed = False
 
@@ -247,6 +283,7 @@ class MemoryStore(GameStore):
     # --- the verbs
 
     async def create(self, record: GameRecord, *, ttl: float) -> None:
+        """Raises ``GameExists``, or ``StoreFull`` at the cap with no game idle enough to evict."""
         self._check_open()
         if self._table.get(record.game_id) is not None:
             raise GameExists(record.game_id)
@@ -254,10 +291,11 @@ class MemoryStore(GameStore):
 
     async def load(self, game_id: str) -> GameRecord:
         self._check_open()
-        game = self._table.get(game_id, self._table.sweep())
+        now = self._table.sweep()
+        game = self._table.get(game_id, now)
         if game is None:
             raise GameNotFound(game_id)
-        self._table.use(game_id)
+        self._table.use(game_id, game, now)
         return game.record
 
     async def compare_and_set(
@@ -290,7 +328,7 @@ class MemoryStore(GameStore):
         version = current + 1
         game.record = GameRecord(game_id, version, game.record.token_hash, data)
         game.deadline = now + ttl
-        self._table.use(game_id)
+        self._table.use(game_id, game, now)
         if game.watchers or not self._watched_only:
             if game.events is None:
                 game.events = deque(maxlen=self._event_log_len)

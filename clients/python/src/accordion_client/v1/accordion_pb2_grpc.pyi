@@ -20,8 +20,9 @@ Conventions:
   HIDDEN_INFORMATION, SOLVER_UNSUPPORTED, WINNABLE_NOT_FOUND, GAME_NOT_FOUND, GAME_EXISTS,
   VERSION_MISMATCH, REQUEST_ID_REUSED, MISSING_TOKEN, WATCH_ONLY, DEAL_CODE_NOT_FOUND,
   DEAL_CODE_OPTIONS, API_KEY_MISSING, API_KEY_INVALID, RATE_LIMITED, CAPACITY_EXCEEDED,
-  STORE_FULL, STORE_UNAVAILABLE, DEADLINE_EXCEEDED, GAME_CORRUPT, INTERNAL.
-  RESOURCE_EXHAUSTED answers carry a google.rpc.RetryInfo. Request field problems add a google.rpc.BadRequest; an illegal or
+  STORE_FULL (NewGame when the memory store is full of games in play), STORE_UNAVAILABLE,
+  DEADLINE_EXCEEDED, GAME_CORRUPT, INTERNAL. RESOURCE_EXHAUSTED answers carry a
+  google.rpc.RetryInfo. Request field problems add a google.rpc.BadRequest; an illegal or
   unreadable move adds the legal moves (ErrorInfo metadata "legal_moves", a JSON list
   of notations, and a packed LegalMovesResponse with the structured moves).
 """
