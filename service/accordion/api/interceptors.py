@@ -20,7 +20,7 @@ import grpc.aio
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of
+from .limits import HEALTH_PREFIX, WATCH_METHODS, Admission, client_of, publish_client
 from .service import Malformed
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
@@ -183,8 +183,10 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     admission, api_keys, read = gate.admission, gate.api_keys, gate.timer.read
 
     def admit(client: str) -> str:
-        """``client`` counted in; raises the refusal (nothing counted)."""
+        """``client`` counted in, and named as the call's client for what it does next (the
+        solver's fair pool queues its searches by it); raises the refusal (nothing counted)."""
         admission.enter_call(health, client)
+        publish_client(client)
         return client
 
     async def keyed(context: Context) -> str:
