@@ -63,6 +63,7 @@ class _Job(Generic[T]):
     done: asyncio.Future[T]
     expiry: asyncio.TimerHandle | None = None
     started: float = 0.0  # monotonic; 0: still queued
+    ended: bool = False  # the work has returned (or raised) on its worker
 
 
 @dataclass(eq=False)
@@ -128,7 +129,7 @@ class FairPool:
         except asyncio.CancelledError:
             if not job.started:
                 self._unqueue(job)
-            elif not job.done.done():
+            elif not job.ended:  # (cancelling this task cancelled ``job.done`` too: not a sign)
                 job.stop()  # the worker stays counted until the search has ended (``_ended``)
             raise
 
@@ -164,6 +165,7 @@ class FairPool:
         self._executor.submit(job.work).add_done_callback(ended)
 
     def _ended(self, job: _Job[Any], future: Future[Any]) -> None:
+        job.ended = True
         entry = self._clients[job.client]
         entry.running.remove(job)
         self._running -= 1
