@@ -28,6 +28,7 @@ service uses the identity its limits count calls by (``limits.current_client``).
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -186,7 +187,7 @@ class FairPool:
         if used is None:
             return 0.0
         seconds, since = used
-        return seconds * 0.5 ** ((now - since) / self.half_life)
+        return seconds * math.exp2(-(now - since) / self.half_life)
 
     def attained(self, client: str, now: float | None = None) -> float:
         """The worker time ``client`` has had recently: what decides whose search goes next."""
