@@ -3,7 +3,9 @@
     .venv/bin/python bench/solver_fairness.py \\
         --server main=/work/main/.venv/bin/accordion-server --server branch=.venv/bin/accordion-server
 
-For each server (``name=path of its accordion-server``), started fresh on the memory store with
+For each server (``name=command``: its accordion-server, or any command line that starts one,
+e.g. ``base=env PYTHONPATH=/tmp/base/service .venv/bin/python -m accordion`` for a source tree
+with the compiled modules copied beside it), started fresh on the memory store with
 two solver threads, a 30 s Solve budget and API keys for two clients:
 
 1. **Beside a hog**: client ``hog`` starts 4 long Solves (Accordion's Revenge, leap 2: deals
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -55,7 +58,7 @@ def start(command: str, workdir: Path, name: str) -> tuple[subprocess.Popen[byte
                      "ACCORDION_API_KEYS_FILE": str(keys), "ACCORDION_LOG_LEVEL": "warning"})
     out = (workdir / f"{name}.out").open("wb")
     err = (workdir / f"{name}.err").open("wb")
-    proc = subprocess.Popen([command, "--listen", "127.0.0.1:0"], stdout=out, stderr=err, env=env)
+    proc = subprocess.Popen([*shlex.split(command), "--listen", "127.0.0.1:0"], stdout=out, stderr=err, env=env)
     give_up = time.monotonic() + 30
     while time.monotonic() < give_up:
         text = (workdir / f"{name}.out").read_text(errors="replace")
