@@ -15,7 +15,8 @@ two solver threads, a 30 s Solve budget and API keys for two clients:
    A control, the same easy Solves with nothing else running, comes first.
 2. **A cached Solve**: a solved open one-suit Spider deal's line (long: ~100 moves), solved
    once, then ``--cached`` Solves of it in a row (all answered from the cache): the client's
-   latency (p50, p99) and the server process's CPU time per call (/proc, user + system).
+   latency (p50, p99) and the server process's CPU time per call (/proc, user + system); and
+   for scale, as many GetGame calls of the same game.
 
 Not a test: the figures depend on the machine. Each server's own log is left in a temporary
 directory (printed).
@@ -96,6 +97,13 @@ class Keyed:
                                      timeout=timeout)
 
 
+def summary(latencies: list[float], cpu: float) -> str:
+    ordered = sorted(latencies)
+    p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
+    return (f"p50 {statistics.median(ordered) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, "
+            f"server CPU {cpu / len(ordered) * 1000:.2f} ms a call")
+
+
 async def easy_solves(light: Keyed, count: int, offset: int) -> list[str]:
     rows = []
     for seed in EASY_SEEDS[offset:offset + count]:
@@ -142,10 +150,16 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
             lats.append(time.perf_counter() - started)
             assert reply.cached
         cpu = cpu_seconds(proc.pid) - cpu0
-        lats.sort()
         print(f"  cached Solve of open Spider seed 1 ({pb.SolveOutcome.Name(first.outcome)}, "
-              f"{len(first.moves)} moves), {cached} calls: p50 {statistics.median(lats) * 1000:.2f} ms, "
-              f"p99 {lats[int(len(lats) * 0.99) - 1] * 1000:.2f} ms, server CPU {cpu / cached * 1000:.2f} ms a call")
+              f"{len(first.moves)} moves), {cached} calls: {summary(lats, cpu)}")
+        # For scale: GetGame of the same game (a load, the game's bytes), the same number of calls.
+        lats = []
+        cpu0 = cpu_seconds(proc.pid)
+        for _ in range(cached):
+            started = time.perf_counter()
+            await light.stub.GetGame(pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=10)
+            lats.append(time.perf_counter() - started)
+        print(f"  GetGame of the same game, {cached} calls: {summary(lats, cpu_seconds(proc.pid) - cpu0)}")
     finally:
         await hog.channel.close()
         await light.channel.close()
@@ -157,7 +171,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server", action="append", required=True, help="name=path of an accordion-server")
     parser.add_argument("--easy", type=int, default=5, help="easy Solves in each part (at most 5)")
-    parser.add_argument("--cached", type=int, default=300, help="cached Solves to time")
+    parser.add_argument("--cached", type=int, default=1000, help="cached Solves (and GetGames) to time")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
     print(f"server logs in {workdir}")
