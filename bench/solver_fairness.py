@@ -17,6 +17,12 @@ two solver threads, a 30 s Solve budget and API keys for two clients:
    once, then ``--cached`` Solves of it in a row (all answered from the cache): the client's
    latency (p50, p99) and the server process's CPU time per call (/proc, user + system); and
    for scale, as many GetGame calls of the same game.
+3. **48 clients** (``--crowd``): each of 48 clients (its own API key) keeps 4 long Solves going
+   on its own connection, sending the next as soon as one ends, refused or not (an attacker
+   ignores RetryInfo), for ``--crowd-seconds``; meanwhile an honest client (another key,
+   another connection) sends a GetGame and a health Check every 10 ms: their p50 and p99,
+   beside a control of the same honest calls with nothing else running, and the Solves'
+   outcomes by status.
 
 Not a test: the figures depend on the machine. Each server's own log is left in a temporary
 directory (printed).
@@ -42,11 +48,14 @@ import grpc.aio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from server_launcher import clean_env  # noqa: E402
 
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+
 from accordion.api.apikeys import hash_key  # noqa: E402
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
 from accordion.v1 import accordion_pb2_grpc as pb_grpc  # noqa: E402
 
 KEYS = {"hog": "bench-hog-key-0123456789", "light": "bench-light-key-0123456789"}
+KEYS.update({f"crowd{i}": f"bench-crowd-key-{i:02d}-0123456789" for i in range(48)})
 HARD = ("accordions-revenge", {"leap": "2"}, (0, 1, 2))
 EASY_SEEDS = (7, 11, 13, 2, 3, 5, 17, 19, 23, 29)
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -80,7 +89,9 @@ def cpu_seconds(pid: int) -> float:
 
 class Keyed:
     def __init__(self, addr: str, key: str) -> None:
-        self.channel = grpc.aio.insecure_channel(addr)
+        # Its own connection: channels to one address otherwise share one (gRPC's global
+        # subchannel pool), and 48 clients' calls would meet the server's 100 streams a connection.
+        self.channel = grpc.aio.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
         self.stub = pb_grpc.AccordionServiceStub(self.channel)
         self.key = key
 
@@ -118,7 +129,68 @@ async def easy_solves(light: Keyed, count: int, offset: int) -> list[str]:
     return rows
 
 
-async def measure(name: str, command: str, easy: int, cached: int, workdir: Path) -> None:
+async def honest_calls(addr: str, light: Keyed, game: tuple[str, str], seconds: float) -> str:
+    """GetGame and health Check every 10 ms for ``seconds``: their p50 and p99, and failures."""
+    health = health_pb2_grpc.HealthStub(light.channel)
+    get_lats, check_lats, failed = [], [], 0
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        started = time.perf_counter()
+        try:
+            await light.stub.GetGame(pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=5)
+            get_lats.append(time.perf_counter() - started)
+        except grpc.aio.AioRpcError:
+            failed += 1
+        started = time.perf_counter()
+        try:
+            await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+            check_lats.append(time.perf_counter() - started)
+        except grpc.aio.AioRpcError:
+            failed += 1
+        await asyncio.sleep(0.01)
+
+    def p(lats: list[float], q: float) -> str:
+        ordered = sorted(lats)
+        return f"{ordered[max(0, int(len(ordered) * q) - 1)] * 1000:.1f}" if ordered else "-"
+
+    return (f"GetGame p50 {p(get_lats, 0.5)} ms p99 {p(get_lats, 0.99)} ms ({len(get_lats)} OK); "
+            f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} failed")
+
+
+async def crowd(addr: str, light: Keyed, seconds: float) -> None:
+    game = await light.game("accordion", 7, {})
+    print(f"  control, honest client alone for {seconds:g} s: {await honest_calls(addr, light, game, seconds)}")
+    clients = [Keyed(addr, KEYS[f"crowd{i}"]) for i in range(48)]
+    variant, options, seeds = HARD
+    outcomes: dict[str, int] = {}
+    stop = time.monotonic() + seconds + 2
+
+    async def attacker(client: Keyed, i: int) -> None:
+        target = await client.game(variant, seeds[i % 3], options)
+        while time.monotonic() < stop:
+            try:
+                answer = await client.solve(target, timeout=10)
+                what = pb.SolveOutcome.Name(answer.outcome).removeprefix("SOLVE_OUTCOME_")
+            except grpc.aio.AioRpcError as exc:
+                what = exc.code().name
+                if what not in outcomes:
+                    print(f"    first {what}: {exc.details()}")
+            outcomes[what] = outcomes.get(what, 0) + 1
+
+    attackers = [asyncio.ensure_future(attacker(c, i)) for i, c in enumerate(clients) for _ in range(4)]
+    await asyncio.sleep(2)  # the crowd's Solves fill the queues
+    print(f"  48 clients x 4 long Solves, honest client for {seconds:g} s: "
+          f"{await honest_calls(addr, light, game, seconds)}")
+    for task in attackers:
+        task.cancel()
+    await asyncio.gather(*attackers, return_exceptions=True)
+    print(f"  the crowd's Solves by outcome: {dict(sorted(outcomes.items()))}")
+    for c in clients:
+        await c.channel.close()
+
+
+async def measure(name: str, command: str, easy: int, cached: int, workdir: Path,
+                  crowd_seconds: float) -> None:
     proc, addr = start(command, workdir, name)
     hog, light = Keyed(addr, KEYS["hog"]), Keyed(addr, KEYS["light"])
     try:
@@ -160,6 +232,8 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
             await light.stub.GetGame(pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=10)
             lats.append(time.perf_counter() - started)
         print(f"  GetGame of the same game, {cached} calls: {summary(lats, cpu_seconds(proc.pid) - cpu0)}")
+        if crowd_seconds:
+            await crowd(addr, light, crowd_seconds)
     finally:
         await hog.channel.close()
         await light.channel.close()
@@ -172,12 +246,14 @@ async def main() -> None:
     parser.add_argument("--server", action="append", required=True, help="name=path of an accordion-server")
     parser.add_argument("--easy", type=int, default=5, help="easy Solves in each part (at most 5)")
     parser.add_argument("--cached", type=int, default=1000, help="cached Solves (and GetGames) to time")
+    parser.add_argument("--crowd-seconds", type=float, default=0.0,
+                        help="also part 3 (48 clients), the honest client's calls timed for this long (0: off)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
     print(f"server logs in {workdir}")
     for spec in args.server:
         name, _, command = spec.partition("=")
-        await measure(name, command, min(args.easy, 5), args.cached, workdir)
+        await measure(name, command, min(args.easy, 5), args.cached, workdir, args.crowd_seconds)
 
 
 if __name__ == "__main__":

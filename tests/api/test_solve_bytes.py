@@ -21,7 +21,7 @@ from accordion.v1 import accordion_pb2 as pb
 from .conftest import Running
 from .helpers import Client
 
-POSITIONS = [
+POSITIONS: list[tuple[str, dict[str, str], int]] = [
     ("accordion", {}, 7),  # WON, a 51-move line
     ("royal-marriage", {}, 3),
     ("french", {}, 0),  # LOST without the redeal (without_redeal set)
