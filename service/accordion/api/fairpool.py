@@ -104,16 +104,11 @@ class FairPool:
         """``work()`` on a worker, in ``client``'s turn; its result or exception. Raises
         ``PoolFull`` (nothing queued) or ``NotStarted`` (it waited past ``start_by``)."""
         if self._closed:
-            raise asyncio.CancelledError
+            raise RuntimeError("the solver's pool is closed")
         loop = asyncio.get_running_loop()
+        self.check_room(client)
         entry = self._clients.get(client)
-        can_start = self._running < self.threads and (entry is None or (
-            len(entry.running) < self.per_client_running and not entry.queue))
-        if not can_start:
-            if entry is not None and len(entry.queue) >= self.per_client_queued:
-                raise PoolFull("solver searches queued from one client", self.per_client_queued)
-            if self._queued >= self.queued_max:
-                raise PoolFull("solver searches queued on this server", self.queued_max)
+        can_start = self._can_start(entry)
         if entry is None:
             entry = self._clients[client] = _Client()
         self._seq += 1
@@ -133,6 +128,24 @@ class FairPool:
             elif not job.ended:  # (cancelling this task cancelled ``job.done`` too: not a sign)
                 job.stop()  # the worker stays counted until the search has ended (``_ended``)
             raise
+
+    def _can_start(self, entry: _Client | None) -> bool:
+        """Whether a new search of the client of ``entry`` would start at once (else it waits)."""
+        return self._running < self.threads and (
+            entry is None or (len(entry.running) < self.per_client_running and not entry.queue)
+        )
+
+    def check_room(self, client: str) -> None:
+        """Raise ``PoolFull`` if a search of ``client``'s would be refused now: what ``run``
+        checks first, for a caller to refuse before it does any work for the search (a client
+        that ignores the RetryInfo then costs no store call per refusal)."""
+        entry = self._clients.get(client)
+        if self._can_start(entry):
+            return
+        if entry is not None and len(entry.queue) >= self.per_client_queued:
+            raise PoolFull("solver searches queued from one client", self.per_client_queued)
+        if self._queued >= self.queued_max:
+            raise PoolFull("solver searches queued on this server", self.queued_max)
 
     def _unqueue(self, job: _Job[Any]) -> None:
         entry = self._clients.get(job.client)

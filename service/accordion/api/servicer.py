@@ -97,6 +97,11 @@ class AccordionServicer:
 
     async def Solve(self, request: pb.SolveRequest, context: Context) -> wire.Serialized:
         validation.raise_if(validation.solve(request))
+        client = limits.current_client()
+        # A client over its share of the solver's queue is refused before its game is loaded: one
+        # that ignores the RetryInfo and asks again at once costs no store call (a cached answer
+        # would have needed no worker, but the client is over its share: it retries in a second).
+        self.solving.check_solve_room(client)
         opened = await self._open(request, context)
         game = opened.game
         limit = self.solving.budgets.solve_seconds
@@ -109,7 +114,7 @@ class AccordionServicer:
             if seconds <= 0:
                 raise errors.deadline_exceeded("solve")
         answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None,
-                                          client=limits.current_client())
+                                          client=client)
         # A solved position's reply is written once (the line's notation costs milliseconds on
         # a long line) and kept with its cached answer; each call adds its version and flag.
         solved = answer.solved

@@ -198,6 +198,10 @@ class Solving:
                                  max_nodes=max_nodes, start_by=answer_by)
         return Answer(result, cached=False, solved=self._remember(key, result))
 
+    def check_solve_room(self, client: str) -> None:
+        """Raise ``PoolFull`` if ``client`` has no room for another Solve now (``FairPool.check_room``)."""
+        self._solve_pool.check_room(client)
+
     async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None,
                     client: str = "") -> Answer:
         """The position's answer, searched in ``client``'s turn. Raises the solver's refusals
