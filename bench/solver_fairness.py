@@ -65,7 +65,8 @@ def start(command: str, workdir: Path, name: str) -> tuple[subprocess.Popen[byte
     keys = workdir / "keys.json"
     keys.write_text(json.dumps({"keys": [{"name": n, "sha256": hash_key(k)} for n, k in KEYS.items()]}))
     env = clean_env({"ACCORDION_SOLVE_MAX_SECONDS": "30", "ACCORDION_SOLVER_THREADS": "2",
-                     "ACCORDION_API_KEYS_FILE": str(keys), "ACCORDION_LOG_LEVEL": "warning"})
+                     "ACCORDION_API_KEYS_FILE": str(keys),
+                     "ACCORDION_LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "warning")})
     out = (workdir / f"{name}.out").open("wb")
     err = (workdir / f"{name}.err").open("wb")
     proc = subprocess.Popen([*shlex.split(command), "--listen", "127.0.0.1:0"], stdout=out, stderr=err, env=env)
