@@ -44,6 +44,10 @@ class Config:
     hint_max_seconds: float = 0.25
     winnable_max_seconds: float = 5.0
     solver_threads: int = 2
+    # One client's share of the solver (accordion.api.fairpool): searches at once, waiting.
+    solver_threads_per_client: int = 1
+    solver_queue_per_client: int = 4
+    solver_queue: int = 100  # searches waiting in all
     event_loop: str = "auto"  # uvloop when installed (auto), or asyncio's own
     # What one client may hold (accordion.api.limits); health has a budget of its own.
     max_rpcs_per_client: int = 250  # calls at once from one client (its API key, else its IP); 0: off
@@ -140,6 +144,19 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "all the searches behind one NewGame with winnable_only",
     ),
     ("solver_threads", "ACCORDION_SOLVER_THREADS", int, "solver searches running at once per process"),
+    (
+        "solver_threads_per_client",
+        "ACCORDION_SOLVER_THREADS_PER_CLIENT",
+        int,
+        "solver searches (Solve, Hint, winnable deals) running at once for one client",
+    ),
+    (
+        "solver_queue_per_client",
+        "ACCORDION_SOLVER_QUEUE_PER_CLIENT",
+        int,
+        "solver searches waiting for one client; more get RESOURCE_EXHAUSTED",
+    ),
+    ("solver_queue", "ACCORDION_SOLVER_QUEUE", int, "solver searches waiting in all; more get RESOURCE_EXHAUSTED"),
     ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
     (
         "max_rpcs_per_client",
@@ -267,10 +284,13 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
     if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
         parser.error("--event-loop uvloop: uvloop is not installed")
     positive = ("max_concurrent_rpcs", "max_streams_per_connection", "max_watches_per_connection",
-                "max_watches_per_game", "max_health_rpcs", "max_health_watches", "max_health_watches_per_client")
+                "max_watches_per_game", "max_health_rpcs", "max_health_watches", "max_health_watches_per_client",
+                "solver_threads", "solver_threads_per_client")
     for name in positive:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.solver_queue_per_client < 0 or args.solver_queue < 0:
+        parser.error("--solver-queue-per-client and --solver-queue cannot be negative")
     if args.max_rpcs_per_client < 0 or args.request_timeout <= 0:
         parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
     if args.newgame_rate < 0 or args.newgame_burst < 1 or args.evict_idle < 0:

@@ -190,6 +190,9 @@ class AccordionServer:
             hint_seconds=config.hint_max_seconds,
             winnable_seconds=config.winnable_max_seconds,
             threads=config.solver_threads,
+            threads_per_client=config.solver_threads_per_client,
+            queue_per_client=config.solver_queue_per_client,
+            queue=config.solver_queue,
         )
         self.servicer = servicer = AccordionServicer(
             self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets

@@ -22,8 +22,11 @@ from .helpers import Client, ServerProcess
 
 HARD = ("accordions-revenge", {"leap": "2"}, (0, 1, 2))  # deals still unknown after a 15 s search
 TICKS = os.sysconf("SC_CLK_TCK")
+# Every call here comes from one address, one client to the solver's fair share (fairpool.py):
+# it may have both workers and eight searches waiting, so it stands for several clients.
 SOLVE_ENV = {"ACCORDION_SOLVE_MAX_SECONDS": "30", "ACCORDION_SOLVER_THREADS": "2",
-             "ACCORDION_HINT_MAX_SECONDS": "0.25"}
+             "ACCORDION_HINT_MAX_SECONDS": "0.25", "ACCORDION_SOLVER_THREADS_PER_CLIENT": "2",
+             "ACCORDION_SOLVER_QUEUE_PER_CLIENT": "8"}
 
 
 def thread_ticks(pid: int) -> dict[int, int]:
@@ -107,17 +110,23 @@ async def test_a_solve_past_its_deadline_stops_searching(
     started = time.monotonic()
     results = await asyncio.gather(*calls, return_exceptions=True)
     elapsed = time.monotonic() - started
-    # Every call answers UNKNOWN inside its deadline: the first two searched until just before it
-    # (bounded by it); the two queued behind them searched at most what the queue left of their
-    # budget (time spent queued counts against it). The calls leave the client a few milliseconds
-    # apart, so a queued call may still get the sliver by which its deadline is later: nothing here
-    # asks it to be zero. A search that stops a few milliseconds after its budget (a loaded machine)
-    # still answers with what it searched (tests/api/test_solving_overrun.py): dropping it as if queued
-    # made the four read [0, 0, 4, 904] in CI.
+    # Every call ends inside its deadline: the first two searched until just before it (bounded by
+    # it), UNKNOWN; the two queued behind them never started (DEADLINE_EXCEEDED: time spent queued
+    # counts against the budget) or searched at most what the queue left of it, UNKNOWN. The calls
+    # leave the client a few milliseconds apart, so a queued call may still get the sliver by which
+    # its deadline is later: nothing here asks it to be zero. A search that stops a few milliseconds
+    # after its budget (a loaded machine) still answers with what it searched
+    # (tests/api/test_solving_overrun.py): dropping it as if queued made the four read
+    # [0, 0, 4, 904] in CI.
     for r in results:
-        assert isinstance(r, pb.SolveResponse) and r.outcome == pb.SOLVE_OUTCOME_UNKNOWN, r
+        if isinstance(r, grpc.aio.AioRpcError):
+            assert r.code() == grpc.StatusCode.DEADLINE_EXCEEDED, r
+        else:
+            assert isinstance(r, pb.SolveResponse) and r.outcome == pb.SOLVE_OUTCOME_UNKNOWN, r
     searched = sorted(r.millis for r in results if isinstance(r, pb.SolveResponse))
-    assert searched[2] >= 500 and searched[1] <= 250, f"milliseconds each Solve searched: {searched}"
+    assert len(searched) >= 2 and searched[-2] >= 500 and all(m <= 250 for m in searched[:-2]), (
+        f"milliseconds each Solve that answered searched: {searched}"
+    )
     assert elapsed < 1.0
     await asyncio.sleep(0.2)
     idle, busiest = await asyncio.to_thread(cpu_seconds_over, server.proc.pid, 1.0)

@@ -4,11 +4,12 @@ On a loaded machine a search stops a few milliseconds after its budget (it looks
 every 1024 positions, and its thread waits for a core); the call used to drop such an answer
 as if the search had never left the queue ("UNKNOWN, 0 ms, queued"), which is what failed
 tests/api/test_solver_cancel.py in CI ([0, 0, 4, 904] ms searched). Only a call still queued
-when its budget is spent is dropped, and it never starts.
+when its budget is spent is dropped (``NotStarted``: DEADLINE_EXCEEDED), and it never starts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from accordion import engine, solver
 from accordion.api import solving
+from accordion.api.fairpool import NotStarted
 from accordion.api.solving import Budgets, Solving
 
 LATE = 0.15  # seconds past its budget the stand-in search answers: well past the queue's 5 % + 10 ms
@@ -55,12 +57,19 @@ async def test_a_call_still_queued_past_its_budget_never_starts(
     started: list[float] = []
     monkeypatch.setattr(solving, "_solve_until", overrunning_search(started))
     release = threading.Event()
-    blocker = one_worker._solve_pool.submit(release.wait, 5)  # the one worker is busy
+
+    def busy(*, stop: solver.StopFlag) -> None:
+        release.wait(5)
+
+    # The one worker is busy, with another client's search (a client's own would queue it too).
+    blocker = asyncio.ensure_future(one_worker._run(one_worker._solve_pool, "another client", busy))
+    while one_worker._solve_pool.running == 0:  # counted as soon as the task has run once
+        await asyncio.sleep(0)
     try:
-        answer = await one_worker.solve(engine.new_game("accordion", seed=2), max_seconds=0.1, max_nodes=None)
+        with pytest.raises(NotStarted):  # the service answers DEADLINE_EXCEEDED
+            await one_worker.solve(engine.new_game("accordion", seed=2), max_seconds=0.1, max_nodes=None)
     finally:
         release.set()
-        blocker.result()
-    assert answer.result.method == "queued" and answer.result.nodes == 0
+        await blocker
     time.sleep(0.05)
     assert not started, "a call dropped from the queue started searching afterwards"

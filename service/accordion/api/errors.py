@@ -29,6 +29,7 @@ from grpc_status import rpc_status
 from accordion import engine, sessions, solver, store
 
 from . import metrics, wire
+from .fairpool import NotStarted, PoolFull
 from .solving import NoWinnableDeal
 
 DOMAIN = "accordion.v1"
@@ -218,6 +219,21 @@ def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiErro
     )
 
 
+def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED with a RetryInfo; ``what`` names the budget that is full (the limits'
+    counters, the solver's queues)."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(round(retry_after * 1e9))
+    ms = max(1, math.ceil(retry_after * 1000))
+    return ApiError(
+        C.RESOURCE_EXHAUSTED,
+        "CAPACITY_EXCEEDED",
+        f"too many {what} (at most {limit}): retry in {ms} ms",
+        metadata={"limit": what, "max": str(limit), "retry_after_ms": str(ms)},
+        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+    )
+
+
 def store_full() -> ApiError:
     """RESOURCE_EXHAUSTED ``STORE_FULL``: the memory store is at its cap and every game in it is
     in play; no RetryInfo (when a game goes idle enough to make room is not known)."""
@@ -258,6 +274,9 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     solver.HiddenInformationError: _engine(C.FAILED_PRECONDITION),
     solver.UnsupportedGameError: _engine(C.FAILED_PRECONDITION),
     NoWinnableDeal: _engine(C.FAILED_PRECONDITION, "winnable_only"),
+    # the solver's fair pool (fairpool.py): over the client's share, or no worker free in time
+    PoolFull: lambda exc: capacity_exceeded(exc.what, exc.limit, exc.retry_after),
+    NotStarted: lambda exc: deadline_exceeded("a solver worker was free (the search never started)"),
     engine.EngineError: _engine(C.INVALID_ARGUMENT),
     # the session layer
     sessions.MoveRefused: _refused,
@@ -314,7 +333,7 @@ REASONS: dict[str, grpc.StatusCode] = {
     "API_KEY_MISSING": C.UNAUTHENTICATED,
     "API_KEY_INVALID": C.UNAUTHENTICATED,
     "RATE_LIMITED": C.RESOURCE_EXHAUSTED,
-    "CAPACITY_EXCEEDED": C.RESOURCE_EXHAUSTED,  # accordion.api.limits
+    "CAPACITY_EXCEEDED": C.RESOURCE_EXHAUSTED,  # accordion.api.limits, the solver's queues
     "STORE_FULL": C.RESOURCE_EXHAUSTED,  # the memory store's cap, no game idle enough to evict
     "STORE_UNAVAILABLE": C.UNAVAILABLE,
     "DEADLINE_EXCEEDED": C.DEADLINE_EXCEEDED,

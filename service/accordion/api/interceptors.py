@@ -21,7 +21,7 @@ from prometheus_client import Gauge
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of
+from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of, publish_client
 from .ratelimit import Limit, RateLimiter
 from .service import Malformed
 
@@ -254,11 +254,13 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     new_game = gate.new_game if method == NEW_GAME else None
 
     def admit(client: str) -> str:
-        """``client`` counted in; raises the refusal (nothing counted)."""
+        """``client`` counted in, and named as the call's client for what it does next (the
+        solver's fair pool queues its searches by it); raises the refusal (nothing counted)."""
         if health_watch:
             admission.enter_health_watch(client)
         else:
             admission.enter_call(health, client)
+        publish_client(client)
         return client
 
     def address(context: Context) -> str:

@@ -14,6 +14,8 @@ which a hostile client may never send), in ``admit``:
 * health Watch streams: a budget apart from Check's, ``max_health_watches`` in the process and
   ``max_health_watches_per_client`` per client. A Watch stream never ends by itself; counted
   with Check, a few clients holding them took every slot probes need (issue 28);
+* the solver's searches (Solve, Hint, NewGame(winnable_only)): a share of its workers and of
+  its queue per client (``accordion.api.fairpool``), the client named by ``current_client``;
 * WatchGame streams, once the request names its game: ``max_watches_per_connection`` per
   connection (``context.peer()`` with its port) and ``max_watches_per_game`` per game.
 
@@ -29,18 +31,14 @@ call never reaches the servicer and changes nothing.
 from __future__ import annotations
 
 import ipaddress
-import math
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
-from google.protobuf import duration_pb2
-from google.rpc import error_details_pb2
-
 from accordion.netaddr import Network
 
-from .errors import ApiError
+from .errors import capacity_exceeded
 
 HEALTH_PREFIX = "grpc.health.v1.Health/"
 HEALTH_WATCH = "grpc.health.v1.Health/Watch"  # a stream: counted in a budget of its own
@@ -67,18 +65,19 @@ class Limits:
     request_timeout: float = 5.0
 
 
-def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
-    """RESOURCE_EXHAUSTED with a RetryInfo; ``what`` names the budget that is full."""
-    delay = duration_pb2.Duration()
-    delay.FromNanoseconds(round(retry_after * 1e9))
-    ms = max(1, math.ceil(retry_after * 1000))
-    return ApiError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        "CAPACITY_EXCEEDED",
-        f"too many {what} (at most {limit}): retry in {ms} ms",
-        metadata={"limit": what, "max": str(limit), "retry_after_ms": str(ms)},
-        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
-    )
+# The client the current call is counted as (set by the wrapper when it admits the call, in the
+# call's own task): what the solver's fair pool queues a search under. "" outside a call.
+_CLIENT: ContextVar[str] = ContextVar("accordion_client", default="")
+
+
+def current_client() -> str:
+    """The client of the call this task serves ("" outside a call)."""
+    return _CLIENT.get()
+
+
+def publish_client(client: str) -> None:
+    """Name ``client`` as the current call's client, for the rest of this call's task."""
+    _CLIENT.set(client)
 
 
 def client_of(peer: str) -> str:

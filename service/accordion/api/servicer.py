@@ -5,7 +5,9 @@ deadline, calls ``accordion.sessions.Sessions`` and encodes what it returns (``w
 flow (load, authorize, expected version, engine, compare-and-set, idempotent replay, the game
 cache, watching) is the session layer's; its exceptions, the engine's and the store's become
 statuses in ``errors`` (``service.py`` reports them). ApplyMove, Undo and GetGame answer with
-bytes written from cached pieces (``wire.Serialized``), which the service passes through.
+bytes written from cached pieces (``wire.Serialized``), which the service passes through; so
+does Solve, from the bytes kept with a solved position. The solver's searches are queued under
+the call's client (``limits.current_client``), for the solver's fair share.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from accordion import engine, pictures, sessions
 from accordion.store import GameStore
 from accordion.v1 import accordion_pb2 as pb
 
-from . import auth, codec, errors, metrics, validation, wire
+from . import auth, codec, errors, limits, metrics, validation, wire
 from .solving import Budgets, Solving, solution_texts
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -90,11 +92,16 @@ class AccordionServicer:
         game = opened.game
         # The solver only searches games with every card face up; otherwise the heuristic
         # looks at the row alone. Either way no hint depends on the stock's order.
-        move, solved = await self.solving.hint(game)
+        move, solved = await self.solving.hint(game, limits.current_client())
         return wire.hint_reply(opened.version, move, game.move_text(move) if move else "", solved)
 
-    async def Solve(self, request: pb.SolveRequest, context: Context) -> pb.SolveResponse:
+    async def Solve(self, request: pb.SolveRequest, context: Context) -> wire.Serialized:
         validation.raise_if(validation.solve(request))
+        client = limits.current_client()
+        # A client over its share of the solver's queue is refused before its game is loaded: one
+        # that ignores the RetryInfo and asks again at once costs no store call (a cached answer
+        # would have needed no worker, but the client is over its share: it retries in a second).
+        self.solving.check_solve_room(client)
         opened = await self._open(request, context)
         game = opened.game
         limit = self.solving.budgets.solve_seconds
@@ -106,18 +113,17 @@ class AccordionServicer:
             seconds = min(seconds, remaining - max(0.05, remaining / 10))
             if seconds <= 0:
                 raise errors.deadline_exceeded("solve")
-        answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None)
-        result = answer.result
-        texts = solution_texts(game, result.moves)
-        return pb.SolveResponse(
-            version=opened.version,
-            outcome=wire.SOLVE_OUTCOMES[result.outcome],
-            moves=[wire.encode_move(m, t) for m, t in zip(result.moves, texts, strict=True)],
-            nodes=result.nodes,
-            millis=round(result.seconds * 1000, 3),
-            without_redeal=result.without_redeal,
-            cached=answer.cached,
-        )
+        answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None,
+                                          client=client)
+        # A solved position's reply is written once (the line's notation costs milliseconds on
+        # a long line) and kept with its cached answer; each call adds its version and flag.
+        solved = answer.solved
+        body = solved.reply_body if solved is not None else None
+        if body is None:
+            body = wire.solve_body(answer.result, solution_texts(game, answer.result.moves))
+            if solved is not None:
+                solved.reply_body = body
+        return wire.solve_reply(opened.version, body, answer.cached)
 
     async def WatchGame(self, request: pb.WatchGameRequest, context: Context) -> AsyncIterator[pb.WatchGameResponse]:
         validation.raise_if(validation.watch(request))
@@ -140,7 +146,8 @@ class AccordionServicer:
         if request.winnable_only:
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2
-            found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline)
+            found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline,
+                                                     limits.current_client())
             # The count names the seed dealt (the one asked for, plus the count, less one), and a
             # seed names every card: it is shown exactly when the seed is (``seed_is_public``).
             game = found.game

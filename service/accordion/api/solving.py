@@ -8,6 +8,11 @@ within its own budget. A search whose call is cancelled (the client cancels, or 
 deadline passes: grpc.aio cancels the handler's task) is stopped through its
 ``solver.StopFlag``, which the search reads every 1024 positions: no thread keeps
 searching for a caller that has gone. A search still queued is dropped before it starts.
+Each pool is a ``FairPool`` (fairpool.py): every client (``limits.current_client``) has its own
+queue and a share of the workers, and the least served client goes next, so one client's long
+Solves cannot make another's short one wait out its budget; a search still queued when its
+budget is spent never runs (``NotStarted``: DEADLINE_EXCEEDED), and a client over its share of
+the queue is refused (``PoolFull``: RESOURCE_EXHAUSTED with a RetryInfo).
 Definite answers (WON, LOST) depend only on the position, so they are cached by its state
 string, per process (a position's answer never changes, so replicas need not share).
 
@@ -24,16 +29,18 @@ and no message names a seed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from accordion import engine, solver
 from accordion.engine.hint import suggest
 from accordion.engine.notation import move_text
+
+from .fairpool import FairPool, NotStarted
 
 T = TypeVar("T")
 
@@ -54,6 +61,11 @@ class Budgets:
     # leads to does not depend on the machine's load; the seconds above only cap a slow build.
     winnable_deal_nodes: int = 50_000
     threads: int = 2  # Solve and winnable searches at once
+    # One client's share of each pool (fairpool.py): searches running at once, searches waiting;
+    # and the searches waiting in all. Beyond them: RESOURCE_EXHAUSTED with a RetryInfo.
+    threads_per_client: int = 1
+    queue_per_client: int = 4
+    queue: int = 100
     cache_size: int = 10_000  # positions
     hint_threads: int = 1  # Hint searches at once, on their own workers (never behind a Solve)
     # A Hint on a hidden position sampled (solver/sampling.py): worlds, positions per search, in all.
@@ -66,10 +78,21 @@ class Budgets:
     hint_deep_nodes: int = 150_000
 
 
+@dataclass(eq=False)
+class Solved:
+    """A position's definite answer (WON or LOST), as cached, and once a Solve reply was written
+    for it, that reply's bytes but for the version and the cached flag (``wire.solve_reply``):
+    the line's notation is written once, not on every call (issue 28, item 3)."""
+
+    result: solver.SolveResult
+    reply_body: bytes | None = None
+
+
 @dataclass(frozen=True)
 class Answer:
     result: solver.SolveResult
     cached: bool
+    solved: Solved | None = None  # the cache's entry (None: UNKNOWN, never cached)
 
 
 @dataclass(frozen=True)
@@ -82,10 +105,6 @@ class NoWinnableDeal(engine.EngineError):
     """No deal the solver could prove winnable within the bounded effort."""
 
     reason = "WINNABLE_NOT_FOUND"
-
-
-class StillQueued(Exception):
-    """No worker took the search up within the time it could wait for one (it never starts)."""
 
 
 _UNKNOWN_QUEUED = solver.SolveResult(solver.Outcome.UNKNOWN, (), 0, 0.0, "queued", "none")
@@ -125,47 +144,44 @@ class Solving:
         # How NewGame(winnable_only) makes a seed's game: ``deal(variant, options, seed=…)``. A
         # test may put deals of its own here; the service never changes it.
         self.deal = deal
-        self._solve_pool = ThreadPoolExecutor(max(1, budgets.threads), thread_name_prefix="solve")
-        self._hint_pool = ThreadPoolExecutor(max(1, budgets.hint_threads), thread_name_prefix="hint")
-        self._cache: OrderedDict[str, solver.SolveResult] = OrderedDict()
+        # Each pool serves its clients fairly (fairpool.py): their own queues, a share each.
+        share = {"per_client_running": budgets.threads_per_client, "per_client_queued": budgets.queue_per_client,
+                 "queued": budgets.queue}
+        self._solve_pool = FairPool(budgets.threads, name="solve", **share)
+        self._hint_pool = FairPool(budgets.hint_threads, name="hint", **share)
+        self._cache: OrderedDict[str, Solved] = OrderedDict()
 
-    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., T], /, *args: Any,
-                   queued_at_most: float | None = None, **kwargs: Any) -> T:
-        """``fn(*args, stop=flag, **kwargs)`` on ``pool``; if the awaiting task is cancelled the
-        flag is set (a running search stops at its next check) and a queued call never starts.
+    async def _run(self, pool: FairPool, client: str, fn: Callable[..., T], /, *args: Any,
+                   start_by: float | None = None, **kwargs: Any) -> T:
+        """``fn(*args, stop=flag, **kwargs)`` on ``pool`` in ``client``'s turn; if the awaiting
+        task is cancelled the flag is set (a running search stops at its next check) and a
+        queued call never starts.
 
-        ``queued_at_most``: raise ``StillQueued`` (and ``fn`` never starts) when no worker has
-        taken the call up within that many seconds. Once a worker runs it, its answer is awaited
-        however late: the search keeps to its own budget, and dropping the answer of one that
-        overran it by a few milliseconds on a loaded machine turned a search of 0.9 s into
-        "UNKNOWN, 0 ms, queued" (the call's deadline still cancels the wait)."""
+        ``start_by`` (monotonic): raise ``NotStarted`` (and ``fn`` never starts) when no worker
+        has taken the call up by then; ``PoolFull`` when the client's queue or the pool's is
+        full. Once a worker runs it, its answer is awaited however late: the search keeps to its
+        own budget, and dropping the answer of one that overran it by a few milliseconds on a
+        loaded machine turned a search of 0.9 s into "UNKNOWN, 0 ms, queued" (the call's
+        deadline still cancels the wait)."""
         stop = solver.StopFlag()
-        future = pool.submit(fn, *args, stop=stop, **kwargs)
-        answer = asyncio.wrap_future(future)
-        try:
-            if queued_at_most is not None:
-                await asyncio.wait((answer,), timeout=queued_at_most)
-                if future.cancel():  # still queued (cancel fails once a worker runs it, or it is done)
-                    raise StillQueued
-            return await answer
-        except asyncio.CancelledError:
-            stop.set()
-            future.cancel()
-            raise
+        return await pool.run(client, functools.partial(fn, *args, stop=stop, **kwargs), stop=stop.set,
+                              start_by=start_by)
 
-    def _cached(self, key: str) -> solver.SolveResult | None:
+    def _cached(self, key: str) -> Solved | None:
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
         return hit
 
-    def _remember(self, key: str, result: solver.SolveResult) -> None:
-        if not result.unknown:
-            self._cache[key] = result
-            if len(self._cache) > self.budgets.cache_size:
-                self._cache.popitem(last=False)
+    def _remember(self, key: str, result: solver.SolveResult) -> Solved | None:
+        if result.unknown:
+            return None
+        solved = self._cache[key] = Solved(result)
+        if len(self._cache) > self.budgets.cache_size:
+            self._cache.popitem(last=False)
+        return solved
 
-    async def _answer(self, pool: ThreadPoolExecutor, game: engine.Game, max_seconds: float,
+    async def _answer(self, pool: FairPool, client: str, game: engine.Game, max_seconds: float,
                       max_nodes: int | None) -> Answer:
         solver.check_solvable(game.rules, game.state)
         if game.rules.hides_anything(game.state):
@@ -175,39 +191,45 @@ class Solving:
             )
         key = game.state_string()
         if (hit := self._cached(key)) is not None:
-            return Answer(hit, cached=True)
+            return Answer(hit.result, cached=True, solved=hit)
         answer_by = time.monotonic() + max_seconds
-        try:
-            result = await self._run(pool, _solve_until, game.state, game.rules, answer_by=answer_by,
-                                     max_nodes=max_nodes, queued_at_most=max_seconds * 1.05 + 0.01)
-        except StillQueued:  # behind busy workers past the budget: UNKNOWN in time, and it never starts
-            result = _UNKNOWN_QUEUED
-        self._remember(key, result)
-        return Answer(result, cached=False)
+        # Still queued when its budget is spent: ``NotStarted``, and it never runs.
+        result = await self._run(pool, client, _solve_until, game.state, game.rules, answer_by=answer_by,
+                                 max_nodes=max_nodes, start_by=answer_by)
+        return Answer(result, cached=False, solved=self._remember(key, result))
 
-    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None) -> Answer:
-        """The position's answer. Raises the solver's refusals (hidden cards, unsupported game).
+    def check_solve_room(self, client: str) -> None:
+        """Raise ``PoolFull`` if ``client`` has no room for another Solve now (``FairPool.check_room``)."""
+        self._solve_pool.check_room(client)
+
+    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None,
+                    client: str = "") -> Answer:
+        """The position's answer, searched in ``client``'s turn. Raises the solver's refusals
+        (hidden cards, unsupported game), ``PoolFull`` (the client's share of the queue is
+        full) and ``NotStarted`` (no worker was free for it within ``max_seconds``).
         Cancelling the awaiting task stops the search."""
-        return await self._answer(self._solve_pool, game, max_seconds, max_nodes)
+        return await self._answer(self._solve_pool, client, game, max_seconds, max_nodes)
 
-    async def hint(self, game: engine.Game) -> tuple[engine.Move | None, bool]:
+    async def hint(self, game: engine.Game, client: str = "") -> tuple[engine.Move | None, bool]:
         """(move, from the solver?). Hidden cards: sampled worlds where the game's search allows
         it (``solver.sampled_hint``: from the player's view only), else the visible-only
-        heuristic, as when no win is found. Searches on the Hint workers, within ``hint_seconds``."""
+        heuristic, as when no win is found. Searches on the Hint workers in ``client``'s turn,
+        within ``hint_seconds`` (the heuristic when no worker was free in time); raises
+        ``PoolFull`` when the client's share of the queue is full."""
         if not game.legal_moves():  # over (a resigned position may still have moves: not to hint)
             return None, False
         if solver.can_sample(game.rules, game.state):
-            return await self.sampled_hint(game), False
+            return await self.sampled_hint(game, client), False
         try:
-            answer = await self._answer(self._hint_pool, game, self.budgets.hint_seconds,
+            answer = await self._answer(self._hint_pool, client, game, self.budgets.hint_seconds,
                                         self.budgets.hint_solve_nodes)
-        except solver.SolverError:
+        except (solver.SolverError, NotStarted):
             return suggest(game), False
         if answer.result.won and answer.result.moves:
             return answer.result.moves[0], True
         return suggest(game), False
 
-    async def sampled_hint(self, game: engine.Game) -> engine.Move | None:
+    async def sampled_hint(self, game: engine.Game, client: str = "") -> engine.Move | None:
         """The sampled Hint's move (not a proven win: the reply says HEURISTIC), never back to a
         layout of the game's by a move of no progress, within
         ``hint_seconds`` counted from now (time queued included); the visible heuristic if the
@@ -216,15 +238,16 @@ class Solving:
         # The game's latest positions: the hint does not lead back to a layout the player was
         # shown among them by a move of no progress (their views are made on the worker).
         recent = tuple(game.positions[-RECENT_POSITIONS:])
-        search = self._run(self._hint_pool, _sample_until, game.rules, game.state, answer_by=answer_by,
-                           budgets=self.budgets, recent=recent)
+        search = self._run(self._hint_pool, client, _sample_until, game.rules, game.state, answer_by=answer_by,
+                           budgets=self.budgets, recent=recent, start_by=answer_by)
         try:
             found = await asyncio.wait_for(search, timeout=self.budgets.hint_seconds * 0.95)
-        except TimeoutError:
+        except (TimeoutError, NotStarted):
             return suggest(game)
         return found.move if found is not None else suggest(game)
 
-    async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None) -> Winnable:
+    async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None,
+                            client: str = "") -> Winnable:
         """The game of the first seed from ``seed`` whose deal the solver wins.
 
         Each deal is decided with every card known (``solver.find_winnable_seed``: a game with
@@ -232,8 +255,10 @@ class Solving:
         positions (and ``winnable_deal_seconds``); a deal not won within them is passed over.
         The per-deal budget is the same for every seed, so how many seeds were tried says
         nothing about the cards of the one dealt. Bounded by ``winnable_seconds`` in all and by
-        the call's deadline (monotonic time). Raises NoWinnableDeal, or the solver's refusals
-        for games it cannot decide.
+        the call's deadline (monotonic time). Each deal's search waits its turn on the Solve
+        workers as one of ``client``'s searches. Raises NoWinnableDeal, the solver's refusals
+        for games it cannot decide, ``PoolFull``, or ``NotStarted`` (no worker was free before
+        the bound).
         """
         stop = time.monotonic() + self.budgets.winnable_seconds
         if deadline is not None:
@@ -248,16 +273,17 @@ class Solving:
             candidate = (seed + tried) % (1 << 64)
             tried += 1
             found = await self._run(
-                self._solve_pool, solver.find_winnable_seed, variant, options, start_seed=candidate, max_tries=1,
-                budget=budget, max_nodes=self.budgets.winnable_deal_nodes, new_game=self.deal,
+                self._solve_pool, client, solver.find_winnable_seed, variant, options, start_seed=candidate,
+                max_tries=1, budget=budget, max_nodes=self.budgets.winnable_deal_nodes, new_game=self.deal,
+                start_by=stop,
             )
             if found is not None:
                 return Winnable(self.deal(variant, options, seed=found[0]), tried)
 
     def close(self) -> None:
         """Stop taking searches; running ones end within their budgets (or when cancelled)."""
-        self._solve_pool.shutdown(wait=False, cancel_futures=True)
-        self._hint_pool.shutdown(wait=False, cancel_futures=True)
+        self._solve_pool.close()
+        self._hint_pool.close()
 
 
 def solution_texts(game: engine.Game, moves: tuple[engine.Move, ...]) -> list[str]:

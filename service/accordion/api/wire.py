@@ -381,3 +381,29 @@ def hint_reply(version: int, move: Move | None, notation: str, solved: bool) -> 
         reply.move.CopyFrom(encode_move(move, notation))
         reply.source = pb.HINT_SOURCE_SOLVER if solved else pb.HINT_SOURCE_HEURISTIC
     return reply
+
+
+# SolveResponse: ``version`` is field 1 and ``cached`` field 7, the first and the last, so a reply
+# is the version's field, then the body (fields 2 to 6: the same on every call for a position),
+# then the cached flag's field: the bytes protobuf itself writes for the whole message.
+_SOLVE_VERSION_TAG = b"\x08"  # field 1, varint
+_SOLVE_CACHED_FIELD = b"\x38\x01"  # field 7, varint, true
+
+
+def solve_body(result: solver.SolveResult, texts: Sequence[str]) -> bytes:
+    """A Solve reply's fields but the version and the cached flag: written once per solved
+    position and kept (``solving.Solved``), since the line's notation costs milliseconds."""
+    return pb.SolveResponse(
+        outcome=SOLVE_OUTCOMES[result.outcome],
+        moves=[encode_move(m, t) for m, t in zip(result.moves, texts, strict=True)],
+        nodes=result.nodes,
+        millis=round(result.seconds * 1000, 3),
+        without_redeal=result.without_redeal,
+    ).SerializeToString()
+
+
+def solve_reply(version: int, body: bytes, cached: bool) -> Serialized:
+    """A Solve reply from its ``solve_body``: what ``pb.SolveResponse(version=…, …, cached=…)``
+    serializes to, byte for byte (tests/api/test_solve_bytes.py)."""
+    head = _SOLVE_VERSION_TAG + _int(version) if version else b""
+    return Serialized(head + body + (_SOLVE_CACHED_FIELD if cached else b""))
