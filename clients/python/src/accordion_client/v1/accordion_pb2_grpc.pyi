@@ -13,8 +13,7 @@ Conventions:
   MALFORMED_REQUEST, UNKNOWN_VARIANT, INVALID_OPTION, INVALID_CARD, INVALID_DEAL,
   INVALID_MOVE, ILLEGAL_MOVE, NOTHING_TO_UNDO, GAME_NOT_FOUND, VERSION_MISMATCH,
   REQUEST_ID_REUSED, MISSING_TOKEN, BAD_TOKEN, STORE_UNAVAILABLE, DEADLINE_EXCEEDED,
-  GAME_CORRUPT, RATE_LIMITED, CAPACITY_EXCEEDED, STORE_FULL (RESOURCE_EXHAUSTED: NewGame
-  when the memory store is full of games in play). Request field problems add a google.rpc.BadRequest; an illegal or
+  GAME_CORRUPT. Request field problems add a google.rpc.BadRequest; an illegal or
   unreadable move adds the legal moves (ErrorInfo metadata "legal_moves", a JSON list
   of notations, and a packed LegalMovesResponse with the structured moves).
 """
