@@ -35,7 +35,7 @@ from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
 
-from tests.api.helpers import bearer, expect_error, rich
+from tests.api.helpers import bearer, rich
 
 PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: XFF names the client
 
@@ -118,11 +118,12 @@ async def test_a_store_full_of_games_in_play_refuses_newgame_and_loses_nothing(
         stub = pb_grpc.AccordionServiceStub(channel)
         games = [await stub.NewGame(pb.NewGameRequest(variant="accordion", seed=n), timeout=10) for n in range(50)]
         for _ in range(3):
-            err = await expect_error(
-                stub.NewGame(pb.NewGameRequest(variant="accordion"), timeout=10),
-                grpc.StatusCode.RESOURCE_EXHAUSTED, "STORE_FULL",
-            )
-        assert "retry later" in err.message
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.NewGame(pb.NewGameRequest(variant="accordion"), timeout=10)
+            err = rich(caught.value)
+            assert (err.code, err.info.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "STORE_FULL")
+            # When the oldest game will have been idle --evict-idle (300 s), in whole seconds.
+            assert retry_delay(caught.value) in range(1, 301)
         for reply in games:  # every game is still there, at its version
             assert await still_there(stub, reply.game.id, reply.token) == 1
 
