@@ -36,8 +36,9 @@ async def test_at_the_cap_only_a_game_idle_for_evict_idle_is_evicted() -> None:
     for gid in ("a", "b", "c"):
         await store.create(record(gid), ttl=86400)
     clock.now += 299  # every game touched within the idle time: none may go
-    with pytest.raises(StoreFull):
+    with pytest.raises(StoreFull) as full:
         await store.create(record("d"), ttl=86400)
+    assert full.value.retry_after == 1  # a, the least recently used, is idle long enough in 1 s
     with pytest.raises(GameNotFound):
         await store.load("d")  # refused: not stored
     assert sorted(store._games) == ["a", "b", "c"] and store.stats().evicted == 0  # nothing lost

@@ -234,13 +234,19 @@ def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
     )
 
 
-def store_full() -> ApiError:
+def store_full(retry_after: float) -> ApiError:
     """RESOURCE_EXHAUSTED ``STORE_FULL``: the memory store is at its cap and every game in it is
-    in play; no RetryInfo (when a game goes idle enough to make room is not known)."""
+    in play. The RetryInfo says when the least recently used game will have been idle long
+    enough to make room (if nobody plays it meanwhile), in whole seconds: no finer account of
+    other players' activity is given."""
+    seconds = max(1, math.ceil(retry_after))
+    delay = duration_pb2.Duration(seconds=seconds)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "STORE_FULL",
-        "the server holds as many games as it may, all of them in play: no new game now; retry later",
+        f"the server holds as many games as it may, all of them in play: no new game now; retry in {seconds} s",
+        metadata={"retry_after_ms": str(seconds * 1000)},
+        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
     )
 
 
@@ -291,7 +297,7 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     store.VersionConflict: lambda exc: version_mismatch(exc.game_id, exc.expected, exc.current),
     store.GameExists: lambda exc: ApiError(C.ABORTED, "GAME_EXISTS", "a game with that id exists; retry"),
     store.StoreUnavailable: lambda exc: store_unavailable("store"),
-    store.StoreFull: lambda exc: store_full(),
+    store.StoreFull: lambda exc: store_full(exc.retry_after),
 }
 
 

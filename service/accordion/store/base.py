@@ -43,7 +43,13 @@ class GameExists(StoreError):
 
 class StoreFull(StoreError):
     """``create`` refused: the store is at its cap and holds no game it may evict (the memory
-    store evicts only games untouched for its idle time). Maps to RESOURCE_EXHAUSTED."""
+    store evicts only games untouched for its idle time). ``retry_after``: seconds until the
+    least recently used game has been idle that long, unless it is used again first. Maps to
+    RESOURCE_EXHAUSTED."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class VersionConflict(StoreError):

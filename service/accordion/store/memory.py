@@ -161,7 +161,10 @@ class _Table(Generic[E]):
             # Checked before anything is dropped: a refusal loses nothing.
             oldest = next(iter(self.entries.values()))
             if oldest.touched > now - self._evict_idle:
-                raise StoreFull(f"{len(self.entries)} games, none untouched for {self._evict_idle:g} s")
+                raise StoreFull(
+                    f"{len(self.entries)} games, none untouched for {self._evict_idle:g} s",
+                    retry_after=oldest.touched + self._evict_idle - now,
+                )
         self.remove(key)
         while cap is not None and len(self.entries) >= cap:
             _, oldest = self.entries.popitem(last=False)
