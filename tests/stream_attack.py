@@ -141,10 +141,12 @@ async def assert_watches_end(
     # attack's concurrency needs (redis-py's pools, bounded, grow to what is asked of them at once).
     await attack(addr, game_id, token, WARM_UP, **attack_options)
 
-    async def quiet() -> bool:
-        return await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD) == 0
+    async def quiet() -> bool | float:
+        running = await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD)
+        return True if running == 0 else running
 
-    assert await settled(quiet, 10) is True, "the warm-up watch did not end"
+    warmed = await settled(quiet, 10)
+    assert warmed is True, f"10 s after the warm-up's {WARM_UP} cancels, {warmed} WatchGame handlers still run"
     before = await count_clients()
 
     await attack(addr, game_id, token, CANCELS, **attack_options)
