@@ -167,8 +167,9 @@ class InFlight(Protocol):
 
 
 class _Count:
-    """A plain count: the wrapper moves it twice per call, and a prometheus Gauge's lock cost
-    ~1.5 µs of CPU a call; it is read only at the scrape (``InFlightCollector``)."""
+    """A plain count: the wrapper moves it twice per call (inc and dec: ~0.08 µs here against
+    ~1.3 µs on a prometheus Gauge, which takes a lock each time); read only at the scrape
+    (``InFlightCollector``)."""
 
     __slots__ = ("value",)
 
