@@ -24,6 +24,7 @@ def bearer(token: str) -> tuple[tuple[str, str], ...]:
 
 WATCH_METHOD = "accordion.v1.AccordionService/WatchGame"
 CANCELS = 300
+WARM_UP = 50  # cancels before the count of Redis's clients is taken
 CHANNELS = 4
 STREAMS_PER_CHANNEL = 8  # at once; under the server's 16 watches per connection
 ATTACK_SECONDS = 60.0  # a channel whose watch slots never come back stops trying after this
@@ -41,9 +42,22 @@ def in_flight(metrics_port: int, method: str) -> float:
     return 0.0
 
 
-async def redis_clients(admin: aioredis.Redis) -> int:
-    """Connections Redis has open now (this test's own admin connection included)."""
-    return len(await admin.client_list())
+def redis_clients(*ports: int, name: str | None = None) -> Callable[[], Awaitable[int]]:
+    """A counter of the connections the redis-servers on ``ports`` have open now (CLIENT LIST;
+    each count's own short connection included, the same every time); with ``name``, only
+    those of that CLIENT SETNAME."""
+
+    async def count() -> int:
+        total = 0
+        for port in ports:
+            admin = aioredis.Redis(host="127.0.0.1", port=port)
+            try:
+                total += sum(name is None or c.get("name") == name for c in await admin.client_list())
+            finally:
+                await admin.aclose()
+        return total
+
+    return count
 
 
 async def watch_then_cancel(stub: pb_grpc.AccordionServiceStub, game_id: str, token: str) -> bool:
@@ -116,33 +130,34 @@ async def new_game_with_a_move(addr: str) -> tuple[str, str]:
         return dealt.game.id, dealt.token
 
 
-async def assert_watches_end(addr: str, metrics_port: int, redis_url: str, **attack_options: int) -> None:
+async def assert_watches_end(
+    addr: str, metrics_port: int, count_clients: Callable[[], Awaitable[int]], **attack_options: int
+) -> None:
     """The attack on ``addr`` (the server, or Envoy in front of it), then: 0 WatchGame handlers
-    running on the server and Redis's clients back to their start within SETTLE_SECONDS."""
+    running on the server and Redis's clients (``count_clients``: ``redis_clients``) back to
+    their start within SETTLE_SECONDS."""
     game_id, token = await new_game_with_a_move(addr)
-    admin = aioredis.Redis.from_url(redis_url)
-    try:
-        # Warm: the server's command connections are open before the count is taken.
-        async with grpc.aio.insecure_channel(addr) as channel:
-            assert await watch_then_cancel(pb_grpc.AccordionServiceStub(channel), game_id, token)
+    # Warm: the server's command connections are open before the count is taken, as many as the
+    # attack's concurrency needs (redis-py's pools, bounded, grow to what is asked of them at once).
+    await attack(addr, game_id, token, WARM_UP, **attack_options)
 
-        async def quiet() -> bool:
-            return await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD) == 0
+    async def quiet() -> bool | float:
+        running = await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD)
+        return True if running == 0 else running
 
-        assert await settled(quiet, 10) is True, "the warm-up watch did not end"
-        before = await redis_clients(admin)
+    warmed = await settled(quiet, 10)
+    assert warmed is True, f"10 s after the warm-up's {WARM_UP} cancels, {warmed} WatchGame handlers still run"
+    before = await count_clients()
 
-        await attack(addr, game_id, token, CANCELS, **attack_options)
+    await attack(addr, game_id, token, CANCELS, **attack_options)
 
-        async def back() -> bool | tuple[float, int]:
-            running = await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD)
-            clients = await redis_clients(admin)
-            return True if running == 0 and clients <= before else (running, clients)
+    async def back() -> bool | tuple[float, int]:
+        running = await asyncio.to_thread(in_flight, metrics_port, WATCH_METHOD)
+        clients = await count_clients()
+        return True if running == 0 and clients <= before else (running, clients)
 
-        outcome = await settled(back, SETTLE_SECONDS)
-        assert outcome is True, (
-            f"{SETTLE_SECONDS} s after {CANCELS} cancelled WatchGames: (handlers running, Redis clients) "
-            f"= {outcome}; Redis clients before: {before}"
-        )
-    finally:
-        await admin.aclose()
+    outcome = await settled(back, SETTLE_SECONDS)
+    assert outcome is True, (
+        f"{SETTLE_SECONDS} s after {CANCELS} cancelled WatchGames: (handlers running, Redis clients) "
+        f"= {outcome}; Redis clients before: {before}"
+    )

@@ -35,6 +35,7 @@ from stream_attack import (
     bearer,
     in_flight,
     new_game_with_a_move,
+    redis_clients,
     settled,
 )
 
@@ -58,7 +59,7 @@ async def test_cancelled_watches_end_on_redis(
         "--workers", "1", "--metrics-port", str(metrics_port), "--log-level", "warning",
         env={"REDIS_URL": private_redis.url},
     )
-    await assert_watches_end(server.addr, metrics_port, private_redis.url)
+    await assert_watches_end(server.addr, metrics_port, redis_clients(private_redis.port))
 
 
 async def test_cancelled_watches_end_on_memory(spawn_server: Callable[..., ServerProcess]) -> None:

@@ -23,7 +23,7 @@ from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from redis_server import RedisServer, free_port
 from server_launcher import ServerProcess
-from stream_attack import assert_watches_end, bearer, new_game_with_a_move
+from stream_attack import assert_watches_end, bearer, new_game_with_a_move, redis_clients
 
 from .conftest import EnvoyProcess, start_envoy, start_server
 
@@ -64,7 +64,7 @@ async def test_cancelled_watches_through_envoy_end(redis_stack: Stack) -> None:
     # Envoy carries every downstream stream on its one upstream connection, whose watch slots
     # are 16: 2 connections x 6 streams at once stay under it while the handlers end.
     await assert_watches_end(
-        redis_stack.envoy_addr, redis_stack.metrics_port, redis_stack.redis.url,
+        redis_stack.envoy_addr, redis_stack.metrics_port, redis_clients(redis_stack.redis.port),
         connections=2, streams_per_connection=6,
     )
     # Another user's WatchGame through Envoy is served, and sees its game's move.

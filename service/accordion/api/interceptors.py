@@ -16,7 +16,6 @@ from typing import Any, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
-from prometheus_client import Gauge
 
 from . import errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
@@ -172,7 +171,7 @@ class _Call:
     )
 
     def __init__(
-        self, method: str, health: bool, admission: Admission, context: Context, in_flight: Gauge
+        self, method: str, health: bool, admission: Admission, context: Context, in_flight: metrics.InFlight
     ) -> None:
         self.method, self.health, self.admission, self.context = method, health, admission, context
         # This method's child of accordion_rpc_in_flight: up while the handler runs, down only
@@ -250,7 +249,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
     watch = method in WATCH_METHODS
     admission, api_keys, read, addresses = gate.admission, gate.api_keys, gate.timer.read, gate.addresses
-    in_flight = metrics.IN_FLIGHT.labels(method)
+    in_flight = metrics.in_flight(method)
     new_game = gate.new_game if method == NEW_GAME else None
 
     def admit(client: str) -> str:

@@ -13,11 +13,12 @@ Served on ``--metrics-port`` at ``/metrics`` only (``serve_metrics``; see ``serv
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import Any, Protocol
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
@@ -36,13 +37,6 @@ LATENCY = Histogram(
     "RPC latency (streams: until the stream ends)",
     ["method"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-)
-IN_FLIGHT = Gauge(
-    "accordion_rpc_in_flight",
-    "RPCs whose handler is running now, by full method (streams: until the handler has ended, "
-    "given back its slots and its store connection)",
-    ["method"],
-    multiprocess_mode="livesum",  # --workers: the sum over the live worker processes
 )
 ERRORS = Counter(
     "accordion_rpc_errors_total", "RPCs that ended with a status other than OK, by code", ["method", "code"]
@@ -152,6 +146,74 @@ def count_error_reason(reason: str) -> None:
 
 
 _reasons: dict[str, Any] = {}
+
+
+# --- handlers running now, by method ---------------------------------------------------------
+
+IN_FLIGHT_NAME = "accordion_rpc_in_flight"
+IN_FLIGHT_HELP = (
+    "RPCs whose handler is running now, by full method (streams: until the handler has ended, "
+    "given back its slots and its store connection)"
+)
+
+
+class InFlight(Protocol):
+    """One method's count of handlers running (``interceptors._Call``: up on entry, down once
+    everything the call held is given back)."""
+
+    def inc(self) -> None: ...
+
+    def dec(self) -> None: ...
+
+
+class _Count:
+    """A plain count: the wrapper moves it twice per call (inc and dec: ~0.08 µs here against
+    ~1.3 µs on a prometheus Gauge, which takes a lock each time); read only at the scrape
+    (``InFlightCollector``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def inc(self) -> None:
+        self.value += 1
+
+    def dec(self) -> None:
+        self.value -= 1
+
+
+class InFlightCollector(Collector):
+    """``accordion_rpc_in_flight{method}`` from the plain counts, read at each scrape."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, _Count] = {}
+
+    def collect(self) -> Iterable[Metric]:
+        family = GaugeMetricFamily(IN_FLIGHT_NAME, IN_FLIGHT_HELP, labels=["method"])
+        for method, count in list(self.counts.items()):
+            family.add_metric([method], count.value)
+        return [family]
+
+
+# With --workers the supervisor sums the workers' files (prometheus_client's multiprocess mode,
+# set by PROMETHEUS_MULTIPROC_DIR before the workers start): there a Gauge, summed over the live
+# workers; in one process the plain counts.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _IN_FLIGHT_GAUGE: Gauge | None = Gauge(IN_FLIGHT_NAME, IN_FLIGHT_HELP, ["method"], multiprocess_mode="livesum")
+    _IN_FLIGHT_COUNTS: InFlightCollector | None = None
+else:
+    _IN_FLIGHT_GAUGE, _IN_FLIGHT_COUNTS = None, InFlightCollector()
+    REGISTRY.register(_IN_FLIGHT_COUNTS)
+
+
+def in_flight(method: str) -> InFlight:
+    """``method``'s count of handlers running (built once per method, by ``interceptors.wrap``)."""
+    if _IN_FLIGHT_GAUGE is not None:
+        child: InFlight = _IN_FLIGHT_GAUGE.labels(method)
+        return child
+    assert _IN_FLIGHT_COUNTS is not None
+    return _IN_FLIGHT_COUNTS.counts.setdefault(method, _Count())
 
 
 # --- what is read at scrape time: the memory store's size, the worker processes ---------------
