@@ -17,16 +17,18 @@ requests and adds the CORS headers for those origins (the config is rendered wit
 from __future__ import annotations
 
 import argparse
-import http.server
+import asyncio
+import concurrent.futures
+import re
 import subprocess
 import sys
 import tempfile
 import threading
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs here
+from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/, however this file is loaded (tests/web)
 from supervise import Supervisor, executables, refuse_ports_in_use, server_env
@@ -82,38 +84,158 @@ def render_config(
     return str(yaml.safe_dump(config, sort_keys=False))
 
 
-class StaticHandler(http.server.SimpleHTTPRequestHandler):
-    """The built page from clients/web/dist, and the OpenAPI document at /docs/openapi.json
-    (read from docs/ on each request, so `make proto` shows without a rebuild)."""
+# Every answer of the static server carries these (pages, files, errors, redirects alike).
+# The page and Swagger UI call the API on their own origin (window.location.origin, through this
+# Envoy), so 'self' is the whole of connect-src; `--cors-origin` lets pages served elsewhere call
+# in, which this policy (it is about pages served here) does not concern. Swagger UI sets style
+# attributes in its markup, hence 'unsafe-inline' for styles only; no script runs inline.
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # the share link's fragment holds a token (index.html says so too)
+    "Cache-Control": "no-cache",
+}
+# A connection gets this long for a request's headers (from its opening, or from the end of its
+# previous answer: aiohttp's keep-alive timer, which runs from the connection's start), and an
+# answer this long to be sent, so slow clients (slowloris) cannot hold the server's connections.
+CLIENT_TIMEOUT = 10.0
+SEND_TIMEOUT = 30.0
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        if self.path.split("?", 1)[0] == "/docs/openapi.json":
-            body = OPENAPI.read_bytes()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+
+# In a request's path as sent: a bad percent-encoding (yarl keeps it as typed), or an encoded
+# NUL, other control character or backslash. And, decoded: a control character or a backslash.
+BAD_RAW_PATH = re.compile(r"%(?![0-9A-Fa-f]{2})|%(?:[01][0-9A-Fa-f]|7[Ff]|5[Cc])")
+
+
+def bad_path(raw: str, decoded: str) -> bool:
+    """Whether a request's path is one no file of ours can have (answered 400)."""
+    return BAD_RAW_PATH.search(raw) is not None or any(ord(c) < 0x20 or c in "\\\x7f" for c in decoded)
+
+
+class _FileResponse(web.FileResponse):
+    """A file, sent once: ``static_app``'s middleware sends it within the send timeout, and
+    aiohttp's own prepare after the handler then finds it sent (FileResponse would send twice)."""
+
+    async def prepare(self, request: web.BaseRequest) -> Any:
+        if self.prepared:
+            return None
+        return await super().prepare(request)
+
+
+def static_app(dist: Path = DIST, send_timeout: float = SEND_TIMEOUT) -> web.Application:
+    """The built page from ``dist`` and the OpenAPI document at /docs/openapi.json (read from
+    docs/ on each request, so `make proto` shows without a rebuild). A directory is served as
+    its index.html and never listed; a path outside ``dist`` is 404."""
+    root = dist.resolve()
+
+    @web.middleware
+    async def guarded(request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPException as exc:
+            response = web.Response(status=exc.status, reason=exc.reason, text=f"{exc.status}: {exc.reason}\n",
+                                    headers={k: v for k, v in exc.headers.items() if k.lower() == "location"})
+        response.headers.update(SECURITY_HEADERS)
+        # Sent here, within the timeout, rather than after the handler by aiohttp (which would
+        # wait on a client that reads a byte a minute for as long as it likes).
+        try:
+            async with asyncio.timeout(send_timeout):
+                await response.prepare(request)
+                await response.write_eof()
+        except (TimeoutError, ConnectionError):
+            if request.transport is not None:
+                request.transport.abort()  # a client too slow or gone: nothing more to say to it
+        return response
+
+    async def openapi(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=OPENAPI.read_bytes(), content_type="application/json")
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        path = request.match_info["path"]
+        if bad_path(request.raw_path.split("?", 1)[0], path):
+            raise web.HTTPBadRequest()
+        parts = [p for p in path.split("/") if p]
+        if any(p in (".", "..") for p in parts):
+            raise web.HTTPNotFound()
+        target = root.joinpath(*parts)
+        try:
+            target = target.resolve(strict=True)
+        except (OSError, ValueError):  # missing, or a name the file system refuses
+            raise web.HTTPNotFound() from None
+        if not target.is_relative_to(root):
+            raise web.HTTPNotFound()
+        if target.is_dir():
+            if not (target / "index.html").is_file():
+                raise web.HTTPNotFound()  # no listings
+            if not request.path.endswith("/"):
+                raise web.HTTPMovedPermanently(request.path + "/")
+            target = target / "index.html"
+        if not target.is_file():
+            raise web.HTTPNotFound()
+        return _FileResponse(target)
+
+    app = web.Application(middlewares=[guarded])
+    app.router.add_get("/docs/openapi.json", openapi)
+    app.router.add_get(r"/{path:[\s\S]*}", page)  # [\s\S]: a decoded newline too (400, not the router's 404)
+    return app
+
+
+class StaticServer:
+    """The static server (aiohttp) on its own event loop in a daemon thread."""
+
+    def __init__(self, port: int, dist: Path, client_timeout: float, send_timeout: float) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._runner = web.AppRunner(
+            static_app(dist, send_timeout),
+            access_log=None,  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            keepalive_timeout=client_timeout,
+            handle_signals=False,
+        )
+        started: concurrent.futures.Future[int] = concurrent.futures.Future()
+        self._thread = threading.Thread(target=self._run, args=(port, started), name="static", daemon=True)
+        self._thread.start()
+        self.server_address = ("127.0.0.1", started.result(timeout=30))
+
+    def _run(self, port: int, started: concurrent.futures.Future[int]) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", port, shutdown_timeout=1.0)
+            self._loop.run_until_complete(site.start())
+            sockets = self._runner.addresses
+            started.set_result(int(sockets[0][1]))
+        except BaseException as exc:  # noqa: BLE001 (handed to the starting thread)
+            started.set_exception(exc)
             return
-        super().do_GET()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.close()
 
-    def end_headers(self) -> None:
-        self.send_header("x-content-type-options", "nosniff")
-        self.send_header("cache-control", "no-cache")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+    def shutdown(self) -> None:
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
 
 
-def start_static(port: int = STATIC_PORT, dist: Path = DIST) -> http.server.ThreadingHTTPServer:
+def start_static(port: int = STATIC_PORT, dist: Path = DIST, client_timeout: float = CLIENT_TIMEOUT,
+                 send_timeout: float = SEND_TIMEOUT) -> StaticServer:
     """The static server in a daemon thread; ``port`` 0 picks a free one (``server_address``)."""
     if not (dist / "index.html").exists():
         raise SystemExit(f"serve-web: {dist}/index.html is missing: run `cd clients/web && npm run build`")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), partial(StaticHandler, directory=str(dist)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, name="static", daemon=True).start()
-    return server
+    return StaticServer(port, dist, client_timeout, send_timeout)
 
 
 def main(argv: list[str] | None = None) -> int:
