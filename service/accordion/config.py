@@ -51,6 +51,7 @@ class Config:
     max_watches_per_game: int = 64  # WatchGame streams at once on one game (per process)
     max_health_rpcs: int = 100  # grpc.health.v1 calls at once (apart from every other budget)
     request_timeout: float = 5.0  # seconds a call's request message may take to arrive
+    reflection: str = "on"  # gRPC server reflection (grpcurl without .proto files): on or off
 
     @property
     def memory_store(self) -> bool:
@@ -162,6 +163,13 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         float,
         "seconds a call's request message may take to arrive after its headers",
     ),
+    (
+        "reflection",
+        "ACCORDION_REFLECTION",
+        str,
+        "on or off: gRPC server reflection (grpcurl lists and calls without .proto files); "
+        "deploy/ turns it off on the public port",
+    ),
 )
 
 
@@ -209,6 +217,8 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error("--redis-wait-replicas cannot be negative; --redis-wait-timeout must be positive")
     if args.redis_wait_replicas and is_memory_url(args.redis_url):
         parser.error("--redis-wait-replicas needs --redis-url: the memory store has no replicas")
+    if args.reflection not in ("on", "off"):
+        parser.error(f"--reflection {args.reflection!r}: on or off")
     if args.event_loop not in ("auto", "uvloop", "asyncio"):
         parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
     if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
@@ -248,7 +258,9 @@ def banner(config: Config, port: int) -> str:
     text = "\n".join(
         [
             f"accordion-server listening on {addr} (store: {store_label(config)})",
-            "Try it (grpcurl; the server has reflection):",
+            "Try it (grpcurl; the server has reflection):"
+            if config.reflection == "on"
+            else "Try it (grpcurl; reflection is off: give it the .proto files with -import-path/-proto):",
             f"  grpcurl -plaintext {addr} list accordion.v1.AccordionService",
             (
                 f'  grpcurl -plaintext -d \'{{"variant": "accordion", "seed": 7}}\' {addr} '

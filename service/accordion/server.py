@@ -7,7 +7,8 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 * the store from ``--redis-url`` / ``REDIS_URL`` (Redis), else the embedded memory store;
 * ``grpc.health.v1``: SERVING while the store answers a ping, checked every
   ``--health-interval`` seconds; NOT_SERVING while it does not, and from SIGTERM on;
-* server reflection, so grpcurl and friends need no .proto files;
+* server reflection, so grpcurl and friends need no .proto files (``--reflection off``: none;
+  deploy/ turns it off);
 * SIGTERM/SIGINT → health NOT_SERVING → ``server.stop(grace)``: in-flight calls finish;
 * a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
   process, per client and (HTTP/2 streams) per connection, watchers per game and per
@@ -183,10 +184,11 @@ class AccordionServer:
         )
         add_to_server(servicer, target)
         _add_health(self.health, target)
-        # enable_server_reflection, for an aio server through ``target``:
-        _add_reflection(
-            reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
-        )
+        if config.reflection == "on":  # off: the reflection RPC is UNIMPLEMENTED, like any unknown method
+            # enable_server_reflection, for an aio server through ``target``:
+            _add_reflection(
+                reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
+            )
         self.port = 0
         self.serving: bool | None = None
         self._health_task: asyncio.Task[None] | None = None
