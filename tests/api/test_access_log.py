@@ -317,3 +317,33 @@ def test_a_new_game_reply_sent_as_bytes_logs_its_game_id() -> None:
     # Another layout (a Move first, a cut reply, nothing) names no game, and never fails.
     for other in (wire.encode_move(game.legal_moves()[0], "x").SerializeToString(), reply[:3], b""):
         assert access_log.game_id_of(pb.NewGameRequest(), other) == ""
+
+
+async def test_a_request_over_64_kib_is_logged_and_counted_as_the_resource_exhausted_the_client_got(
+    log_stream: io.StringIO, start_server: Callable[..., Any], connect: Callable[[str], Client]
+) -> None:
+    """grpc's core refuses the message (over the 64 KiB receive limit) and answers the client
+    itself; the handler only sees the request stream end. The line and the metric must say
+    what the client got (issue 28 item 7), and a call that truly ends without a message is
+    still INVALID_ARGUMENT (the client gets that one from the handler)."""
+    method = "accordion.v1.AccordionService/NewGame"
+    before = {c: value("accordion_rpc_total", method=method, code=c) for c in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")}
+    client = connect((await start_server()).addr)
+    big = pb.NewGameRequest(variant="accordion", seed=1, options={"note": "x" * (65 * 1024)})
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await client.call("NewGame", big)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # the core's own answer
+    empty = client.channel.stream_unary(f"/{method}")  # headers and half-close, no message
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await empty(_no_messages(), timeout=5)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    rpcs = [(ln["method"], ln["code"]) for ln in lines(log_stream) if ln["event"] == "rpc"]
+    assert rpcs == [(method, "RESOURCE_EXHAUSTED"), (method, "INVALID_ARGUMENT")]
+    assert value("accordion_rpc_total", method=method, code="RESOURCE_EXHAUSTED") == before["RESOURCE_EXHAUSTED"] + 1
+    assert value("accordion_rpc_errors_total", method=method, code="RESOURCE_EXHAUSTED") >= 1
+    assert value("accordion_rpc_total", method=method, code="INVALID_ARGUMENT") == before["INVALID_ARGUMENT"] + 1
+
+
+async def _no_messages() -> Any:
+    return
+    yield  # an async generator that sends nothing

@@ -74,7 +74,7 @@ class RequestTimer:
         finally:
             waiting.pop(task, None)
         if request is grpc.aio.EOF:
-            raise errors.malformed_request("the call ended without a request message")
+            raise await _without_message(context)
         return _checked(request)
 
     def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -86,6 +86,33 @@ class RequestTimer:
                 task.cancel()
         if self._waiting:
             self._sweep = loop.call_later(self.SWEEP_EVERY, self._expire, loop)
+
+
+class EndedInCore(asyncio.CancelledError):
+    """grpc's core ended the call before its request message reached the handler, and sent
+    the client ``code`` itself (the handler can send nothing more): recorded with that code."""
+
+    def __init__(self, code: grpc.StatusCode) -> None:
+        super().__init__(code.name)
+        self.code = code
+
+
+async def _without_message(context: Context) -> BaseException:
+    """What a call whose request stream ended without a message gets. The client half-closed
+    without one (malformed: INVALID_ARGUMENT), or the core ended the call: a message over the
+    receive limit (64 KiB; the client got RESOURCE_EXHAUSTED from the core, issue 28), or the
+    deadline passed. The read says only "no message" in each case; whether the call still runs
+    tells them apart, so one operation on it is tried (sending the headers: they go first in
+    any answer anyway). A client that cancels between its headers and its message also ends
+    the call in the core and is counted RESOURCE_EXHAUSTED here: ordinary clients send both
+    at once, so that is a hostile client's half-sent call."""
+    try:
+        await context.send_initial_metadata(())
+    except asyncio.CancelledError:  # (the EndedInCore returned is one too: the call stays cancelled)
+        left = context.time_remaining()
+        timed_out = left is not None and left <= 0
+        return EndedInCore(grpc.StatusCode.DEADLINE_EXCEEDED if timed_out else grpc.StatusCode.RESOURCE_EXHAUSTED)
+    return errors.malformed_request("the call ended without a request message")
 
 
 def _checked(request: Any) -> Any:
@@ -145,7 +172,8 @@ class _Call:
             if self.client is not None:
                 self.admission.leave_call(self.health, self.client)
             game_id = game_id_of(self.request, self.response)
-            record(self.method, game_id, status_of(self.context, failure), self.started)
+            code = failure.code if isinstance(failure, EndedInCore) else status_of(self.context, failure)
+            record(self.method, game_id, code, self.started)
 
 
 def _behavior(fn: object) -> Callable[..., Any]:
