@@ -201,7 +201,7 @@ def test_a_client_that_drops_the_connection_logs_no_traceback(static: Static) ->
             sock = socket.create_connection(("127.0.0.1", static.port), timeout=10)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.sendall(b"GET /assets/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+            assert sock.recv(4096).split(b"\r\n", 1)[0].endswith(b" 200 OK")
             if reset:  # RST instead of FIN: the server's next write fails at once
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()
