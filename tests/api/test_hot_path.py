@@ -202,3 +202,27 @@ async def test_a_new_game_request_record_is_small_and_answers_retries(
     with redis.Redis.from_url(redis_url) as r:
         claims = list(r.scan_iter(match="*{req:*"))
         assert len(claims) == 1 and int(r.memory_usage(claims[0], samples=0) or 0) < 512
+
+
+async def test_a_wrong_token_on_a_cached_game_costs_the_store_call_an_unknown_id_does(
+    spawn_server: Callable[..., ServerProcess],
+    connect: Callable[[str], Client],
+    redis_url: str,
+    redis_server: RedisServer,
+) -> None:
+    """No existence oracle by latency (issue 28 item 7): a wrong token on a game the server has
+    cached must not be refused from the cache alone (~220 µs sooner than an unknown id, which
+    costs a Redis round trip). Both must send Redis the same commands, and both are NOT_FOUND."""
+    client = connect(spawn_server(*QUIET, env={"REDIS_URL": redis_url}).addr)
+    rng = random.Random(7)
+    game = (await client.new_game("accordion-stock", seed=3)).game
+    game = await play(client, game, rng, rid="warm")  # cached, as after any move
+    sent: dict[str, list[str]] = {}
+    for case, game_id in (("wrong token", game.id), ("unknown id", "A" * 22)):
+        client.token = "w" * 43
+        monitor = await asyncio.to_thread(Monitor, redis_server.port)
+        move = pb.ApplyMoveRequest(game_id=game_id, move=game.legal_moves[0], expected_version=game.version)
+        await expect_error(client.call("ApplyMove", move), grpc.StatusCode.NOT_FOUND)
+        lines = await asyncio.to_thread(monitor.stop)
+        sent[case] = [Monitor.command(ln) for ln in lines if "lua]" not in ln]
+    assert sent["wrong token"] == sent["unknown id"] == ["HMGET"], sent

@@ -295,7 +295,11 @@ class Sessions:
             if entry is not None and (expected is None or expected == entry.version):
                 if not tokens.token_matches(token, entry.token_hash):
                     self.cache.put(game_id, entry)
-                    raise BadToken(game_id)
+                    # Refused only after the store work an unknown id costs (a load), not from
+                    # the cache at once: answered faster, a wrong token would tell by its
+                    # latency that the game exists (issue 28; bench/oracle.py measures it).
+                    await self._authorized(game_id, token, deadline)
+                    raise BadToken(game_id)  # (the load found the same token hash)
             else:  # not cached, or a version the cache does not vouch for: ask the store
                 record = await self._authorized(game_id, token, deadline)
                 if expected is not None and expected != record.version:
@@ -362,8 +366,11 @@ class Sessions:
 
     # --- the store ---------------------------------------------------------------------------
     async def _authorized(self, game_id: str, token: str, deadline: float | None) -> st.GameRecord:
+        """The game's record, once ``token`` opens it. The presented token is hashed before the
+        load, so an unknown id (the load raises) costs the same hashing as a wrong token."""
+        presented = tokens.hash_token(token)
         record = await self._call("load", game_id, deadline, self.store.load, game_id)
-        if not tokens.token_matches(token, record.token_hash):
+        if not hmac.compare_digest(presented, record.token_hash):
             raise BadToken(game_id)
         return record
 
