@@ -203,6 +203,7 @@ class StaticServer:
             access_log=None,  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
             keepalive_timeout=client_timeout,
             handle_signals=False,
+            shutdown_timeout=1.0,  # on shutdown, answers in flight get this long
         )
         started: concurrent.futures.Future[int] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(port, started), name="static", daemon=True)
@@ -213,7 +214,7 @@ class StaticServer:
         asyncio.set_event_loop(self._loop)
         try:
             self._loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", port, shutdown_timeout=1.0)
+            site = web.TCPSite(self._runner, "127.0.0.1", port)
             self._loop.run_until_complete(site.start())
             sockets = self._runner.addresses
             started.set_result(int(sockets[0][1]))

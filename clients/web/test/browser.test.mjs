@@ -24,6 +24,9 @@ assert.ok(BASE, "set BASE_URL to the page's origin");
 mkdirSync(SHOTS, { recursive: true });
 let context;
 let profile;
+// What Chromium reports of the static server's Content-Security-Policy (tools/serve_web.py): a
+// script, style, image or call it refused. The last test asserts there was none on any page.
+const refusedByPolicy = [];
 
 before(async () => {
   profile = mkdtempSync(join(tmpdir(), "accordion-chromium-"));
@@ -35,6 +38,9 @@ before(async () => {
       "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
     ],
+  });
+  context.on("console", (msg) => {
+    if (/Content Security Policy/i.test(msg.text())) refusedByPolicy.push(`${msg.location().url}: ${msg.text()}`);
   });
 });
 
@@ -354,4 +360,6 @@ test("/docs: Swagger UI calls the live service", async () => {
   assert.match(await op.locator(".live-responses-table tbody td.response-col_description").first().textContent(), /"accordion"/);
   await page.screenshot({ path: join(SHOTS, "5-docs.png"), fullPage: false });
   await page.close();
+  // (Last, so every page of every test has been seen: the game pages, the spectator, the docs.)
+  assert.deepEqual(refusedByPolicy, [], "the Content-Security-Policy refused nothing the pages use");
 });
