@@ -4,8 +4,10 @@ http://127.0.0.1:8080/, until Ctrl-C or SIGTERM.
 * accordion-server (embedded store) on 127.0.0.1:50051;
 * Envoy on 127.0.0.1:8080 (deploy/envoy/envoy.yaml): gRPC-Web for the page, REST/JSON, native
   gRPC, and every other path to the static server;
-* the static server on 127.0.0.1:8081 (in this process): the built page (clients/web/dist, from
-  `npm run build`), Swagger UI at /docs/ and docs/openapi.json at /docs/openapi.json.
+* the static server on 127.0.0.1:8081 (in this process, aiohttp on its own event loop): the built
+  page (clients/web/dist, from `npm run build`), Swagger UI at /docs/ and docs/openapi.json at
+  /docs/openapi.json; every answer with a Content-Security-Policy and the other security
+  headers, no directory listings, bad paths 400/404, slow clients timed out (docs/web.md).
 
 CORS is off by default: only pages of this origin may call the API. `--cors-origin URL`
 (repeatable) lets pages of another origin call it too: Envoy then answers preflight OPTIONS
