@@ -91,8 +91,10 @@ def render_config(
 # Every answer of the static server carries these (pages, files, errors, redirects alike).
 # The page and Swagger UI call the API on their own origin (window.location.origin, through this
 # Envoy), so 'self' is the whole of connect-src; `--cors-origin` lets pages served elsewhere call
-# in, which this policy (it is about pages served here) does not concern. Swagger UI sets style
-# attributes in its markup, hence 'unsafe-inline' for styles only; no script runs inline.
+# in, which this policy (it is about pages served here) does not concern. The page's script and
+# Swagger UI set inline styles (Chromium refuses them under style-src 'self': the browser test
+# saw it), hence 'unsafe-inline' for styles only; no script runs inline. img-src data: is the
+# page's empty favicon (href="data:,") and Swagger UI's icons.
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
     "script-src 'self'",
