@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import logging
 import re
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs here
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/, however this file is loaded (tests/web)
 from supervise import Supervisor, executables, refuse_ports_in_use, server_env
@@ -89,8 +91,10 @@ def render_config(
 # Every answer of the static server carries these (pages, files, errors, redirects alike).
 # The page and Swagger UI call the API on their own origin (window.location.origin, through this
 # Envoy), so 'self' is the whole of connect-src; `--cors-origin` lets pages served elsewhere call
-# in, which this policy (it is about pages served here) does not concern. Swagger UI sets style
-# attributes in its markup, hence 'unsafe-inline' for styles only; no script runs inline.
+# in, which this policy (it is about pages served here) does not concern. The page's script and
+# Swagger UI set inline styles (Chromium refuses them under style-src 'self': the browser test
+# saw it), hence 'unsafe-inline' for styles only; no script runs inline. img-src data: is the
+# page's empty favicon (href="data:,") and Swagger UI's icons.
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
     "script-src 'self'",
@@ -125,6 +129,25 @@ BAD_RAW_PATH = re.compile(r"%(?![0-9A-Fa-f]{2})|%(?:[01][0-9A-Fa-f]|7[Ff]|5[Cc])
 def bad_path(raw: str, decoded: str) -> bool:
     """Whether a request's path is one no file of ours can have (answered 400)."""
     return BAD_RAW_PATH.search(raw) is not None or any(ord(c) < 0x20 or c in "\\\x7f" for c in decoded)
+
+
+class _ClientFaults(logging.Filter):
+    """aiohttp logs a request it cannot parse (a bad request line, a bad header) as "Error
+    handling request" with a traceback, at ERROR. That is the client's fault, answered 400: one
+    line at INFO, without the traceback (nor the request's text)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (HttpProcessingError, ConnectionError)):
+            record.msg, record.args = f"%s ({type(exc).__name__}): answered {getattr(exc, 'code', 400)}", (
+                record.getMessage(),)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+STATIC_LOG = logging.getLogger("serve_web.static")
+STATIC_LOG.addFilter(_ClientFaults())
 
 
 class _FileResponse(web.FileResponse):
@@ -203,6 +226,7 @@ class StaticServer:
         self._runner = web.AppRunner(
             static_app(dist, send_timeout),
             access_log=None,  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            logger=STATIC_LOG,  # aiohttp's own errors, less the tracebacks of requests it cannot parse
             keepalive_timeout=client_timeout,
             handle_signals=False,
             shutdown_timeout=1.0,  # on shutdown, answers in flight get this long

@@ -211,3 +211,26 @@ def test_a_client_that_drops_the_connection_logs_no_traceback(static: Static) ->
         time.sleep(0.1)
     log = static.stderr_so_far()
     assert "Traceback" not in log and "Error handling request" not in log, log[-3000:]
+
+
+def raw_exchange(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n",  # a space in the target
+    b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n",
+    b"GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+    b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n",  # a raw NUL
+])
+def test_a_request_that_does_not_parse_is_400_and_logs_no_traceback(static: Static, request_bytes: bytes) -> None:
+    status_line = raw_exchange(static.port, request_bytes).split(b"\r\n", 1)[0]
+    assert status_line.split()[1:2] == [b"400"], status_line
+    assert raw_get(static.port, "/")[0] == 200
+    log = static.stderr_so_far()
+    assert "Traceback" not in log, log[-3000:]
