@@ -19,7 +19,8 @@ two solver threads, a 30 s Solve budget and API keys for two clients:
    for scale, as many GetGame calls of the same game.
 3. **48 clients** (``--crowd``): each of 48 clients (its own API key) keeps 4 long Solves going
    on its own connection, sending the next as soon as one ends, refused or not (an attacker
-   ignores RetryInfo), for ``--crowd-seconds``; meanwhile an honest client (another key,
+   ignores RetryInfo; with ``--crowd-honours-retry`` it waits the RetryInfo's second), for
+   ``--crowd-seconds``; meanwhile an honest client (another key,
    another connection) sends a GetGame and a health Check every 10 ms: their p50 and p99,
    beside a control of the same honest calls with nothing else running, and the Solves'
    outcomes by status.
@@ -158,7 +159,7 @@ async def honest_calls(addr: str, light: Keyed, game: tuple[str, str], seconds: 
             f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} failed")
 
 
-async def attack(addr: str, seconds: float) -> dict[str, int]:
+async def attack(addr: str, seconds: float, honour_retry: bool) -> dict[str, int]:
     """The crowd (run in a process of its own, so its loop does not slow the honest client's):
     48 clients, 4 Solves each at a time, for ``seconds``; the Solves' outcomes by status."""
     clients = [Keyed(addr, KEYS[f"crowd{i}"]) for i in range(48)]
@@ -173,6 +174,8 @@ async def attack(addr: str, seconds: float) -> dict[str, int]:
                 what = pb.SolveOutcome.Name(answer.outcome).removeprefix("SOLVE_OUTCOME_")
             except grpc.aio.AioRpcError as exc:
                 what = exc.code().name
+                if honour_retry and exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    await asyncio.sleep(1.0)  # the RetryInfo's delay
             outcomes[what] = outcomes.get(what, 0) + 1
 
     targets = [await c.game(variant, seeds[i % 3], options) for i, c in enumerate(clients)]
@@ -186,22 +189,24 @@ async def attack(addr: str, seconds: float) -> dict[str, int]:
     return outcomes
 
 
-async def crowd(addr: str, light: Keyed, seconds: float) -> None:
+async def crowd(addr: str, light: Keyed, seconds: float, honour_retry: bool) -> None:
     game = await light.game("accordion", 7, {})
     print(f"  control, honest client alone for {seconds:g} s: {await honest_calls(addr, light, game, seconds)}")
     crowd_proc = await asyncio.create_subprocess_exec(
         sys.executable, __file__, "--attack", addr, "--crowd-seconds", str(seconds + 4),
+        *(["--crowd-honours-retry"] if honour_retry else []),
         stdout=asyncio.subprocess.PIPE,
     )
     await asyncio.sleep(3)  # the crowd deals its games and fills the queues
-    print(f"  48 clients x 4 long Solves (another process), honest client for {seconds:g} s: "
+    how = "waiting out each RetryInfo" if honour_retry else "asking again at once when refused"
+    print(f"  48 clients x 4 long Solves (another process; {how}), honest client for {seconds:g} s: "
           f"{await honest_calls(addr, light, game, seconds)}")
     out, _ = await crowd_proc.communicate()
     print(f"  the crowd's Solves by outcome: {out.decode().strip()}")
 
 
 async def measure(name: str, command: str, easy: int, cached: int, workdir: Path,
-                  crowd_seconds: float) -> None:
+                  crowd_seconds: float, honour_retry: bool) -> None:
     proc, addr = start(command, workdir, name)
     hog, light = Keyed(addr, KEYS["hog"]), Keyed(addr, KEYS["light"])
     try:
@@ -244,7 +249,7 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
             lats.append(time.perf_counter() - started)
         print(f"  GetGame of the same game, {cached} calls: {summary(lats, cpu_seconds(proc.pid) - cpu0)}")
         if crowd_seconds:
-            await crowd(addr, light, crowd_seconds)
+            await crowd(addr, light, crowd_seconds, honour_retry)
     finally:
         await hog.channel.close()
         await light.channel.close()
@@ -255,6 +260,8 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server", action="append", default=[], help="name=command of an accordion-server")
+    parser.add_argument("--crowd-honours-retry", action="store_true",
+                        help="part 3's clients wait out each RetryInfo (by default they ask again at once)")
     parser.add_argument("--attack", default="", help=argparse.SUPPRESS)  # part 3's crowd, on this address
     parser.add_argument("--easy", type=int, default=5, help="easy Solves in each part (at most 5)")
     parser.add_argument("--cached", type=int, default=1000, help="cached Solves (and GetGames) to time")
@@ -262,13 +269,15 @@ async def main() -> None:
                         help="also part 3 (48 clients), the honest client's calls timed for this long (0: off)")
     args = parser.parse_args()
     if args.attack:
-        print(json.dumps(dict(sorted((await attack(args.attack, args.crowd_seconds)).items()))))
+        outcomes = await attack(args.attack, args.crowd_seconds, args.crowd_honours_retry)
+        print(json.dumps(dict(sorted(outcomes.items()))))
         return
     workdir = Path(tempfile.mkdtemp(prefix="bench-fairness-"))
     print(f"server logs in {workdir}")
     for spec in args.server:
         name, _, command = spec.partition("=")
-        await measure(name, command, min(args.easy, 5), args.cached, workdir, args.crowd_seconds)
+        await measure(name, command, min(args.easy, 5), args.cached, workdir, args.crowd_seconds,
+                      args.crowd_honours_retry)
 
 
 if __name__ == "__main__":

@@ -142,7 +142,7 @@ class FairPool:
         entry = self._clients.get(client)
         if self._can_start(entry):
             return
-        if entry is not None and len(entry.queue) >= self.per_client_queued:
+        if (len(entry.queue) if entry is not None else 0) >= self.per_client_queued:
             raise PoolFull("solver searches queued from one client", self.per_client_queued)
         if self._queued >= self.queued_max:
             raise PoolFull("solver searches queued on this server", self.queued_max)
