@@ -206,7 +206,7 @@ def test_aliases(name: str, expected: str) -> None:
 
 def test_presets() -> None:
     assert find_variant("compacted").make_rules({}).values == {
-        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1}
+        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1, "undo": "all"}
     assert find_variant("idle-year").make_rules({}).values["compel"] == "strict"
     assert find_variant("accordion-stock").make_rules({}).values["compel"] == "none"
 
