@@ -319,3 +319,24 @@ async def test_undo_none_refuses_every_undo(client: Client) -> None:
     err = await expect_error(client.call("Undo", pb.UndoRequest(game_id=dealt.game.id)), C.FAILED_PRECONDITION,
                              "UNDO_NOT_ALLOWED")
     assert "undo=none" in err.message
+
+
+async def test_a_game_stored_before_sharing_gets_a_watch_token_and_a_code(served: Running, client: Client) -> None:
+    """A record whose access is the play token's hash alone (what earlier versions wrote)."""
+    from accordion.sessions import Stored, tokens
+    from accordion.store import GameRecord
+
+    game = engine.new_game("klondike", seed=77)
+    token, game_id = tokens.new_token(), tokens.new_game_id()
+    await served.server.store.create(
+        GameRecord(game_id, 1, tokens.hash_token(token), Stored.new(game).dump()), ttl=600
+    )
+    assert (await client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token)).game.version == 1
+    shared = await client.call("ShareGame", pb.ShareGameRequest(game_id=game_id), token=token)
+    assert CODE_RE.fullmatch(shared.deal_code) and shared.watch_token
+    watched = await client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=shared.watch_token)
+    await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id), token=shared.watch_token),
+                       C.PERMISSION_DENIED, "WATCH_ONLY")
+    again = await client.new_game("", deal_code=shared.deal_code)
+    assert without_id(again.game) == without_id(watched.game)
+    assert await stored_first(served, again.game.id) == game.state

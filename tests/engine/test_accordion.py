@@ -228,4 +228,4 @@ def test_bad_options_are_rejected(options: dict[str, object], fragment: str) -> 
 
 def test_options_accept_text() -> None:
     game = new_game("accordion", {"leap": "2", "win_piles": "5", "dealing": "STOCK"}, seed=1)
-    assert game.options == {"dealing": "stock", "compel": "none", "leap": 2, "win_piles": 5}
+    assert game.options == {"dealing": "stock", "compel": "none", "leap": 2, "win_piles": 5, "undo": "all"}
