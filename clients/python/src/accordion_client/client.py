@@ -94,7 +94,7 @@ def new_game_request(
     if deal is not None:
         request.deal.cards.extend(deal)
     if deal_code is not None:
-        request.deal_code = deal_code.strip()
+        request.deal_code = deal_code.strip().upper()  # a pasted code may have been lower-cased
     return request
 
 
