@@ -611,9 +611,14 @@ async function start(): Promise<void> {
       el("play").hidden = false;
       setGame(current);
       follow(reopen);
+    });
+    try {
       const shared = await client.shareGame(reopen);
       showLinks(reopen, shared.watchToken, shared.dealCode);
-    });
+    } catch {
+      // Not the player's token (a watch token in a #game= link: WATCH_ONLY): no links to share,
+      // and every move it tries is refused by the server, in words.
+    }
   }
 }
 
