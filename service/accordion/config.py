@@ -23,6 +23,7 @@ class Config:
     listen: str = "127.0.0.1:50051"
     redis_url: str = ""
     game_ttl: float = 86400.0
+    deal_code_ttl: float = 30 * 86400.0  # seconds a deal code deals its game (issue 29)
     max_concurrent_rpcs: int = 1000
     grace: float = 10.0
     metrics_port: int = 0
@@ -70,6 +71,7 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "default 100000, the least recently used evicted; max_games=none: no cap)",
     ),
     ("game_ttl", "ACCORDION_GAME_TTL", float, "seconds a game lives without a move"),
+    ("deal_code_ttl", "ACCORDION_DEAL_CODE_TTL", float, "seconds a deal code deals its game (from NewGame)"),
     (
         "max_concurrent_rpcs",
         "ACCORDION_MAX_CONCURRENT_RPCS",

@@ -179,7 +179,8 @@ class AccordionServer:
             threads=config.solver_threads,
         )
         self.servicer = servicer = AccordionServicer(
-            self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets
+            self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
+            deal_code_ttl=config.deal_code_ttl,
         )
         add_to_server(servicer, target)
         _add_health(self.health, target)

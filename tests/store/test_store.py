@@ -484,3 +484,31 @@ async def test_redis_watch_raises_unavailable_when_redis_dies(rstore: RedisStore
         redis_server.start()
 
 
+
+
+# --- issue 29: the access record (a rotated watch token) and named records (deal codes)
+
+
+async def test_replace_token_hash_only_from_the_expected_one(store: GameStore) -> None:
+    await store.create(record(), ttl=TTL)
+    await cas(store, 1)
+    assert await store.replace_token_hash("g1", b"another", b"new") is False
+    assert (await store.load("g1")).token_hash == b"tokenhash"
+    assert await store.replace_token_hash("g1", b"tokenhash", b"new") is True
+    loaded = await store.load("g1")
+    assert (loaded.version, loaded.token_hash, loaded.data) == (2, b"new", b"d2")  # nothing else changed
+    assert await events_after(store, "g1", 0) == [2]  # and no event was written
+    with pytest.raises(GameNotFound):
+        await store.replace_token_hash("nope", b"tokenhash", b"new")
+
+
+async def test_named_records_first_wins_until_ttl(timed: Timed) -> None:
+    s = timed.store
+    assert await s.get_named("dealcode:A") is None
+    assert await s.put_named("dealcode:A", b"deal-1", ttl=0.5) is True
+    assert await s.put_named("dealcode:A", b"deal-2", ttl=0.5) is False
+    assert await s.get_named("dealcode:A") == b"deal-1"
+    assert await s.put_named("dealcode:B", b"\x00\xff binary", ttl=TTL) is True
+    await timed.advance(1.0)
+    assert await s.get_named("dealcode:A") is None
+    assert await s.get_named("dealcode:B") == b"\x00\xff binary"

@@ -230,6 +230,7 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     engine.InvalidDealError: _engine(C.INVALID_ARGUMENT, "deal"),
     engine.NothingToUndoError: _engine(C.FAILED_PRECONDITION),
     engine.NothingToRedoError: _engine(C.FAILED_PRECONDITION),
+    engine.UndoNotAllowedError: _engine(C.FAILED_PRECONDITION),
     solver.HiddenInformationError: _engine(C.FAILED_PRECONDITION),
     solver.UnsupportedGameError: _engine(C.FAILED_PRECONDITION),
     NoWinnableDeal: _engine(C.FAILED_PRECONDITION, "winnable_only"),
@@ -237,6 +238,11 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     # the session layer
     sessions.MoveRefused: _refused,
     sessions.GameNotFound: lambda exc: game_not_found(),  # BadToken too: the same answer
+    sessions.WatchOnly: lambda exc: ApiError(C.PERMISSION_DENIED, "WATCH_ONLY", str(exc)),
+    sessions.DealCodeNotFound: lambda exc: ApiError(C.NOT_FOUND, "DEAL_CODE_NOT_FOUND", str(exc)),
+    sessions.DealCodeOptions: lambda exc: ApiError(
+        C.INVALID_ARGUMENT, "DEAL_CODE_OPTIONS", str(exc), fields=[("options", str(exc))]
+    ),
     sessions.VersionMismatch: lambda exc: version_mismatch(exc.game_id, exc.expected, exc.current),
     sessions.RequestIdReused: lambda exc: request_id_reused(),
     sessions.StoreUnavailable: lambda exc: store_unavailable(exc.operation),
@@ -278,10 +284,14 @@ REASONS: dict[str, grpc.StatusCode] = {
     "ILLEGAL_MOVE": C.FAILED_PRECONDITION,
     "NOTHING_TO_UNDO": C.FAILED_PRECONDITION,
     "NOTHING_TO_REDO": C.FAILED_PRECONDITION,
+    "UNDO_NOT_ALLOWED": C.FAILED_PRECONDITION,
     "HIDDEN_INFORMATION": C.FAILED_PRECONDITION,
     "SOLVER_UNSUPPORTED": C.FAILED_PRECONDITION,
     "WINNABLE_NOT_FOUND": C.FAILED_PRECONDITION,
     "GAME_NOT_FOUND": C.NOT_FOUND,
+    "DEAL_CODE_NOT_FOUND": C.NOT_FOUND,
+    "DEAL_CODE_OPTIONS": C.INVALID_ARGUMENT,
+    "WATCH_ONLY": C.PERMISSION_DENIED,
     "VERSION_MISMATCH": C.ABORTED,
     "GAME_EXISTS": C.ABORTED,
     "MISSING_TOKEN": C.UNAUTHENTICATED,

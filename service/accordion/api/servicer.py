@@ -49,12 +49,13 @@ class AccordionServicer:
     call; ``budgets`` for the solver behind Solve, Hint and NewGame(winnable_only)."""
 
     def __init__(
-        self, store: GameStore, *, game_ttl: float, store_timeout: float = 2.0, budgets: Budgets | None = None
+        self, store: GameStore, *, game_ttl: float, store_timeout: float = 2.0, budgets: Budgets | None = None,
+        deal_code_ttl: float = sessions.flow.DEAL_CODE_TTL,
     ) -> None:
         self.store = store
         self.sessions = sessions.Sessions(
             store, game_ttl=game_ttl, store_timeout=store_timeout, on_store_error=_count_store_error,
-            observer=metrics.SESSION_METRICS,
+            observer=metrics.SESSION_METRICS, deal_code_ttl=deal_code_ttl,
         )
         self.cache = self.sessions.cache
         self.solving = Solving(budgets or Budgets())
@@ -86,7 +87,7 @@ class AccordionServicer:
         return wire.encode_score(opened.game, opened.version)
 
     async def Hint(self, request: pb.HintRequest, context: Context) -> pb.HintResponse:
-        opened = await self._open(request, context)
+        opened = await self._open(request, context, player=True)
         game = opened.game
         # The solver only searches games with every card face up; otherwise the heuristic
         # looks at the row alone. Either way no hint depends on the stock's order.
@@ -95,7 +96,7 @@ class AccordionServicer:
 
     async def Solve(self, request: pb.SolveRequest, context: Context) -> pb.SolveResponse:
         validation.raise_if(validation.solve(request))
-        opened = await self._open(request, context)
+        opened = await self._open(request, context, player=True)
         game = opened.game
         limit = self.solving.budgets.solve_seconds
         seconds = min(limit, request.max_millis / 1000) if request.max_millis else limit
@@ -132,12 +133,17 @@ class AccordionServicer:
     ) -> pb.NewGameResponse | wire.Serialized:
         validation.raise_if(validation.new_game(request))
         start = request.WhichOneof("start")
-        # The engine is pure; randomness lives here. With a deal, the seed drives later chance only.
-        seed = request.seed if start == "seed" else secrets.randbits(64)
-        deal = codec.deal_cards(request.deal.cards) if start == "deal" else None
-        game = engine.new_game(request.variant, dict(request.options), seed=seed, deal=deal)
-        seeds_tried = 0
-        if request.winnable_only:
+        seeds_tried, code = 0, ""
+        if start == "deal_code":  # the code's game: its variant, options, seed and cards
+            coded = await self.sessions.find_deal(request.deal_code, _deadline(context))
+            game, same = coded.game(request.variant, dict(request.options))
+            code = coded.code if same else ""  # (other options: a game of its own, a new code)
+        else:
+            # The engine is pure; randomness lives here. With a deal, the seed drives later chance only.
+            seed = request.seed if start == "seed" else secrets.randbits(64)
+            deal = codec.deal_cards(request.deal.cards) if start == "deal" else None
+            game = engine.new_game(request.variant, dict(request.options), seed=seed, deal=deal)
+        if request.winnable_only and start != "deal_code":
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2
             found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline)
@@ -149,9 +155,17 @@ class AccordionServicer:
         dealt = await self.sessions.deal(
             game, _deadline(context), seeds_tried=seeds_tried, request_id=rid,
             fingerprint=fingerprint("NewGame", request) if rid else b"",
-            caller=auth.caller(context.invocation_metadata()) if rid else "",
+            caller=auth.caller(context.invocation_metadata()) if rid else "", deal_code=code,
         )
         return wire.new_game_reply(dealt)
+
+    async def ShareGame(self, request: pb.ShareGameRequest, context: Context) -> pb.ShareGameResponse:
+        """The player's: the deal code and the watch token (a new one with rotate_watch_token)."""
+        validation.raise_if(validation.game_id(request.game_id))
+        shared = await self.sessions.share(
+            request.game_id, _token(context), _deadline(context), rotate=request.rotate_watch_token
+        )
+        return pb.ShareGameResponse(deal_code=shared.deal_code, watch_token=shared.watch_token)
 
     async def ApplyMove(
         self, request: pb.ApplyMoveRequest, context: Context
@@ -180,10 +194,15 @@ class AccordionServicer:
         )
         return wire.played_reply(played)
 
-    async def _open(self, request: GameRequest, context: Context, shared: bool = False) -> sessions.Opened:
-        """Validate the game id, then load, authorize and decode: the start of every read."""
+    async def _open(
+        self, request: GameRequest, context: Context, shared: bool = False, player: bool = False
+    ) -> sessions.Opened:
+        """Validate the game id, then load, authorize and decode: the start of every read
+        (``player``: the play token's only, Hint and Solve; the watch token is WATCH_ONLY)."""
         validation.raise_if(validation.game_id(request.game_id))
-        return await self.sessions.open(request.game_id, _token(context), _deadline(context), shared=shared)
+        return await self.sessions.open(
+            request.game_id, _token(context), _deadline(context), shared=shared, player=player
+        )
 
 
 def _token(context: Context) -> str:

@@ -14,6 +14,7 @@ MAX_REQUEST_ID = 128
 MAX_OPTIONS = 32
 MAX_TEXT = 200  # variant names, option names and values, card texts
 MAX_DEAL = 2 * 52  # two decks at most (Push Pin)
+MAX_DEAL_CODE = 64  # a deal code as typed: 16 characters, dashes and spaces allowed
 
 Problems = list[tuple[str, str]]
 
@@ -54,7 +55,15 @@ def text(field: str, value: str, *, required: bool = False) -> Problems:
 
 
 def new_game(request: pb.NewGameRequest) -> Problems:
-    out = text("variant", request.variant, required=True) + request_id(request.request_id)
+    from_code = request.WhichOneof("start") == "deal_code"
+    # (From a deal code the variant is the code's: it may be left out.)
+    out = text("variant", request.variant, required=not from_code) + request_id(request.request_id)
+    if from_code:
+        out += text("deal_code", request.deal_code, required=True)
+        if len(request.deal_code) > MAX_DEAL_CODE:
+            out.append(("deal_code", f"at most {MAX_DEAL_CODE} characters"))
+        if request.winnable_only:
+            out.append(("winnable_only", "not with a deal code: the deal is already chosen"))
     if len(request.options) > MAX_OPTIONS:
         out.append(("options", f"at most {MAX_OPTIONS} options"))
     for name, value in sorted(request.options.items()):

@@ -362,7 +362,10 @@ def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewG
         return reply
     game = game_bytes(result.game, result.game_id, sessions.FIRST_VERSION)
     seeds_tried = b"\x18" + _int(result.seeds_tried) if result.seeds_tried else b""
-    return Serialized(_field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried)
+    # watch_token = 4, deal_code = 5 (issue 29); absent where the game has none
+    watch = _field(b"\x22", result.watch_token.encode()) if result.watch_token else b""
+    code = _field(b"\x2a", result.deal_code.encode()) if result.deal_code else b""
+    return Serialized(_field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried + watch + code)
 
 
 def watch_reply(game_id: str, item: sessions.WatchItem) -> pb.WatchGameResponse:

@@ -9,7 +9,7 @@ Every variant of ``../shared/spec/variants.md`` is registered on import.
 
 from . import games  # noqa: F401  (registers every variant)
 from .cards import card_text, parse_card, parse_cards
-from .core import Option, Rules, State, Status, Variant, all_variants, find_variant
+from .core import COMMON_OPTIONS, UNDO_POLICIES, Option, Rules, State, Status, Variant, all_variants, find_variant, undo_is_stricter
 from .errors import (
     EngineError,
     IllegalMoveError,
@@ -20,6 +20,7 @@ from .errors import (
     InvalidStateError,
     NothingToRedoError,
     NothingToUndoError,
+    UndoNotAllowedError,
     UnknownVariantError,
 )
 from .fields import CARD, CARDS, COUNT, COUNTS, HEX64, PILES, SIGNED, Field, FieldCodec
@@ -42,5 +43,6 @@ __all__ = [
     "InvalidDealError", "InvalidMoveError", "InvalidOptionError", "InvalidStateError", "Move",
     "MoveKind", "NothingToRedoError", "NothingToUndoError", "Option", "Redeal", "Remove", "Replay", "Resign",
     "Rules", "SplitMix64", "Stack", "State", "Status", "UnknownVariantError", "Variant",
+    "COMMON_OPTIONS", "UNDO_POLICIES", "UndoNotAllowedError", "undo_is_stricter",
     "all_variants", "card_text", "find_variant", "new_game", "parse_card", "parse_cards", "replay",
 ]

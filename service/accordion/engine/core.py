@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from mypy_extensions import mypyc_attr
 
 from .cards import DECK_SIZE, card_text
-from .errors import InvalidDealError, InvalidOptionError, InvalidStateError, UnknownVariantError
+from .errors import InvalidDealError, InvalidOptionError, InvalidStateError, UndoNotAllowedError, UnknownVariantError
 from .fields import Field, state_type
 from .fields import Pile as Pile, Row as Row, State as State  # re-exported: games import them from here
 from .moves import Move, MoveKind
@@ -78,6 +78,25 @@ class Option:
 def option_text(value: Any) -> str:
     """An option value as text: ``true``/``false`` for a switch, else ``str``."""
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+# The undo policies, loosest first (issue 29): ``visible`` refuses to take back a move that
+# revealed a hidden card (a turn-up, a DRAW or DEAL from the stock), so undo cannot be used to
+# peek at the stock or under a pile and come back; ``none`` refuses every undo.
+UNDO_POLICIES = ("all", "visible", "none")
+UNDO = Option(
+    "undo", "all", UNDO_POLICIES,
+    "what Undo may take back: all (any move), visible (not a move that revealed a hidden card: "
+    "a turn-up, a draw or deal from the stock), none",
+)
+# Options every variant has, declared once: listed after the game's own (ListVariants shows
+# them), resolved and stored like them.
+COMMON_OPTIONS: tuple[Option, ...] = (UNDO,)
+
+
+def undo_is_stricter(policy: str, than: str) -> bool:
+    """Whether undo ``policy`` allows no more than ``than`` does (equal counts)."""
+    return UNDO_POLICIES.index(policy) >= UNDO_POLICIES.index(than)
 
 
 # A base of games: a game may also be declared in interpreted code (a test, a plug-in); mypyc
@@ -186,6 +205,29 @@ class Rules:
         """Whether any card is hidden from the player now (row games: the stock's)."""
         return bool(state.stock)
 
+    def hidden_cards(self, state: State) -> int:
+        """How many cards the player cannot see now: 0 where nothing hides (dealt open), else
+        the face-down cards of the zones (tableau games) or the stock (row games)."""
+        if not self.hides_anything(state):
+            return 0
+        zones = self.zones(state)
+        if zones:
+            return sum(p.face_down for z in zones for p in z.piles)
+        return len(state.stock)
+
+    def check_undo(self, before: State, after: State) -> None:
+        """Raise ``UndoNotAllowedError`` if the game's ``undo`` option refuses to take the
+        position back from ``after`` to ``before``. The message names the rule, not the card."""
+        policy = self.values.get("undo", "all")
+        if policy == "all":
+            return
+        if policy == "none":
+            raise UndoNotAllowedError("undo is off in this game (option undo=none)")
+        if self.hidden_cards(after) < self.hidden_cards(before):
+            raise UndoNotAllowedError(
+                "this game's undo takes back only moves that revealed no hidden card (option undo=visible)"
+            )
+
     def player_texts(self, state: State) -> Mapping[str, str]:
         """Fields written otherwise in the state string a player sees (face-down cards as ``??``)."""
         return _NO_TEXTS
@@ -272,7 +314,7 @@ class Variant:
         """The rules' options with this variant's defaults."""
         return tuple(
             Option(o.name, self.preset.get(o.name, o.default), o.allowed, o.description)
-            for o in self.rules.options
+            for o in (*self.rules.options, *COMMON_OPTIONS)
         )
 
     def resolve(self, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -284,7 +326,7 @@ class Variant:
         values = dict(values or {})
         # The rules' own options (``parse`` reads only the allowed values), not ``options``: no
         # Option is made per call (NewGame resolves once and stores the defaults once).
-        known = {o.name: o for o in self.rules.options}
+        known = {o.name: o for o in (*self.rules.options, *COMMON_OPTIONS)}
         unknown = sorted(set(values) - set(known))
         if unknown:
             names = ", ".join(known) or "none"
@@ -298,7 +340,7 @@ class Variant:
     def defaults(self) -> dict[str, Any]:
         """Every option's default in this variant (``options``' defaults, by name)."""
         preset = self.preset
-        return {o.name: preset.get(o.name, o.default) for o in self.rules.options}
+        return {o.name: preset.get(o.name, o.default) for o in (*self.rules.options, *COMMON_OPTIONS)}
 
     def make_rules(self, values: Mapping[str, Any] | None = None) -> Rules:
         return self.rules(self.resolve(values))

@@ -62,5 +62,11 @@ class NothingToUndoError(EngineError):
     reason: ClassVar[str] = "NOTHING_TO_UNDO"
 
 
+class UndoNotAllowedError(EngineError):
+    """The game's ``undo`` option refuses to take back this move (it names the rule, never a card)."""
+
+    reason: ClassVar[str] = "UNDO_NOT_ALLOWED"
+
+
 class NothingToRedoError(EngineError):
     reason: ClassVar[str] = "NOTHING_TO_REDO"

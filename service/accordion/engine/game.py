@@ -239,6 +239,7 @@ class Game:
             self._rebuild_history()
         if not self._history:
             raise NothingToUndoError("nothing to undo: no move has been played")
+        self.rules.check_undo(self._history[-1][1], self._state)  # the game's undo option
         move, before = self._history.pop()
         self._state = before
         self._legal = self._texts = self._zones = None

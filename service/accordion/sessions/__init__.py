@@ -15,6 +15,8 @@ from .binary import UNDO, Event
 from .cache import GameCache
 from .errors import (
     BadToken,
+    DealCodeNotFound,
+    DealCodeOptions,
     DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
@@ -23,14 +25,17 @@ from .errors import (
     SessionError,
     StoreUnavailable,
     VersionMismatch,
+    WatchOnly,
 )
-from .flow import FIRST_VERSION, ChooseMove, Dealt, Opened, Played, RecordedNewGame, RecordedReply, Sessions
+from .flow import (
+    FIRST_VERSION, ChooseMove, CodedDeal, Dealt, Opened, Played, RecordedNewGame, RecordedReply, Sessions, Shared,
+)
 from .follow import WatchItem
 from .record import EVENTS_KEPT, Stored, load_stored
 
 __all__ = [
     "UNDO", "Event", "GameCache", "BadToken", "DeadlineExceeded", "GameCorrupt", "GameNotFound", "MoveRefused",
     "RequestIdReused", "SessionError", "StoreUnavailable", "VersionMismatch", "FIRST_VERSION", "ChooseMove",
-    "Dealt", "Opened", "Played", "RecordedNewGame", "RecordedReply", "Sessions", "WatchItem", "EVENTS_KEPT",
+    "DealCodeNotFound", "DealCodeOptions", "WatchOnly", "CodedDeal", "Shared", "Dealt", "Opened", "Played", "RecordedNewGame", "RecordedReply", "Sessions", "WatchItem", "EVENTS_KEPT",
     "Stored", "load_stored",
 ]

@@ -31,6 +31,33 @@ class BadToken(GameNotFound):
     a class of its own only so that tests and logs inside the process can tell."""
 
 
+class WatchOnly(SessionError):
+    """The token is the game's watch token, and the call needs the play token (it changes the
+    game, or is the player's: Hint, Solve, ShareGame). Only a holder of the watch token gets
+    this answer; any other token gets ``GameNotFound``."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(
+            f"the token given for game {game_id} is its watch token: it can read and watch the game, "
+            "not play it, ask for hints or share it"
+        )
+        self.game_id = game_id
+
+
+class DealCodeNotFound(SessionError):
+    """No deal code reads so (never issued, expired, or not a code at all)."""
+
+    def __init__(self) -> None:
+        super().__init__("no such deal code (never issued, or expired)")
+
+
+class DealCodeOptions(SessionError):
+    """NewGame from a deal code with options that would change the deal or show more of it."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+
+
 class VersionMismatch(SessionError):
     """``expected`` is not the game's version (``current``): a stale view, or a lost race."""
 

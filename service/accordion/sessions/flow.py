@@ -27,7 +27,7 @@ from mypy_extensions import mypyc_attr
 from accordion import engine
 from accordion import store as st
 from accordion.engine import Game
-from accordion.engine.core import Status
+from accordion.engine.core import Status, option_text
 from accordion.engine.moves import Move
 
 from . import replies, tokens
@@ -35,6 +35,8 @@ from .binary import UNDO, Event
 from .cache import Cached, GameCache
 from .errors import (
     BadToken,
+    DealCodeNotFound,
+    DealCodeOptions,
     DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
@@ -42,11 +44,14 @@ from .errors import (
     RequestIdReused,
     StoreUnavailable,
     VersionMismatch,
+    WatchOnly,
 )
 from .follow import WatchItem
-from .record import Stored, load_stored
+from .record import Stored, decode_head, load_stored
 
 FIRST_VERSION = 1
+DEAL_CODE_TTL = 30 * 86400.0  # seconds a deal code answers (--deal-code-ttl)
+_DEAL_CODE_FORMAT = b"\x01"  # a deal code's record: this byte, then the game's replay header
 MAX_ATTEMPTS = 3  # a mutation without expected_version is retried this often on a lost race
 T = TypeVar("T")
 # What is left of a connection problem below the store's own mapping: all StoreUnavailable.
@@ -114,12 +119,59 @@ class RecordedReply:
 
 @dataclass(frozen=True, slots=True)
 class Dealt:
-    """A new game (or, for a retry, the first game of its request id, as dealt)."""
+    """A new game (or, for a retry, the first game of its request id, as dealt), with its watch
+    token and its deal code (shown with dashes; "" for a game that has none)."""
 
     game_id: str
     token: str
     game: Game
     seeds_tried: int
+    watch_token: str = ""
+    deal_code: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """ShareGame's answer: the deal code (shown with dashes) and the current watch token."""
+
+    deal_code: str
+    watch_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class CodedDeal:
+    """What a deal code names: the variant, its option values, the seed and the explicit deal
+    (None: dealt from the seed), and the code (canonical)."""
+
+    variant: engine.Variant
+    options: dict[str, Any]
+    seed: int
+    deal: tuple[int, ...] | None
+    code: str
+
+    def game(self, variant: str, options: dict[str, str]) -> tuple[Game, bool]:
+        """The game the code deals, with ``options`` asked for over the code's, and whether it
+        is the code's game exactly (then it keeps the code). Raises DealCodeOptions for a
+        variant other than the code's, or an option other than the code's value (``open``
+        would show what the code's deal hides; any other changes the game), except an ``undo``
+        at least as strict; InvalidOptionError for an option the variant does not have."""
+        if variant and engine.find_variant(variant).id != self.variant.id:
+            raise DealCodeOptions(f"this deal code deals {self.variant.id}, not {variant}")
+        asked = self.variant.resolve(options)
+        values = dict(self.options)
+        for name in sorted(options):
+            value, coded = asked[name], self.options.get(name)
+            if value == coded:
+                continue
+            if name == "undo" and engine.undo_is_stricter(value, coded):
+                values[name] = value
+                continue
+            raise DealCodeOptions(
+                f"option {name}: a deal code deals its game with its own options "
+                f"(here {name}={option_text(coded)}); only a stricter undo may be asked for"
+            )
+        game = engine.new_game(self.variant, values, seed=self.seed, deal=self.deal)
+        return game, values == self.options
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,17 +198,21 @@ class Sessions:
         on_store_error: Callable[[str], None] = lambda operation: None,
         cache: GameCache | None = None,
         observer: Observer | None = None,
+        deal_code_ttl: float = DEAL_CODE_TTL,
     ) -> None:
         self.store, self.game_ttl, self.store_timeout = store, game_ttl, store_timeout
+        self.deal_code_ttl = deal_code_ttl
         self.on_store_error = on_store_error
         self.observer = observer if observer is not None else Observer()
         self.cache = cache if cache is not None else GameCache()
 
     # --- reads ---------------------------------------------------------------------------
-    async def open(self, game_id: str, token: str, deadline: float | None, *, shared: bool = False) -> Opened:
+    async def open(
+        self, game_id: str, token: str, deadline: float | None, *, shared: bool = False, player: bool = False
+    ) -> Opened:
         """Load, authorize, decode. Raises GameNotFound (also for a wrong token), GameCorrupt,
-        StoreUnavailable, DeadlineExceeded."""
-        record = await self._authorized(game_id, token, deadline)
+        StoreUnavailable, DeadlineExceeded; with ``player``, WatchOnly for the watch token."""
+        record = await self._authorized(game_id, token, deadline, player=player)
         if shared and (stored := self.cache.peek(game_id, record.version)) is not None:
             return Opened(game_id, record.version, stored.game)
         return Opened(game_id, record.version, load_stored(game_id, record.data, record.version).game)
@@ -179,13 +235,20 @@ class Sessions:
         request_id: str = "",
         fingerprint: bytes = b"",
         caller: str = "",
+        deal_code: str = "",
     ) -> Dealt | RecordedNewGame:
-        """Store a new game under a fresh id and token. With a request id, a retry (same id, same
-        ``fingerprint``, same ``caller``) gets the first game and token; the same id for another
-        request is RequestIdReused; under another caller it is another id."""
+        """Store a new game under a fresh id and token, with its watch token and a deal code
+        (``deal_code``: the game is that code's game exactly, so it keeps it; else a new code).
+        With a request id, a retry (same id, same ``fingerprint``, same ``caller``) gets the
+        first game and token; the same id for another request is RequestIdReused; under another
+        caller it is another id."""
         token = tokens.new_token()
         stored = Stored.new(game, FIRST_VERSION)
-        token_hash = tokens.hash_token(token)
+        # The code's record is written first: a game never names a code that does not answer
+        # (if the game is not created after all, the code deals a game nobody played: harmless).
+        code = deal_code or await self._new_deal_code(stored.head, deadline)
+        access = tokens.Access.for_token(token, 0, code)
+        token_hash = access.dump()
         game_id = await self._create(stored.dump(), token_hash, deadline)
         if request_id:
             record = replies.new_game_record(tokens.seal_token(token, request_id), seeds_tried, game_id)
@@ -200,7 +263,59 @@ class Sessions:
         # The first move will find it decoded (cached only now: no await until the caller reads ``game``).
         self.cache.put(game_id, Cached(FIRST_VERSION, token_hash, stored))
         self.observer.dealt(game.variant.id)
-        return Dealt(game_id, token, game, seeds_tried)
+        return Dealt(game_id, token, game, seeds_tried, tokens.watch_token(token, 0), tokens.show_deal_code(code))
+
+    async def _new_deal_code(self, head: bytes, deadline: float | None) -> str:
+        """A fresh deal code, its record (the game's replay header) stored for ``deal_code_ttl``."""
+        for attempt in range(MAX_ATTEMPTS):
+            code = tokens.new_deal_code()
+            put = self.store.put_named
+            name = tokens.deal_code_key(code)
+            if await self._call("put_named", "", deadline, put, name, _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl):
+                return code
+        raise StoreUnavailable("put_named")  # 80 random bits taken three times: not by chance
+
+    async def find_deal(self, text: str, deadline: float | None) -> CodedDeal:
+        """What a deal code (as a person typed it) deals. Raises DealCodeNotFound."""
+        code = tokens.read_deal_code(text)
+        if code is None:
+            raise DealCodeNotFound()
+        blob = await self._call("get_named", "", deadline, self.store.get_named, tokens.deal_code_key(code))
+        if blob is None or blob[:1] != _DEAL_CODE_FORMAT:
+            raise DealCodeNotFound()
+        try:
+            variant, rules, seed, deal = decode_head(blob[1:])
+        except (ValueError, KeyError, IndexError) as exc:  # EngineError is a ValueError
+            raise DealCodeNotFound() from exc
+        return CodedDeal(variant, dict(rules.values), seed, deal, code)
+
+    # --- ShareGame -------------------------------------------------------------------------
+    async def share(self, game_id: str, token: str, deadline: float | None, *, rotate: bool = False) -> Shared:
+        """The game's deal code and watch token, for the player (the play token; the watch token
+        is WatchOnly). ``rotate``: a new watch token (the next generation); the old one stops
+        opening the game, and streams watching with it end. A game stored before watch tokens
+        and deal codes existed gets both here."""
+        for attempt in range(MAX_ATTEMPTS):
+            record = await self._authorized(game_id, token, deadline, player=True)
+            try:
+                access = tokens.Access.load(record.token_hash)
+            except (ValueError, IndexError) as exc:
+                raise GameCorrupt(game_id) from exc
+            generation = access.generation + 1 if rotate else access.generation
+            code = access.deal_code or await self._new_deal_code(
+                load_stored(game_id, record.data, record.version).head, deadline
+            )
+            if rotate or not access.watch_hash:
+                updated = tokens.Access.for_token(token, generation, code)
+            else:
+                updated = tokens.Access(access.play_hash, access.watch_hash, generation, code)
+            blob = updated.dump()
+            if blob != record.token_hash:
+                replace = self.store.replace_token_hash
+                if not await self._call("replace_token_hash", game_id, deadline, replace, game_id, record.token_hash, blob):
+                    continue  # rotated (or shared) by another call meanwhile: again, from its record
+            return Shared(tokens.show_deal_code(code), tokens.watch_token(token, generation))
+        raise StoreUnavailable("replace_token_hash")
 
     async def _create(self, data: bytes, token_hash: bytes, deadline: float | None) -> str:
         for attempt in range(MAX_ATTEMPTS):
@@ -223,7 +338,13 @@ class Sessions:
         game_id = record.game_id
         stored = await self._call("load", game_id, deadline, self.store.load, game_id)
         first = load_stored(game_id, stored.data, stored.version).first_game()
-        return Dealt(game_id, token, first, record.seeds_tried)
+        try:
+            access = tokens.Access.load(stored.token_hash)
+        except (ValueError, IndexError) as exc:
+            raise GameCorrupt(game_id) from exc
+        watch = tokens.watch_token(token, access.generation) if access.watch_hash else ""
+        code = tokens.show_deal_code(access.deal_code) if access.deal_code else ""
+        return Dealt(game_id, token, first, record.seeds_tried, watch, code)
 
     # --- moves -------------------------------------------------------------------------------
     async def play(
@@ -290,14 +411,18 @@ class Sessions:
         fingerprint: bytes,
     ) -> Played | RecordedReply:
         key = tokens.move_request_key(request_id) if request_id else ""
+        presented = tokens.hash_token(token)
         for attempt in range(MAX_ATTEMPTS):
             entry = self.cache.take(game_id)
-            if entry is not None and (expected is None or expected == entry.version):
-                if not tokens.token_matches(token, entry.token_hash):
-                    self.cache.put(game_id, entry)
-                    raise BadToken(game_id)
-            else:  # not cached, or a version the cache does not vouch for: ask the store
-                record = await self._authorized(game_id, token, deadline)
+            # The cache vouches for the play token only (its hash never changes); any other
+            # token (a watch token, a wrong one) is judged on the stored record.
+            if (entry is not None and (expected is None or expected == entry.version)
+                    and tokens.is_play(presented, entry.token_hash)):
+                pass
+            else:  # not cached, a version the cache does not vouch for, or not its play token: ask the store
+                if entry is not None:
+                    self.cache.put(game_id, entry)  # (still good for its play token)
+                record = await self._authorized(game_id, token, deadline, player=True)
                 if expected is not None and expected != record.version:
                     # A retry of a request that succeeded gets its reply even though the game moved on.
                     if key and (prior := await self._get_reply(game_id, key, deadline)):
@@ -361,10 +486,17 @@ class Sessions:
         raise GameCorrupt(game_id)  # pragma: no cover (the log reaches ``version``)
 
     # --- the store ---------------------------------------------------------------------------
-    async def _authorized(self, game_id: str, token: str, deadline: float | None) -> st.GameRecord:
+    async def _authorized(
+        self, game_id: str, token: str, deadline: float | None, *, player: bool = False
+    ) -> st.GameRecord:
+        """The stored game, if ``token`` opens it: the play token, or the watch token unless the
+        call is the ``player``'s (then WatchOnly). Any other token: BadToken."""
         record = await self._call("load", game_id, deadline, self.store.load, game_id)
-        if not tokens.token_matches(token, record.token_hash):
+        role = tokens.role(tokens.hash_token(token), record.token_hash)
+        if role is None:
             raise BadToken(game_id)
+        if player and role != tokens.PLAY:
+            raise WatchOnly(game_id)
         return record
 
     async def _call(

@@ -57,6 +57,11 @@ def _encode_head(game: Game) -> bytes:
     return bytes(out)
 
 
+def decode_head(head: bytes) -> Head:
+    """A replay header (``_encode_head``): variant, rules, seed, explicit deal (deal codes keep one)."""
+    return _decode_head(head)
+
+
 def _decode_head(head: bytes) -> Head:
     r = Reader(head)
     variant = engine.find_variant(r.text())

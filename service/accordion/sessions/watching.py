@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 from accordion import engine
 
-from . import replies
-from .errors import GameNotFound, StoreUnavailable
+from . import replies, tokens
+from .errors import BadToken, GameNotFound, StoreUnavailable
 from .flow import _UNREACHABLE, Sessions
 from .follow import Follower, WatchItem
 from .record import load_stored
@@ -22,8 +22,26 @@ async def watch(
 
     Each stream entry is a compact event applied to this watcher's own copy of the game; a
     gap (the stream is kept short, and a slow watcher may miss entries) or an entry it cannot
-    read is filled from the stored log again. Ends when the game is gone."""
+    read is filled from the stored log again. Ends when the game is gone.
+
+    A stream opened with the watch token checks before each event that the token still opens
+    the game (one store read): once the player rotated it, the stream ends with GameNotFound."""
     record = await sessions._authorized(game_id, token, deadline)
+    presented = tokens.hash_token(token)
+    watcher = tokens.role(presented, record.token_hash) == tokens.WATCH
+
+    async def game_gone() -> bool:
+        """True if the game is gone (the stream ends as for any watcher); BadToken if the
+        watch token no longer opens it (rotated)."""
+        if not watcher:
+            return False
+        try:
+            current = await sessions._call("load", game_id, deadline, sessions.store.load, game_id)
+        except GameNotFound:
+            return True
+        if tokens.role(presented, current.token_hash) is None:
+            raise BadToken(game_id)
+        return False
     follower = Follower(after_version)
     for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
         yield item
@@ -32,6 +50,8 @@ async def watch(
         async for event in events:
             if event.version <= follower.version:
                 continue
+            if await game_gone():
+                return
             readable, value = replies.stream_event_value(event.payload)
             if readable and event.version == follower.version + 1 and follower.game is not None:
                 next_item: WatchItem | None

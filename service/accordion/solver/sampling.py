@@ -112,7 +112,9 @@ def unseen_cards(rules: TableauRules, state: State, known: tuple[int, ...] = ())
 def view_seed(rules: Rules, state: State, known: tuple[int, ...] = ()) -> int:
     """A 64-bit seed made from what the player knows of the position (the view and the
     ``known`` stock), and nothing else."""
-    view = (sorted(rules.values.items()), rules.zones(state), rules.search(state), known)
+    # (Not the undo option: a Hint must not differ by undo policy.)
+    options = sorted((k, v) for k, v in rules.values.items() if k != "undo")
+    view = (options, rules.zones(state), rules.search(state), known)
     return int.from_bytes(hashlib.blake2b(repr(view).encode(), digest_size=8).digest(), "little")
 
 

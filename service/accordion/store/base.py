@@ -130,6 +130,21 @@ class GameStore(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def replace_token_hash(self, game_id: str, expected: bytes, token_hash: bytes) -> bool:
+        """Replace the game's token hash (its access record: a rotated watch token) if it is
+        still ``expected``; the version, data and TTL stay as they are. Returns False if the
+        stored hash is another (someone replaced it first). Raises ``GameNotFound``."""
+
+    @abc.abstractmethod
+    async def put_named(self, name: str, value: bytes, *, ttl: float) -> bool:
+        """Store ``value`` under ``name`` for ``ttl`` seconds, unless the name is taken (then
+        False, nothing changes). A record of its own, tied to no game (deal codes)."""
+
+    @abc.abstractmethod
+    async def get_named(self, name: str) -> bytes | None:
+        """The value ``put_named`` stored under ``name``, or None (never stored, or expired)."""
+
+    @abc.abstractmethod
     async def delete(self, game_id: str) -> None:
         """Remove a game and all its keys (no error if absent)."""
 

@@ -81,6 +81,13 @@ class _Game:
 
 
 @dataclass(eq=False)
+class _Named:
+    value: bytes
+    deadline: float
+    serial: int = 0
+
+
+@dataclass(eq=False)
 class _Claim:
     reply: StoredReply
     deadline: float
@@ -221,6 +228,8 @@ class MemoryStore(GameStore):
         self._poll = poll_interval
         self._table: _Table[_Game] = _Table(max_games, clock, _Game.notify)
         self._claims: _Table[_Claim] = _Table(max_games, clock, lambda claim: None)
+        # Named records (deal codes): capped by the same number, least recently used dropped.
+        self._named: _Table[_Named] = _Table(max_games, clock, lambda named: None)
         self._closed = False
 
     @property
@@ -321,6 +330,33 @@ class MemoryStore(GameStore):
         self._claims.add(key, _Claim(StoredReply(fingerprint, reply), self._clock() + ttl))
         return None
 
+    async def replace_token_hash(self, game_id: str, expected: bytes, token_hash: bytes) -> bool:
+        self._check_open()
+        game = self._table.get(game_id)
+        if game is None:
+            raise GameNotFound(game_id)
+        record = game.record
+        if record.token_hash != expected:
+            return False
+        game.record = GameRecord(game_id, record.version, token_hash, record.data)
+        return True
+
+    async def put_named(self, name: str, value: bytes, *, ttl: float) -> bool:
+        self._check_open()
+        self._named.sweep()
+        if self._named.get(name) is not None:
+            return False
+        self._named.add(name, _Named(value, self._clock() + ttl))
+        return True
+
+    async def get_named(self, name: str) -> bytes | None:
+        self._check_open()
+        named = self._named.get(name)
+        if named is None:
+            return None
+        self._named.use(name)
+        return named.value
+
     async def delete(self, game_id: str) -> None:
         self._check_open()
         self._table.remove(game_id)
@@ -361,6 +397,7 @@ class MemoryStore(GameStore):
         self._check_open()
         self._table.sweep()
         self._claims.sweep()
+        self._named.sweep()
 
     async def close(self) -> None:
         """Ends every watch; further calls raise ``StoreUnavailable``."""

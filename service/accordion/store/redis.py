@@ -12,6 +12,7 @@ cluster slot, which is what lets a single script touch them all):
 * ``P:{id}:r``  HASH of idempotency records, one field per request id: the fingerprint's
   length (one byte), the fingerprint, the reply; ``P:{id}:r0`` is the previous generation
 * ``P:{req:<key>}:n``  HASH f, r: a ``claim_request`` record
+* ``P:{n:<name>}``  STRING: a ``put_named`` record (a deal code's), with its own TTL
 
 Why one records hash per game and not one key per request: the base contract says every
 key of a game expires together and ``delete`` removes them all; per-request keys could be
@@ -67,7 +68,7 @@ from .base import (
 from .memory import EVENT_LOG_LEN, REPLIES_KEPT
 from .redis_connect import Settings, connect, parse_cluster_url, parse_sentinel_url
 from .redis_exec import Executor, ms
-from .redis_scripts import CAS, CLAIM, CREATE, GET_REPLY, OPEN_STREAM
+from .redis_scripts import CAS, CLAIM, CREATE, GET_REPLY, OPEN_STREAM, PUT_NAMED, SET_TOKEN_HASH
 
 __all__ = ["RedisStore", "parse_cluster_url", "parse_sentinel_url"]
 
@@ -184,6 +185,9 @@ class RedisStore(GameStore):
     def claim_key(self, key: str) -> str:
         return f"{self._prefix}:{{req:{key}}}:n"
 
+    def named_key(self, name: str) -> str:
+        return f"{self._prefix}:{{n:{name}}}"
+
     def game_keys(self, game_id: str) -> list[str]:
         """Every key a game can have (for tests and operators)."""
         return self._keys(game_id).all
@@ -246,6 +250,22 @@ class RedisStore(GameStore):
         args = [fingerprint, reply, ms(ttl), self._touch]
         rec = await self.executor.write(CLAIM, [self.claim_key(key)], args)
         return None if rec is None else StoredReply(rec[0], rec[1])
+
+    async def replace_token_hash(self, game_id: str, expected: bytes, token_hash: bytes) -> bool:
+        result = await self.executor.write(SET_TOKEN_HASH, [self._keys(game_id).g], [expected, token_hash])
+        kind = result[0]
+        if kind == b"nf":
+            raise GameNotFound(game_id)
+        return bool(kind == b"ok")
+
+    async def put_named(self, name: str, value: bytes, *, ttl: float) -> bool:
+        key = self.named_key(name)
+        return bool(await self.executor.write(PUT_NAMED, [key], [value, ms(ttl)]))
+
+    async def get_named(self, name: str) -> bytes | None:
+        key = self.named_key(name)
+        value = await self.executor.call(lambda: self._redis.get(key))
+        return None if value is None else bytes(value)
 
     async def delete(self, game_id: str) -> None:
         keys = self._keys(game_id).all

@@ -86,6 +86,24 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """)
 
+# KEYS: g. ARGV: expected token hash, new token hash. Replaces the game's token hash (its
+# access record) if it is the expected one; version, data and TTL stay.
+# Returns {'nf'} | {'conflict'} | {'ok'}.
+SET_TOKEN_HASH = Script("""
+local t = redis.call('HGET', KEYS[1], 't')
+if not t then return {'nf'} end
+if t ~= ARGV[1] then return {'conflict'} end
+redis.call('HSET', KEYS[1], 't', ARGV[2])
+return {'ok'}
+""")
+
+# KEYS: k. ARGV: value, ttl_ms. A named record (a deal code's), unless the name is taken.
+# Returns 1 (stored) or 0. A script (not a plain SET) so that WAIT executors replicate it too.
+PUT_NAMED = Script("""
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0
+""")
+
 # KEYS: r r0. ARGV: request_id. Returns {fingerprint, reply} or nil.
 GET_REPLY = Script("""
 for i = 1, 2 do
