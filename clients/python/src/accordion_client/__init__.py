@@ -20,7 +20,9 @@ from .client import (
     GameHandle,
     WatchHandle,
     new_request_id,
+    parse_watch_key,
     to_move,
+    watch_key,
 )
 from .errors import (
     AccordionError,
@@ -78,7 +80,9 @@ __all__ = [
     "errors",
     "moves",
     "new_request_id",
+    "parse_watch_key",
     "pb",
     "to_move",
+    "watch_key",
     "zones",
 ]

@@ -65,6 +65,23 @@ def new_request_id() -> str:
     return secrets.token_hex(16)
 
 
+def watch_key(game_id: str, watch_token: str) -> str:
+    """What a spectator is given: ``<game id>.<watch token>`` (the web page's ``#watch=`` link
+    carries the same). It reads and watches the game and never plays it."""
+    return f"{game_id}.{watch_token}"
+
+
+def parse_watch_key(text: str) -> tuple[str, str]:
+    """``(game id, watch token)`` from a watch key, or from a spectator link ending ``#watch=KEY``.
+
+    Raises ValueError for text that is neither (ids and tokens are URL-safe base64: no dot)."""
+    key = text.strip().rpartition("#watch=")[2]
+    game_id, dot, watch_token = key.partition(".")
+    if not (game_id and dot and watch_token) or "." in watch_token:
+        raise ValueError(f"not a watch key: {text!r} (a watch key is <game id>.<watch token>)")
+    return game_id, watch_token
+
+
 def to_move(move: MoveLike) -> pb.Move:
     """A move from its notation (``"8d>9d"``, ``"x7"``, ``"deal"``) or a ``Move`` as is."""
     if isinstance(move, pb.Move):
@@ -756,5 +773,7 @@ __all__ = [
     "GameHandle",
     "WatchHandle",
     "new_request_id",
+    "parse_watch_key",
     "to_move",
+    "watch_key",
 ]
