@@ -130,14 +130,22 @@ async def test_logs_are_json_per_rpc_and_never_contain_a_token(
     metrics_port = free_port()
     proc = spawn_server("--log-level", "debug", "--metrics-port", str(metrics_port))
     client = connect(proc.addr)
-    game = (await client.new_game("accordion", seed=7)).game
-    tokens = [client.token]
+    dealt = await client.new_game("accordion", seed=7)
+    game = dealt.game
+    tokens = [client.token, dealt.watch_token]
     idem = await client.stub.NewGame(pb.NewGameRequest(variant="accordion", request_id="log-test"), timeout=5)
     again = await client.stub.NewGame(
         pb.NewGameRequest(variant="accordion", request_id="log-test"), timeout=5
     )
     assert again.token == idem.token
     tokens.append(idem.token)
+    # The watch token: used, refused a move, and rotated (issue 29); neither token is logged.
+    await client.call("GetGame", pb.GetGameRequest(game_id=game.id), token=dealt.watch_token)
+    await expect_error(client.call("Undo", pb.UndoRequest(game_id=game.id), token=dealt.watch_token),
+                       grpc.StatusCode.PERMISSION_DENIED)
+    rotated = await client.call("ShareGame", pb.ShareGameRequest(game_id=game.id, rotate_watch_token=True))
+    tokens.append(rotated.watch_token)
+    await client.call("GetGame", pb.GetGameRequest(game_id=game.id), token=rotated.watch_token)
     await client.apply(game.id, game.legal_moves[0].notation)
     await client.call("Hint", pb.HintRequest(game_id=game.id))
     await expect_error(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from accordion.engine import COMMON_OPTIONS
 from accordion_client import AccordionClient
 from tests.api.helpers import ROOT
 
@@ -29,6 +30,10 @@ def sections() -> dict[str, tuple[str, str]]:
     return found
 
 
+COMMON = {o.name for o in COMMON_OPTIONS}
+COMMON_GROUND = GAMES.split("## Common ground", 1)[1].split("\n## ", 1)[0]
+
+
 def test_every_registered_game_has_its_rules_options_and_threshold(client: AccordionClient) -> None:
     described = sections()
     variants = client.list_variants()
@@ -38,6 +43,9 @@ def test_every_registered_game_has_its_rules_options_and_threshold(client: Accor
         assert v.name.split(" (")[0] in GAMES, v.id
         presets_accordion = "Accordion with" in text or "as Accordion's" in text or v.id == "accordion"
         for option in v.options:
+            if option.name in COMMON:  # every game's (the undo option): told once, in "Common ground"
+                assert f"`{option.name}`" in COMMON_GROUND, option.name
+                continue
             assert f"`{option.name}`" in text or presets_accordion, (v.id, option.name)
         assert re.search(r"\bWon\b", text), f"{v.id}: when is it won?"
         assert "enalty" in text + family or v.family == "eliminator", f"{v.id}: how is it scored?"

@@ -206,7 +206,7 @@ def test_aliases(name: str, expected: str) -> None:
 
 def test_presets() -> None:
     assert find_variant("compacted").make_rules({}).values == {
-        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1}
+        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1, "undo": "all"}
     assert find_variant("idle-year").make_rules({}).values["compel"] == "strict"
     assert find_variant("accordion-stock").make_rules({}).values["compel"] == "none"
 
@@ -228,4 +228,4 @@ def test_bad_options_are_rejected(options: dict[str, object], fragment: str) -> 
 
 def test_options_accept_text() -> None:
     game = new_game("accordion", {"leap": "2", "win_piles": "5", "dealing": "STOCK"}, seed=1)
-    assert game.options == {"dealing": "stock", "compel": "none", "leap": 2, "win_piles": 5}
+    assert game.options == {"dealing": "stock", "compel": "none", "leap": 2, "win_piles": 5, "undo": "all"}

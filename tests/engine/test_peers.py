@@ -206,7 +206,7 @@ def test_revenge_through_a_state_string() -> None:
 def test_revenge_options_have_no_win_piles() -> None:
     v = find_variant("Accordion's Revenge")
     assert v.id == "accordions-revenge"
-    assert [o.name for o in v.options] == ["dealing", "compel", "leap"]
+    assert [o.name for o in v.options] == ["dealing", "compel", "leap", "undo"]  # undo: every game's
     with pytest.raises(InvalidOptionError, match="win_piles"):
         v.make_rules({"win_piles": 5})
 
@@ -225,7 +225,7 @@ def test_skidoo_moves_two_or_three_never_one() -> None:
 def test_skidoo_wins_with_two_piles_by_default() -> None:
     v = find_variant("23 Skidoo")
     assert v.id == "23-skidoo"
-    assert {o.name: o.default for o in v.options} == {"dealing": "all", "compel": "none", "win_piles": 2}
+    assert {o.name: o.default for o in v.options} == {"dealing": "all", "compel": "none", "win_piles": 2, "undo": "all"}
     r = v.make_rules({})
     assert r.win_piles == 2 and r.win_threshold() == "2 piles or fewer"
     cards = list(range(52))
@@ -299,7 +299,7 @@ def test_bayan_stock_deal_is_always_legal_while_cards_remain() -> None:
 
 def test_bayan_has_only_the_dealing_option() -> None:
     v = find_variant("bayan")
-    assert [o.name for o in v.options] == ["dealing"]
+    assert [o.name for o in v.options] == ["dealing", "undo"]  # undo: every game's
     assert v.rules.discards
 
 

@@ -159,3 +159,56 @@ def test_the_solver_refuses_hidden_tableau_deals_and_hints_from_what_is_seen(var
         solver.solve(game)
     hint = solver.hint(game)
     assert hint.source == "heuristic" and hint.move == suggest(game) is not None
+
+
+# --- the undo option (issue 29) -----------------------------------------------------------------
+
+
+def test_undo_visible_refuses_exactly_the_moves_that_revealed_a_card() -> None:
+    """Every move of a few Klondike and Spider games under undo=visible: taking it back is
+    refused exactly when fewer cards were hidden after it than before (a turn-up, a DRAW, a
+    DEAL), and refused with the rule named, never a card; undo=all takes everything back."""
+    import re
+
+    from accordion.engine import UndoNotAllowedError, new_game
+
+    refused = allowed = 0
+    for variant in ("klondike", "spider"):
+        for seed in range(3):
+            game = new_game(variant, {"undo": "visible"}, seed=seed)
+            free = new_game(variant, seed=seed)
+            for step in range(40):
+                legal = game.legal_moves()
+                if not legal:
+                    break
+                before = game.rules.hidden_cards(game.state)
+                move = legal[(7 * step) % len(legal)]
+                game.play(move)
+                free.play(move)
+                revealed = game.rules.hidden_cards(game.state) < before
+                if revealed:
+                    with pytest.raises(UndoNotAllowedError) as caught:
+                        game.undo()
+                    assert "undo=visible" in str(caught.value)
+                    assert not re.search(r"\b(10|[2-9AJQK])[SHDC♠♥♦♣]", str(caught.value))
+                    refused += 1
+                else:
+                    game.undo()
+                    game.play(move)
+                    allowed += 1
+            while free.can_undo():  # undo=all: any move
+                free.undo()
+    assert refused > 5 and allowed > 5, (refused, allowed)
+
+
+def test_undo_none_refuses_every_undo_and_open_deals_hide_nothing() -> None:
+    from accordion.engine import UndoNotAllowedError, new_game
+
+    game = new_game("klondike", {"undo": "none"}, seed=1)
+    game.play(game.legal_moves()[0])
+    with pytest.raises(UndoNotAllowedError, match="undo=none"):
+        game.undo()
+    opened = new_game("klondike", {"undo": "visible", "open": "true"}, seed=1)
+    draw = [m for m in opened.legal_moves() if m.kind.value == "DRAW"][0]
+    opened.play(draw)
+    opened.undo()  # nothing is hidden in an open game: nothing to protect

@@ -16,6 +16,11 @@ details) and everything it logs is kept; then:
   the same answers, byte for byte (ids and tokens aside): nothing said depends on them (the
   Hint heuristic and every error included);
 * and with ``open=true`` the same checks see the hidden cards, so they can fail.
+
+Sharing (issue 29) is part of the script: ShareGame; every read again with the watch token
+(gRPC and REST) and every call it is refused; NewGame from the deal code (its game checked as
+the first position) and the code dealt ``open`` (refused). The watch token, the deal code and
+the second game's id and token are replaced like the first's, so the twins compare byte for byte.
 """
 
 from __future__ import annotations
@@ -128,12 +133,13 @@ class Transcript:
     states: dict[int, engine.State] = field(default_factory=dict)  # version → the full position
     game_id: str = ""
     token: str = ""
+    secrets: list[tuple[str, str]] = field(default_factory=list)  # more (secret, name) to replace
     sent: list[str] = field(default_factory=list)  # texts we sent (echoed in errors)
     rest_states: list[tuple[str, int]] = field(default_factory=list)  # REST's state strings, by version
     tries: list[int] = field(default_factory=list)  # hidden cards named in illegal moves
 
     def clean(self, text: str) -> str:
-        for secret, name in ((self.game_id, "<GAME>"), (self.token, "<TOKEN>")):
+        for secret, name in ((self.game_id, "<GAME>"), (self.token, "<TOKEN>"), *self.secrets):
             if secret:
                 text = text.replace(secret, name)
         return text
@@ -185,12 +191,12 @@ class Player:
     def close(self) -> None:
         self.channel.close()
 
-    def _md(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", f"Bearer {self.t.token}"),)
+    def _md(self, token: str = "") -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {token or self.t.token}"),)
 
-    def call(self, label: str, method: str, request: Message) -> Message | None:
+    def call(self, label: str, method: str, request: Message, token: str = "") -> Message | None:
         try:
-            reply = getattr(self.stub, method)(request, metadata=self._md(), timeout=20)
+            reply = getattr(self.stub, method)(request, metadata=self._md(token), timeout=20)
         except grpc.RpcError as exc:
             self.t.error(label, exc)
             return None
@@ -226,6 +232,9 @@ class Player:
                                     deal=pb.CardList(cards=[card_text(c) for c in self.cards]))
         dealt = self.stub.NewGame(request, timeout=20)
         self.t.game_id, self.t.token = dealt.game.id, dealt.token
+        self.watch_token, self.deal_code = dealt.watch_token, dealt.deal_code
+        assert self.watch_token and self.deal_code
+        self.t.secrets += [(self.watch_token, "<WATCH>"), (self.deal_code, "<CODE>")]
         self.t.reply("NewGame", dealt)
         self.t.states[1] = self.truth.state
         game = self.reads("start")
@@ -258,7 +267,54 @@ class Player:
                 game = self.reads(f"after {step}")
         self.watch()
         self.rest_reads()
+        self.share()
         return self.t
+
+    def share(self) -> None:
+        """ShareGame; the watch token's reads (gRPC, REST) and refusals; the deal code's game."""
+        game_id, watch = self.t.game_id, self.watch_token
+        self.call("ShareGame", "ShareGame", pb.ShareGameRequest(game_id=game_id))
+        self.call("watch GetGame", "GetGame", pb.GetGameRequest(game_id=game_id), token=watch)
+        self.call("watch LegalMoves", "LegalMoves", pb.LegalMovesRequest(game_id=game_id), token=watch)
+        self.call("watch Score", "Score", pb.ScoreRequest(game_id=game_id), token=watch)
+        self.call("watch Picture", "GetGamePicture", pb.GetGamePictureRequest(game_id=game_id), token=watch)
+        stream = self.stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0),
+                                     metadata=self._md(watch), timeout=20)
+        for item in stream:
+            self.t.reply("watch stream", item)
+            if item.event.version >= self.version:
+                stream.cancel()
+                break
+        for label, method, request in (
+            ("watch token ApplyMove refused", "ApplyMove", pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="d"))),
+            ("watch token Undo refused", "Undo", pb.UndoRequest(game_id=game_id)),
+            ("watch token Hint refused", "Hint", pb.HintRequest(game_id=game_id)),
+            ("watch token Solve refused", "Solve", pb.SolveRequest(game_id=game_id, max_millis=200)),
+            ("watch token ShareGame refused", "ShareGame", pb.ShareGameRequest(game_id=game_id, rotate_watch_token=True)),
+        ):
+            assert self.call(label, method, request, token=watch) is None, f"{label} was not refused"
+        self.rest.token = watch
+        reply = self.rest.get(f"/v1/games/{game_id}")
+        data = json.loads(reply.text)
+        self.t.rest_states.append((data["game"].pop("state", ""), int(data["game"]["version"])))
+        self.t.text("watch rest game", f"{reply.status} {json.dumps(data, ensure_ascii=False, sort_keys=True)}")
+        self.t.text("watch rest move", f"{self.rest.post(f'/v1/games/{game_id}/moves', {'move': {'notation': 'd'}}).status}")
+        share = self.rest.post(f"/v1/games/{game_id}:share", {}, token=self.t.token)
+        self.t.text("rest ShareGame", f"{share.status} {json.dumps(json.loads(share.text), sort_keys=True)}")
+        assert share.status == 200 and json.loads(share.text)["watchToken"] == watch
+        # The deal code: the same first position, under another id and token; never open.
+        coded = self.stub.NewGame(pb.NewGameRequest(deal_code=self.deal_code), timeout=20)
+        self.t.secrets += [(coded.game.id, "<GAME2>"), (coded.token, "<TOKEN2>"), (coded.watch_token, "<WATCH2>")]
+        assert coded.deal_code == self.deal_code and coded.game.version == 1
+        self.t.reply("NewGame from the code", coded)
+        if self.options.get("open") == "true":
+            return  # (the code's game is open already)
+        try:
+            self.stub.NewGame(pb.NewGameRequest(deal_code=self.deal_code, options={"open": "true"}), timeout=20)
+            raise AssertionError("a deal code was dealt open")
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT
+            self.t.error("NewGame from the code, open", exc)
 
     def undo(self, label: str) -> pb.Game:
         reply = self.call(label, "Undo", pb.UndoRequest(game_id=self.t.game_id))

@@ -163,7 +163,7 @@ class CodedDeal:
             value, coded = asked[name], self.options.get(name)
             if value == coded:
                 continue
-            if name == "undo" and engine.undo_is_stricter(value, coded):
+            if name == "undo" and engine.undo_is_stricter(value, str(coded)):
                 values[name] = value
                 continue
             raise DealCodeOptions(

@@ -265,7 +265,7 @@ class RedisStore(GameStore):
     async def get_named(self, name: str) -> bytes | None:
         key = self.named_key(name)
         value = await self.executor.call(lambda: self._redis.get(key))
-        return None if value is None else bytes(value)
+        return None if value is None else value if isinstance(value, bytes) else value.encode()
 
     async def delete(self, game_id: str) -> None:
         keys = self._keys(game_id).all
