@@ -177,9 +177,7 @@ class ChatSession:
         return "\n".join([f"New game of {name} from deal code {game.deal_code or code}. Type a move.", *self._board()])
 
     def _share(self, args: list[str]) -> str:
-        if self.watching is not None:
-            raise _Watching
-        game = self._require()
+        game = self._require_player()
         shared = game.share()
         key = watch_key(game.id, shared.watch_token)
         return (
