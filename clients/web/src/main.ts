@@ -568,6 +568,8 @@ async function spectate(gameId: string, watch: string): Promise<void> {
       }
     } catch (err) {
       showError(err);
+      // A rotated watch token (or an expired game) opens nothing: asking again would not help.
+      if (AccordionError.from(err).reason === "GAME_NOT_FOUND") return;
     }
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream ended: reconnect
   }

@@ -297,6 +297,17 @@ test("a spectator page opened from the Share dialog cannot play, nor as #game= w
   await player.locator("#board g.stock").click();
   await waitVersion(player, "3");
   assert.equal(await player.isVisible("#error"), false);
+  await waitVersion(watcher, "3");
+
+  // "New spectator link" retires the old one: the open spectator page is told at the next move.
+  await player.click("#share");
+  await player.click("#rotate-watch");
+  await player.waitForFunction((old) => document.querySelector("#spectator-link").href !== old, link);
+  await player.click("#share-close");
+  await player.locator("#board g.stock").click();
+  await waitVersion(player, "4");
+  await watcher.waitForSelector('#error[data-reason="GAME_NOT_FOUND"]');
+  assert.equal(await version(watcher), "3");
   await attacker.close();
   await watcher.close();
   await player.close();
