@@ -166,7 +166,10 @@ function newGameRequest(): NewGameInit {
 }
 
 async function newGame(): Promise<void> {
-  started(await client.newGame(newGameRequest()));
+  // A deal code pasted from a chat: its variant, options and cards (the form's are not sent,
+  // since a code refuses options that differ from its own).
+  const code = el<HTMLInputElement>("code").value.trim();
+  started(await (code ? client.newGameFromCode(code) : client.newGame(newGameRequest())));
 }
 
 /** A game this page dealt (New game, or a deal link): keep its token here, play it, follow it. */

@@ -333,6 +333,13 @@ test("the Share dialog's deal link deals the same cards, hidden ones hidden, as 
   await friend.locator("#board g.stock").click();
   await waitVersion(friend, "2");
   assert.equal(await version(player), "1", "the friend's moves are in the friend's game");
+  // The code typed (as read in a chat, lower case) deals the same cards too.
+  await friend.goto(`${BASE}/`);
+  await friend.waitForSelector("#variant option[value='accordion']", { state: "attached" });
+  await friend.fill("#code", code.toLowerCase());
+  await friend.click("#new-game");
+  await waitVersion(friend, "1");
+  assert.deepEqual(await cardsShown(friend), await cardsShown(player));
   await friend.close();
   await player.close();
 });
