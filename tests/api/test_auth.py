@@ -12,6 +12,7 @@ import grpc.aio
 import pytest
 import redis
 
+from accordion.sessions.tokens import Access
 from accordion.v1 import accordion_pb2 as pb
 
 from .conftest import Running
@@ -92,14 +93,18 @@ async def test_tokens_are_stored_hashed(served: Running, client: Client) -> None
     )
     for reply in (plain, with_id):
         record = await served.server.store.load(reply.game.id)
-        assert record.token_hash == hashlib.sha256(reply.token.encode()).digest()
-        assert reply.token.encode() not in record.data
+        # The access record (issue 29): the play token's and the watch token's hashes.
+        access = Access.load(record.token_hash)
+        assert access.play_hash == hashlib.sha256(reply.token.encode()).digest()
+        assert access.watch_hash == hashlib.sha256(reply.watch_token.encode()).digest()
+        for secret in (reply.token, reply.watch_token):
+            assert secret.encode() not in record.data + record.token_hash
     if served.server.config.redis_url:  # every byte Redis holds, idempotency records included
         with redis.Redis.from_url(served.server.config.redis_url) as r:
             dump = b"".join(_key_bytes(r, k) for k in r.scan_iter("*"))
         assert dump and with_id.game.id.encode() in dump
         for reply in (plain, with_id):
-            assert reply.token.encode() not in dump
+            assert reply.token.encode() not in dump and reply.watch_token.encode() not in dump
         assert RID.encode() not in dump, "the request id (which unseals the token) is stored hashed"
 
 

@@ -158,6 +158,10 @@ def cases() -> list[tuple[str, str, Callable[[str], Any]]]:
         ("Undo", "request id with spaces", lambda g: pb.UndoRequest(game_id=g, request_id=" x ")),
         ("WatchGame", "no game id", lambda g: pb.WatchGameRequest()),
         ("WatchGame", "negative after_version", lambda g: pb.WatchGameRequest(game_id=g, after_version=-1)),
+        ("ShareGame", "no game id", lambda g: pb.ShareGameRequest()),
+        ("ShareGame", "bad game id", lambda g: pb.ShareGameRequest(game_id="-", rotate_watch_token=True)),
+        ("NewGame", "deal code too long", lambda g: pb.NewGameRequest(deal_code="A" * 65)),
+        ("NewGame", "deal code blank", lambda g: pb.NewGameRequest(deal_code=" ")),
     ]
 
 

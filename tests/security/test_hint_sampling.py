@@ -70,3 +70,16 @@ async def test_twin_deals_get_the_same_sampled_hints(start_server: Callable[...,
                 await c.apply(i, notation)
             truth.play(truth.parse_move(notation))
     assert compared >= 30 and sampled >= 5, (compared, sampled)
+
+
+def test_the_sampled_worlds_do_not_depend_on_the_undo_option() -> None:
+    """The worlds are seeded from the player's view; the undo option (issue 29) is no part of
+    it, so a Hint never differs by undo policy."""
+    from accordion.solver.sampling import view_seed
+
+    for seed in range(5):
+        seeds = set()
+        for undo in ("all", "visible", "none"):
+            game = engine.new_game("klondike", {"undo": undo}, seed=seed)
+            seeds.add(view_seed(game.rules, game.state))
+        assert len(seeds) == 1, seed

@@ -20,6 +20,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from accordion.engine.fields import Reader, varint
+
 GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{22}")  # token_urlsafe(16): 16 bytes → 22 characters
 SALT_BYTES = 16
 
@@ -93,7 +95,7 @@ def open_token(sealed: bytes, request_id: str) -> str:
 PLAY = "play"
 WATCH = "watch"
 _HASH = 32  # SHA-256
-_ACCESS_FORMAT = 1
+_ACCESS_FORMAT = b"\x01"
 
 
 def watch_token(play_token: str, generation: int) -> str:
@@ -123,33 +125,18 @@ class Access:
     def dump(self) -> bytes:
         if not self.watch_hash:
             return self.play_hash
-        gen = self.generation
-        out = bytearray(self.play_hash + self.watch_hash)
-        while True:  # varint
-            byte = gen & 0x7F
-            gen >>= 7
-            out.append(byte | (0x80 if gen else 0))
-            if not gen:
-                break
-        return bytes([_ACCESS_FORMAT]) + bytes(out) + self.deal_code.encode()
+        return _ACCESS_FORMAT + self.play_hash + self.watch_hash + varint(self.generation) + self.deal_code.encode()
 
     @classmethod
     def load(cls, blob: bytes) -> Access:
         """Either stored form. Raises ValueError for neither."""
         if len(blob) == _HASH:
             return cls(blob)
-        if blob[:1] != bytes([_ACCESS_FORMAT]) or len(blob) < 1 + 2 * _HASH + 1:
+        if blob[:1] != _ACCESS_FORMAT:
             raise ValueError("not an access record")
-        play, watch = blob[1 : 1 + _HASH], blob[1 + _HASH : 1 + 2 * _HASH]
-        pos, gen, shift = 1 + 2 * _HASH, 0, 0
-        while True:
-            byte = blob[pos]
-            pos += 1
-            gen |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        return cls(play, watch, gen, blob[pos:].decode("ascii"))
+        r = Reader(blob, 1)
+        play, watch, generation = r.take(_HASH), r.take(_HASH), r.varint()
+        return cls(play, watch, generation, blob[r.pos :].decode("ascii"))
 
     def role(self, presented_hash: bytes) -> str | None:
         """PLAY, WATCH or None for a presented token's hash; both compared in constant time."""

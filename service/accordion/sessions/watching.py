@@ -42,6 +42,7 @@ async def watch(
         if tokens.role(presented, current.token_hash) is None:
             raise BadToken(game_id)
         return False
+
     follower = Follower(after_version)
     for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
         yield item
