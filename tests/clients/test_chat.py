@@ -192,7 +192,7 @@ def test_rules_and_help_for_one_command(client: AccordionClient) -> None:
     session = ChatSession(client, variant="cribbage-solitaire")
     rules = session.handle("rules").split("\n")  # no game: the session's variant
     assert rules[0].startswith("Cribbage Solitaire: Deal one card at a time")
-    assert rules[1:] == ["Won with: 61 points.", "Options: none."]
+    assert rules[1:] == ["Won with: 61 points.", "Options: undo=all|visible|none (default all)."]
     session.handle("new accordion-stock seed 7")
     assert session.handle("/rules").startswith("Accordion (dealt one by one): ")  # the game's variant
     assert "dealing=all|stock (default stock)" in session.handle("rules")

@@ -196,15 +196,15 @@ def test_variants_id_shows_rules_options_defaults_and_threshold(server: ServerPr
     assert "stack a pile onto the pile 1 or 3 to its left" in " ".join(lines[1:3])
     assert "Won with: 1 pile" in lines
     options = {line.split()[0]: line.split() for line in lines[lines.index("Options (-o NAME=VALUE):") + 1 :]}
-    assert set(options) == {"dealing", "compel", "leap", "win_piles"}
+    assert set(options) == {"dealing", "compel", "leap", "win_piles", "undo"}
     assert options["dealing"][1:4] == ["all|stock", "default", "all"]
     assert options["win_piles"][1:4] == ["1..52", "default", "1"]
-    # by name or alias too; a variant without options says so
+    # by name or alias too; every variant has the undo option (issue 29), push-pin no other
     by_name = run_cli("variants", "Royal Marriage", "--target", f"http://{server.addr}")
     assert by_name.returncode == 0 and "Won with: 2 cards" in by_name.stdout
     assert "suit  spades|hearts|diamonds|clubs  default hearts" in by_name.stdout
     plain = run_cli("variants", "push-pin", "--target", server.addr)
-    assert "Options: none" in plain.stdout
+    assert "undo  all|visible|none  default all" in plain.stdout and "Options: none" not in plain.stdout
 
 
 def test_cli_errors_are_one_line(server: ServerProcess, dead_target: str) -> None:

@@ -11,6 +11,9 @@ A real chat platform plugs in the same way: keep one ``ChatSession`` per convers
 keyed by the user before ``:`` on a line such as ``alice: new royal-marriage``, or one
 session when lines have no ``name:``), pass each message's text to ``handle``, post the
 reply. ``ChatSession`` knows nothing about the transport; the bot knows nothing about games.
+
+Sharing in a room: ``share`` posts the game's deal code and watch key (never its token);
+``play CODE`` deals those cards to whoever says it, ``watch KEY`` shows that game read-only.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from pathlib import Path
 from accordion_client import AccordionClient, __version__
 from accordion_client.chat import ChatSession
 from accordion_client.flags import add_connection_flags, client_kwargs
-from accordion_client.v1 import accordion_pb2 as pb
 
 SPEAKER = re.compile(r"^([A-Za-z0-9_.-]{1,32}):\s+(.*)$")
 
@@ -51,13 +53,12 @@ def main() -> int:
             reply = session.handle(text)
             prefix = f"@{user} " if user else ""
             print(prefix + reply.replace("\n", "\n" + " " * len(prefix)), flush=True)
-            if args.pictures and session.game is not None:
-                game = session.game
-                request = pb.GetGamePictureRequest(game_id=game.id)
-                picture = client.call("GetGamePicture", request, token=game.token)  # a google.api.HttpBody
+            game = session.shown  # the game played, or the one watched with a watch key
+            if args.pictures and game is not None:
+                picture = game.picture()  # SVG bytes, drawn from what the player sees
                 path = Path(args.pictures) / f"{user or 'chat'}-{game.id}-v{game.version}.svg"
-                path.write_bytes(picture.data)
-                print(f"{prefix}[picture: {path} ({picture.content_type})]", flush=True)
+                path.write_bytes(picture)
+                print(f"{prefix}[picture: {path} (image/svg+xml)]", flush=True)
             print(flush=True)  # a blank line between replies
     return 0
 

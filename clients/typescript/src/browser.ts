@@ -34,7 +34,7 @@ export function createBrowserClient(
   return createAccordionClientFromTransport(transport, options);
 }
 
-export { AccordionClient, bearerTokenInterceptor, createAccordionClientFromTransport } from "./client.js";
+export { AccordionClient, GameWatcher, bearerTokenInterceptor, createAccordionClientFromTransport } from "./client.js";
 export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
 export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
 export { BACK, EMPTY, drawMove, isTableau, layoutLines, pairMove, pileCards, pileText, shownText, tableauMove, zoneOf } from "./zones.js";

@@ -11,7 +11,10 @@
  * ```
  *
  * The client remembers the token `newGame` returns, by game id; `setToken` adds one for a game
- * created elsewhere. NewGame, ApplyMove and Undo carry a random request id (`newRequestId()`)
+ * created elsewhere. Sharing: `newGame`'s reply carries the game's `watchToken` (read-only) and
+ * `dealCode` (the same cards for anyone, hidden cards still hidden); `newGameFromCode(code)` deals
+ * a code; `shareGame(id)` fetches both (and rotates the watch token); `watcher(id, watchToken)`
+ * is a handle that can only read and watch. NewGame, ApplyMove and Undo carry a random request id (`newRequestId()`)
  * unless the caller gives one. The raw generated client is `client.raw` (every RPC, every field).
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -38,6 +41,7 @@ import {
   type LegalMovesResponse,
   type NewGameResponse,
   type ScoreResponse,
+  type ShareGameResponse,
   type UndoResponse,
   type Variant,
 } from "./gen/accordion/v1/accordion_pb.js";
@@ -110,13 +114,18 @@ export class AccordionClient {
   }
 
   private options(gameId?: string, extra: CallOptions = {}): CallOptions {
+    return this.tokenOptions(gameId === undefined ? undefined : this.tokens.get(gameId), extra);
+  }
+
+  /** Call options that send `token` (a play token, or a spectator's watch token). */
+  tokenOptions(token: string | undefined, extra: CallOptions = {}): CallOptions {
     const contextValues = createContextValues();
-    const token = gameId === undefined ? undefined : this.tokens.get(gameId);
     if (token) contextValues.set(TOKEN, token);
     return { timeoutMs: this.timeoutMs || undefined, contextValues, ...extra };
   }
 
-  private async call<T>(run: () => Promise<T>): Promise<T> {
+  /** @internal */
+  async call<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {
@@ -139,6 +148,37 @@ export class AccordionClient {
     const reply = await this.call(() => this.raw.newGame(message, this.options()));
     if (reply.game) this.tokens.set(reply.game.id, reply.token);
     return reply;
+  }
+
+  /**
+   * Deals a new game from a deal code (`NewGameResponse.dealCode`, `shareGame`): the same variant,
+   * rule options and cards as the game it came from, hidden cards still hidden. `options` may not
+   * show what the original hides (`open`, a looser `undo`): DEAL_CODE_OPTIONS; an unknown code:
+   * DEAL_CODE_NOT_FOUND. Keeps the new game's token, as `newGame`.
+   */
+  async newGameFromCode(code: string, options: Record<string, string> = {}): Promise<NewGameResponse> {
+    // Codes are upper-case Crockford base32; a pasted code may have come through lower-cased.
+    return this.newGame({ options, start: { case: "dealCode", value: code.trim().toUpperCase() } });
+  }
+
+  /**
+   * The game's deal code and watch token (ShareGame; needs the play token). With `rotate` a new
+   * watch token is issued and the old one stops working.
+   */
+  async shareGame(gameId: string, options: { rotate?: boolean } = {}): Promise<ShareGameResponse> {
+    return this.call(() =>
+      this.raw.shareGame({ gameId, rotateWatchToken: options.rotate ?? false }, this.options(gameId)),
+    );
+  }
+
+  /**
+   * A read-only handle on a game from its watch token: it reads (getGame, legalMoves, score,
+   * picture) and watches, and has no way to play; the server refuses a move made with a watch
+   * token anyway (PERMISSION_DENIED, WATCH_ONLY). The client's own token for the game, if any,
+   * is not used.
+   */
+  watcher(gameId: string, watchToken: string): GameWatcher {
+    return new GameWatcher(this, gameId, watchToken);
   }
 
   async getGame(gameId: string): Promise<Game> {
@@ -211,6 +251,54 @@ export class AccordionClient {
       // No timeout: a watch lasts as long as the caller wants it.
       const stream = this.raw.watchGame({ gameId, afterVersion }, this.options(gameId, { timeoutMs: undefined, signal }));
       for await (const reply of stream) {
+        if (reply.event) yield reply.event;
+      }
+    } catch (err) {
+      throw AccordionError.from(err);
+    }
+  }
+}
+
+/** A spectator's handle (`AccordionClient.watcher`): the reading RPCs and WatchGame with a watch token. */
+export class GameWatcher {
+  constructor(
+    private readonly client: AccordionClient,
+    readonly gameId: string,
+    private readonly watchToken: string,
+  ) {}
+
+  async getGame(): Promise<Game> {
+    const reply = await this.client.call(() =>
+      this.client.raw.getGame({ gameId: this.gameId }, this.client.tokenOptions(this.watchToken)),
+    );
+    return reply.game!;
+  }
+
+  async legalMoves(): Promise<LegalMovesResponse> {
+    return this.client.call(() =>
+      this.client.raw.legalMoves({ gameId: this.gameId }, this.client.tokenOptions(this.watchToken)),
+    );
+  }
+
+  async score(): Promise<ScoreResponse> {
+    return this.client.call(() =>
+      this.client.raw.score({ gameId: this.gameId }, this.client.tokenOptions(this.watchToken)),
+    );
+  }
+
+  /** The layout as an SVG image (GetGamePicture), as the player sees it. */
+  async picture(): Promise<Uint8Array> {
+    const body = await this.client.call(() =>
+      this.client.raw.getGamePicture({ gameId: this.gameId }, this.client.tokenOptions(this.watchToken)),
+    );
+    return body.data;
+  }
+
+  /** As `AccordionClient.watch`. */
+  async *watch(afterVersion = 0n, signal?: AbortSignal): AsyncGenerator<GameEvent> {
+    try {
+      const options = this.client.tokenOptions(this.watchToken, { timeoutMs: undefined, signal });
+      for await (const reply of this.client.raw.watchGame({ gameId: this.gameId, afterVersion }, options)) {
         if (reply.event) yield reply.event;
       }
     } catch (err) {

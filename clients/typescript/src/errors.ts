@@ -24,14 +24,29 @@ export type ErrorReason =
   | "INVALID_MOVE"
   | "ILLEGAL_MOVE"
   | "NOTHING_TO_UNDO"
+  | "NOTHING_TO_REDO"
+  | "UNDO_NOT_ALLOWED"
+  | "HIDDEN_INFORMATION"
+  | "SOLVER_UNSUPPORTED"
+  | "WINNABLE_NOT_FOUND"
   | "GAME_NOT_FOUND"
+  | "GAME_EXISTS"
   | "VERSION_MISMATCH"
   | "REQUEST_ID_REUSED"
   | "MISSING_TOKEN"
   | "BAD_TOKEN"
+  | "WATCH_ONLY"
+  | "DEAL_CODE_NOT_FOUND"
+  | "DEAL_CODE_OPTIONS"
+  | "API_KEY_MISSING"
+  | "API_KEY_INVALID"
+  | "RATE_LIMITED"
+  | "CAPACITY_EXCEEDED"
+  | "STORE_FULL"
   | "STORE_UNAVAILABLE"
   | "DEADLINE_EXCEEDED"
-  | "GAME_CORRUPT";
+  | "GAME_CORRUPT"
+  | "INTERNAL";
 
 /** One `BadRequest` field violation. */
 export interface FieldViolation {

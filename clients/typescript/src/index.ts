@@ -1,5 +1,5 @@
 /** @accordion/client: a TypeScript client for accordion.v1.AccordionService. */
-export { AccordionClient, bearerTokenInterceptor, createAccordionClient, newRequestId, toBaseUrl } from "./client.js";
+export { AccordionClient, GameWatcher, bearerTokenInterceptor, createAccordionClient, newRequestId, toBaseUrl } from "./client.js";
 export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
 export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
 export { BACK, EMPTY, drawMove, isTableau, layoutLines, pairMove, pileCards, pileText, shownText, tableauMove, zoneOf } from "./zones.js";

@@ -8,11 +8,17 @@
 // card to the foundations, and a click on the stock draws (Spider: deals; Klondike's empty
 // stock: redeals).
 //
-// Links: "#game=<id>&token=<token>" reopens a game to play it; "#watch=<id>&token=<token>"
-// spectates it live (WatchGame) with no controls. Both live in the URL fragment, which browsers
-// never send to a server, so the token reaches no access log. WatchGame needs the game's token
-// today (every RPC on a game does), so the spectator link carries it: the page shows no controls,
-// but whoever holds that link could play. A read-only watch token is a contract change for later.
+// Tokens and links (issue 29). The player's token stays in this browser: localStorage, keyed by
+// game id; the page's own URL is "#game=<id>" and reopens the game in any tab of this browser.
+// The Share dialog gives what others may have: the deal code and "#deal=<code>" (the same cards
+// as a new game for whoever opens it, hidden cards still hidden), and the spectator link
+// "#watch=<id>.<watch token>", which carries only the read-only watch token: the page opened from
+// it has no controls, and the server refuses any change made with that token (WATCH_ONLY). The
+// link with the play token ("#game=<id>&token=<token>", to play on another device) is shown only
+// when the player asks for it. Every link lives in the URL fragment, which browsers never send
+// to a server, so no token reaches an access log.
+// The player's page follows its own game through WatchGame, so a move made in another tab (or
+// another device) updates this one's version and its next move is not refused as stale.
 import "./style.css";
 import {
   AccordionError,
@@ -28,6 +34,7 @@ import {
   type Move,
   type MoveInit,
   type NewGameInit,
+  type NewGameResponse,
   type Variant,
 } from "@accordion/client/browser";
 
@@ -56,6 +63,26 @@ let dragFrom: Spot | null = null;
 let hinted: Move | undefined;
 let readonly = false;
 let pictureSeq = 0; // only the newest picture request draws
+let following: AbortController | undefined; // the WatchGame stream the player's page follows
+
+// --- the player's token: in this browser only ---------------------------------------------------
+const TOKEN_KEY = (gameId: string): string => `accordion:token:${gameId}`;
+
+function savedToken(gameId: string): string {
+  try {
+    return window.localStorage.getItem(TOKEN_KEY(gameId)) ?? "";
+  } catch {
+    return ""; // storage refused (a private window's policy): the token lives in this page only
+  }
+}
+
+function saveToken(gameId: string, value: string): void {
+  try {
+    window.localStorage.setItem(TOKEN_KEY(gameId), value);
+  } catch {
+    // as above
+  }
+}
 
 const STATUS_WORD: Record<number, string> = {
   [GameStatus.IN_PROGRESS]: "in progress",
@@ -139,13 +166,24 @@ function newGameRequest(): NewGameInit {
 }
 
 async function newGame(): Promise<void> {
-  const reply = await client.newGame(newGameRequest());
-  token = reply.token;
+  // A deal code pasted from a chat: its variant, options and cards (the form's are not sent,
+  // since a code refuses options that differ from its own).
+  const code = el<HTMLInputElement>("code").value.trim();
+  started(await (code ? client.newGameFromCode(code) : client.newGame(newGameRequest())));
+}
+
+/** A game this page dealt (New game, or a deal link): keep its token here, play it, follow it. */
+function started(reply: NewGameResponse): void {
   if (!reply.game) return;
-  window.history.replaceState(null, "", `#game=${reply.game.id}&token=${token}`);
-  showLinks(reply.game.id);
+  const id = reply.game.id;
+  token = reply.token;
+  saveToken(id, token);
+  // The page's own link names the game only; the token stays in this browser.
+  window.history.replaceState(null, "", `#game=${id}`);
+  showLinks(id, reply.watchToken, reply.dealCode);
   el("play").hidden = false;
   setGame(reply.game);
+  follow(id);
 }
 
 // --- the game ---------------------------------------------------------------------------------
@@ -159,7 +197,9 @@ function resigned(of: Game): boolean {
 }
 
 function setGame(next: Game): void {
-  if (game && game.id === next.id && next.version < game.version) return; // an older answer
+  // An older answer, or one already shown (a move's reply and its WatchGame event both arrive):
+  // drawing it again would drop the pile the player has just picked up.
+  if (game && game.id === next.id && next.version <= game.version) return;
   game = next;
   selected = null;
   hinted = undefined;
@@ -441,25 +481,42 @@ el("play-notation").addEventListener("click", () => {
   const text = el<HTMLInputElement>("notation").value.trim();
   if (text) void play({ notation: text });
 });
-el("share").addEventListener("click", () => copyLink("share-link"));
+el("share").addEventListener("click", () => el<HTMLDialogElement>("share-dialog").showModal());
+el("share-close").addEventListener("click", () => el<HTMLDialogElement>("share-dialog").close());
 el("spectate").addEventListener("click", () => copyLink("spectator-link"));
+el("copy-deal").addEventListener("click", () => copyLink("deal-link"));
+el("copy-spectator").addEventListener("click", () => copyLink("spectator-link"));
+el("reveal-play-link").addEventListener("click", () => {
+  // Only when the player asks: this link is the game itself (whoever has it can play).
+  if (!game) return;
+  const a = el<HTMLAnchorElement>("play-link");
+  a.href = `${pageBase()}#game=${game.id}&token=${token}`;
+  a.textContent = a.href;
+  el("play-link-box").hidden = false;
+});
+el("rotate-watch").addEventListener("click", () =>
+  void attempt(async () => {
+    if (!game) return;
+    const shared = await client.shareGame(game.id, { rotate: true });
+    showLinks(game.id, shared.watchToken, shared.dealCode);
+    el("status").textContent = "New spectator link: the old one no longer works.";
+  }),
+);
 
-function showLinks(gameId: string): void {
-  const base = `${window.location.origin}${window.location.pathname}`;
-  const box = el("links");
-  box.replaceChildren();
-  for (const [id, text, hash] of [
-    ["share-link", "Reopen this game", `#game=${gameId}&token=${token}`],
-    ["spectator-link", "Watch it live (read-only)", `#watch=${gameId}&token=${token}`],
-  ] as const) {
-    const a = document.createElement("a");
-    a.id = id;
-    a.href = base + hash;
-    a.textContent = text;
-    a.target = "_blank";
-    a.rel = "noopener noreferrer";
-    box.append(a, " ");
-  }
+const pageBase = (): string => `${window.location.origin}${window.location.pathname}`;
+
+/** The Share dialog's links: the deal (for anyone) and the spectator's (read-only); no play token. */
+function showLinks(gameId: string, watch: string, code: string): void {
+  el("deal-code").textContent = code || "(none)";
+  const deal = el<HTMLAnchorElement>("deal-link");
+  deal.href = `${pageBase()}#deal=${code}`;
+  deal.textContent = deal.href;
+  const spectator = el<HTMLAnchorElement>("spectator-link");
+  spectator.href = `${pageBase()}#watch=${gameId}.${watch}`;
+  spectator.textContent = spectator.href;
+  el("play-link-box").hidden = true;
+  el<HTMLAnchorElement>("play-link").removeAttribute("href");
+  el("play-link").textContent = "";
 }
 
 function copyLink(id: string): void {
@@ -469,9 +526,36 @@ function copyLink(id: string): void {
   el("status").textContent = `Link copied: ${link.href}`;
 }
 
+// --- following the player's own game ------------------------------------------------------------
+/**
+ * Follows the game through WatchGame while this page plays it, so a move from another tab or
+ * device updates this page (its version, its legal moves) before its next move is sent.
+ */
+function follow(gameId: string): void {
+  following?.abort();
+  const abort = new AbortController();
+  following = abort;
+  void (async () => {
+    while (!abort.signal.aborted && game?.id === gameId) {
+      try {
+        for await (const event of client.watch(gameId, game?.version ?? 0n, abort.signal)) {
+          if (event.game && game?.id === gameId) setGame(event.game);
+        }
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        const reason = AccordionError.from(err).reason;
+        if (reason === "GAME_NOT_FOUND" || reason === "MISSING_TOKEN") return; // nothing to follow
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream ended: reconnect
+    }
+  })();
+}
+
 // --- spectating -------------------------------------------------------------------------------
-async function spectate(gameId: string): Promise<void> {
+async function spectate(gameId: string, watch: string): Promise<void> {
   readonly = true;
+  token = watch; // the pictures are fetched with it; it can read, never play
+  const watcher = client.watcher(gameId, watch);
   el("setup").hidden = true;
   el("play").hidden = true;
   el("variant-help").hidden = true;
@@ -479,14 +563,16 @@ async function spectate(gameId: string): Promise<void> {
   let after = 0n;
   for (;;) {
     try {
-      const current = await client.getGame(gameId);
+      const current = await watcher.getGame();
       setGame(current);
       after = current.version;
-      for await (const event of client.watch(gameId, after)) {
+      for await (const event of watcher.watch(after)) {
         if (event.game) setGame(event.game);
       }
     } catch (err) {
       showError(err);
+      // A rotated watch token (or an expired game) opens nothing: asking again would not help.
+      if (AccordionError.from(err).reason === "GAME_NOT_FOUND") return;
     }
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream ended: reconnect
   }
@@ -497,20 +583,47 @@ async function start(): Promise<void> {
   const params = new URLSearchParams(window.location.hash.slice(1));
   const watch = params.get("watch");
   const reopen = params.get("game");
-  token = params.get("token") ?? "";
-  if (watch && token) {
-    client.setToken(watch, token);
-    return spectate(watch);
+  const deal = params.get("deal");
+  const linkToken = params.get("token") ?? "";
+  if (watch) {
+    // "#watch=<id>.<watch token>" (an older link: "#watch=<id>&token=<token>").
+    const dot = watch.indexOf(".");
+    const [gameId, watchWith] = dot < 0 ? [watch, linkToken] : [watch.slice(0, dot), watch.slice(dot + 1)];
+    if (gameId && watchWith) return spectate(gameId, watchWith);
   }
   await attempt(loadVariants);
-  if (reopen && token) {
+  if (deal) {
+    // A deal link: the same cards as a new game of this page's own (its own id and token).
+    await attempt(async () => started(await client.newGameFromCode(deal)));
+    return;
+  }
+  if (reopen) {
+    // A token in the link (the player asked for that link) is used here; kept in this browser
+    // unless one is kept already, so a link cannot replace the token this browser plays with.
+    token = linkToken || savedToken(reopen);
+    if (!token) {
+      const box = el("error");
+      box.textContent = "This browser holds no token for that game: ask its player for the spectator link.";
+      box.dataset["reason"] = "NO_TOKEN";
+      box.hidden = false;
+      return;
+    }
+    if (linkToken && !savedToken(reopen)) saveToken(reopen, linkToken);
+    if (linkToken) window.history.replaceState(null, "", `#game=${reopen}`); // the token leaves the address bar
     client.setToken(reopen, token);
     await attempt(async () => {
       const current = await client.getGame(reopen);
-      showLinks(reopen);
       el("play").hidden = false;
       setGame(current);
+      follow(reopen);
     });
+    try {
+      const shared = await client.shareGame(reopen);
+      showLinks(reopen, shared.watchToken, shared.dealCode);
+    } catch {
+      // Not the player's token (a watch token in a #game= link: WATCH_ONLY): no links to share,
+      // and every move it tries is refused by the server, in words.
+    }
   }
 }
 

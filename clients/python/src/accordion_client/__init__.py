@@ -2,6 +2,8 @@
 
 * ``AccordionClient`` / ``AsyncAccordionClient``: connect, deal, play by notation; deadlines,
   request ids and retries on every call; typed exceptions (``accordion_client.errors``).
+  Sharing: ``new_game_from_code`` (a deal code), ``GameHandle.share``, ``spectate`` (a
+  read-only ``WatchHandle`` from a watch token).
 * ``accordion_client.v1``: the generated stubs (``accordion_pb2``, ``accordion_pb2_grpc``), typed.
 * ``accordion_client.moves``: structured moves (``move("tableau", 3, "tableau", 7)``, ``draw()``).
 * ``accordion_client.zones``: text for a tableau game's zones (face-down cards as backs).
@@ -14,13 +16,19 @@ from .client import (
     AccordionClient,
     AsyncAccordionClient,
     AsyncGameHandle,
+    AsyncWatchHandle,
     GameHandle,
+    WatchHandle,
     new_request_id,
+    parse_watch_key,
     to_move,
+    watch_key,
 )
 from .errors import (
     AccordionError,
     Cancelled,
+    DealCodeNotFound,
+    DealCodeOptions,
     DeadlineExceeded,
     GameNotFound,
     IllegalMove,
@@ -33,8 +41,10 @@ from .errors import (
     ResourceExhausted,
     Unauthenticated,
     Unavailable,
+    UndoNotAllowed,
     UnknownVariant,
     VersionMismatch,
+    WatchOnly,
 )
 from .v1 import accordion_pb2 as pb
 
@@ -45,7 +55,10 @@ __all__ = [
     "AccordionError",
     "AsyncAccordionClient",
     "AsyncGameHandle",
+    "AsyncWatchHandle",
     "Cancelled",
+    "DealCodeNotFound",
+    "DealCodeOptions",
     "DeadlineExceeded",
     "GameHandle",
     "GameNotFound",
@@ -59,12 +72,17 @@ __all__ = [
     "ResourceExhausted",
     "Unauthenticated",
     "Unavailable",
+    "UndoNotAllowed",
     "UnknownVariant",
     "VersionMismatch",
+    "WatchHandle",
+    "WatchOnly",
     "errors",
     "moves",
     "new_request_id",
+    "parse_watch_key",
     "pb",
     "to_move",
+    "watch_key",
     "zones",
 ]

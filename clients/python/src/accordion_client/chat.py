@@ -13,6 +13,13 @@ and numbered piles. Commands (a leading ``/`` is ignored, so ``/hint`` works too
     <move>                                     8d>9d, 5>4, x7, x7-8, deal, redeal, claim 3-5 run 5>3;
                                                tableau games: 3>7, 3>7 x4, w>5, 5>f, f2>5, draw, x3,5
     hint · undo · resign · show · score · moves · variants · rules [variant] · help [command]
+    share                                      this game's deal code and watch key (no token)
+    play CODE                                  deal a deal code's cards: a new game of your own
+    watch KEY · unwatch                        watch someone's game, read-only (show refreshes it)
+
+Sharing never posts the game's token: the deal code deals the same cards to anyone (hidden
+cards still hidden), and the watch key (``<game id>.<watch token>``) can read the game and
+never play it.
 """
 
 from __future__ import annotations
@@ -20,14 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import errors
-from .client import STATUS_NAMES, AccordionClient, GameHandle
+from .client import STATUS_NAMES, AccordionClient, GameHandle, WatchHandle, parse_watch_key, watch_key
 from .render import legal_summary, row_lines, status_line, variant_summary
 from .v1 import accordion_pb2 as pb
 from .zones import face_down_count, is_tableau
 
 HELP = (
     "Commands: new [variant] [seed N] [option=value] · a move (8d>9d, 5>4, x7, deal; 3>7, w>f, draw) · "
-    "hint · undo · resign · show · score · moves · variants · rules [variant] · help [command|tableau]"
+    "hint · undo · resign · show · score · moves · variants · rules [variant] · share · play CODE · "
+    "watch KEY · help [command|tableau]"
 )
 # ``help <command>``: one line each (aliases point at the same line).
 COMMAND_HELP = {
@@ -48,6 +56,13 @@ COMMAND_HELP = {
     "variants": "variants: the games the service deals.",
     "rules": "rules [variant]: a variant's rules, how it is won and its options (default: this game's).",
     "help": "help [command]: the commands, or one in detail.",
+    "share": "share: this game's deal code (play CODE deals its cards to anyone, hidden cards still "
+    "hidden) and its watch key (watch KEY follows it, read-only). Your token is never posted.",
+    "play": "play CODE: a new game of your own with a deal code's cards (from share), e.g. "
+    "play 7K2M-Q9XD-4HRT-B3VN.",
+    "watch": "watch KEY: watch a game from its watch key (from share), read-only; show refreshes it, "
+    "unwatch stops.",
+    "unwatch": "unwatch: stop watching and go back to your own game, if any.",
 }
 COMMAND_ALIASES = {
     "start": "new",
@@ -75,7 +90,13 @@ class ChatSession:
         self.variant = variant
         self.width = width
         self.game: GameHandle | None = None
+        self.watching: WatchHandle | None = None  # a game watched with a watch key (read-only)
         self._known_variants: list[pb.Variant] = []
+
+    @property
+    def shown(self) -> WatchHandle | None:
+        """The game this conversation is looking at: the one watched, else its own."""
+        return self.watching if self.watching is not None else self.game
 
     def handle(self, text: str) -> str:
         words = text.strip().split()
@@ -89,6 +110,8 @@ class ChatSession:
             return self._move(text.strip())
         except _NoGame:
             return NO_GAME
+        except _Watching:
+            return WATCHING
         except errors.GameNotFound:
             self.game = None
             return "That game is gone (it expired or was never there). Type new to deal another."
@@ -134,18 +157,62 @@ class ChatSession:
         except errors.InvalidArgument as exc:
             return f"Can't deal that: {exc.message}"
         self.game = game
+        self.watching = None
         name = next((v.name for v in self.variants() if v.id == game.game.variant), game.game.variant)
         return "\n".join([f"New game of {name}. Type a move, or hint.", *self._board()])
 
+    def _play_code(self, args: list[str]) -> str:
+        if not args:
+            return "play CODE deals a deal code's cards, e.g. play 7K2M-Q9XD-4HRT-B3VN (share gives one)."
+        code = "".join(args)
+        try:
+            game = self.client.new_game_from_code(code)
+        except errors.DealCodeNotFound:
+            return f"I don't know the deal code {code!r} (mistyped, or it expired)."
+        except errors.InvalidArgument as exc:
+            return f"Can't deal that code: {exc.message}"
+        self.game = game
+        self.watching = None
+        name = next((v.name for v in self.variants() if v.id == game.game.variant), game.game.variant)
+        return "\n".join([f"New game of {name} from deal code {game.deal_code or code}. Type a move.", *self._board()])
+
+    def _share(self, args: list[str]) -> str:
+        game = self._require_player()
+        shared = game.share()
+        key = watch_key(game.id, shared.watch_token)
+        return (
+            f"Deal code {shared.deal_code}: play {shared.deal_code} deals these cards to anyone "
+            f"(hidden cards stay hidden).\nWatch key {key}: watch {key} follows this game, read-only."
+        )
+
+    def _watch(self, args: list[str]) -> str:
+        try:
+            game_id, watch_token = parse_watch_key("".join(args))
+        except ValueError:
+            return "watch KEY follows a game, read-only: the key is <game id>.<watch token> (share gives one)."
+        try:
+            self.watching = self.client.spectate(game_id, watch_token)
+        except errors.GameNotFound:
+            return "That watch key does not open a game (mistyped, rotated, or the game expired)."
+        return "\n".join(["Watching, read-only: show refreshes it, unwatch stops.", *self._board()])
+
+    def _unwatch(self, args: list[str]) -> str:
+        if self.watching is None:
+            return "You are not watching a game."
+        self.watching = None
+        if self.game is None:
+            return "Stopped watching. Type new to deal a game."
+        return "\n".join(["Stopped watching; your game:", *self._board()])
+
     def _hint(self, args: list[str]) -> str:
-        game = self._require()
+        game = self._require_player()
         move = game.hint()
         if move is None:
             return f"No hint: the game is over ({game.status}). Type new to play again."
         return f"Hint: {move.notation}"
 
     def _undo(self, args: list[str]) -> str:
-        game = self._require()
+        game = self._require_player()
         try:
             move = game.undo()
         except errors.NothingToUndo:
@@ -158,7 +225,7 @@ class ChatSession:
         return "\n".join([f"Took back {move.notation}.", *self._board()])
 
     def _resign(self, args: list[str]) -> str:
-        game = self._require()
+        game = self._require_player()
         if game.over:
             return f"The game is over already ({game.status}). Type new to play again."
         try:
@@ -218,6 +285,8 @@ class ChatSession:
         return COMMAND_HELP[topic]
 
     def _move(self, text: str) -> str:
+        if self.watching is not None:
+            return WATCHING
         if self.game is None:
             return f"I don't know {text!r}. {NO_GAME} (help lists the commands)"
         game = self.game
@@ -244,28 +313,50 @@ class ChatSession:
             self._known_variants = self.client.list_variants()
         return self._known_variants
 
-    def _require(self) -> GameHandle:
+    def _require(self) -> WatchHandle:
+        """The game shown (watched, or the player's own) for the reading commands."""
+        shown = self.shown
+        if shown is None:
+            raise _NoGame
+        return shown
+
+    def _require_player(self) -> GameHandle:
+        """The player's own game, for the commands that change it or need its token."""
+        if self.watching is not None:
+            raise _Watching
         if self.game is None:
             raise _NoGame
         return self.game
 
     def _board(self) -> list[str]:
-        assert self.game is not None
-        game = self.game.game
+        shown = self.shown
+        assert shown is not None
+        game = shown.game
         lines = row_lines(game, width=self.width)
-        if self.game.over:
-            if self.game.status == "won":
+        if shown.over:
+            if self.watching is not None:
+                verdict = f"Game over ({shown.status})."
+                lines.append(f"{verdict} {status_line(game)}.")
+                return lines
+            if shown.status == "won":
                 verdict = "You won!"
             else:
-                verdict = "Resigned: game over." if self.game.resigned else "No moves left: game over."
+                verdict = "Resigned: game over." if shown.resigned else "No moves left: game over."
             lines.append(f"{verdict} {status_line(game)}. Type new to play again.")
         else:
             lines.append(status_line(game))
         return lines
 
 
+WATCHING = "You are watching this game, read-only: unwatch goes back to your own (new or play CODE deals one)."
+
+
 class _NoGame(Exception):
     """A command that needs a game, before any."""
+
+
+class _Watching(Exception):
+    """A command that needs the player's own game, while watching another."""
 
 
 COMMANDS: dict[str, Command] = {
@@ -283,4 +374,8 @@ COMMANDS: dict[str, Command] = {
     "rules": ChatSession._rules,
     "help": ChatSession._help,
     "?": ChatSession._help,
+    "share": ChatSession._share,
+    "play": ChatSession._play_code,
+    "watch": ChatSession._watch,
+    "unwatch": ChatSession._unwatch,
 }

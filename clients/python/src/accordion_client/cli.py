@@ -3,6 +3,8 @@
     accordion play                         # Accordion against 127.0.0.1:50051
     accordion play royal-marriage --seed 7 --target https://games.example.com
     accordion play klondike -o draw=1      # a tableau game: 3>7, w>f, draw, redeal
+    accordion play --deal-code 7K2M-Q9XD-4HRT-B3VN   # the cards of a shared deal code
+    accordion watch GAMEID.WATCHTOKEN      # watch a game live, read-only (a watch key or link)
     accordion variants                     # every variant, one line each
     accordion variants royal-marriage      # one in full: rules, options, win threshold
     accordion --version
@@ -10,7 +12,8 @@
 A failure (no service at the target, a bad flag) is one line on stderr and a non-zero exit.
 
 At the prompt type a move (``8d>9d``, ``5>4``, ``x7``, ``deal``) or a command: ``h`` hint,
-``u`` undo, ``l`` legal moves, ``s`` score, ``R`` resign, ``n`` new game, ``?`` help, ``q`` quit.
+``u`` undo, ``l`` legal moves, ``s`` score, ``R`` resign, ``n`` new game, ``share`` (the deal
+code and the watch key: never the token), ``?`` help, ``q`` quit.
 Colour (red ♥♦) is on when the output is a terminal; ``--color always|never`` decides
 otherwise, and the ``NO_COLOR`` environment variable turns it off.
 """
@@ -25,7 +28,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from . import __version__, errors
-from .client import AccordionClient, GameHandle
+from .client import AccordionClient, GameHandle, WatchHandle, parse_watch_key, watch_key
 from .flags import add_connection_flags, client_kwargs
 from .render import board_lines, legal_summary, paint, status_line, variant_lines
 from .style import BOLD, CYAN, GREEN, RED, YELLOW
@@ -39,6 +42,7 @@ HELP = """\
   l, legal    list the legal moves    s, score    penalty, piles, stock
   n, new      deal a new game         r, show     show the row again
   R, resign   give the game up (lost; u takes it back)
+  share       the deal code (same cards for anyone) and the watch key (read-only): no token
   ?, help     this help               q, quit     leave (Ctrl-D too)"""
 START_A_SERVER = "is the service running? `make serve` starts one on 127.0.0.1:50051 (or give --target)"
 
@@ -88,6 +92,7 @@ class TerminalPlayer:
         *,
         options: dict[str, str] | None = None,
         seed: int | None = None,
+        deal_code: str | None = None,
         colour: bool = False,
         out: TextIO | None = None,
         width: int | None = None,
@@ -96,6 +101,7 @@ class TerminalPlayer:
         self.variant = variant
         self.options = options or {}
         self.seed = seed
+        self.deal_code = deal_code  # the first game's cards, from a shared deal code
         self.colour = colour
         self.out = out or sys.stdout
         self.width = width or shutil.get_terminal_size((100, 24)).columns
@@ -127,6 +133,11 @@ class TerminalPlayer:
         return 0
 
     def new_game(self, seed: int | None) -> None:
+        code, self.deal_code = self.deal_code, None
+        if code:
+            self.game = self.client.new_game_from_code(code, self.options or None)
+            self.say(f"New game: {self.game.game.variant} (deal code {self.game.deal_code or code})", BOLD)
+            return
         self.game = self.client.new_game(self.variant, self.options or None, seed=seed)
         g = self.game.game
         self.say(f"New game: {g.variant}" + (f" (seed {g.seed})" if g.HasField("seed") else ""), BOLD)
@@ -164,6 +175,11 @@ class TerminalPlayer:
             elif word in ("n", "new"):
                 self.new_game(None)
                 self.show()
+            elif word == "share":
+                shared = self.game.share()
+                self.say(f"deal code: {shared.deal_code}  (accordion play --deal-code {shared.deal_code})", CYAN)
+                key = watch_key(self.game.id, shared.watch_token)
+                self.say(f"watch key: {key}  (accordion watch {key}: read-only)", CYAN)
             else:
                 played = self.game.play(line)
                 self.say(f"played {played.notation}", GREEN)
@@ -178,6 +194,8 @@ class TerminalPlayer:
             self.say("the game changed elsewhere; reloaded", YELLOW)
             self.game.refresh()
             self.show()
+        except errors.UndoNotAllowed as exc:
+            self.say(f"can't undo that: {exc.message}", YELLOW)
         except errors.GameNotFound:
             self.say("this game has expired; n deals a new one", RED)
         except errors.AccordionError as exc:
@@ -199,6 +217,39 @@ class TerminalPlayer:
                 self.say(f"{why}: {left}. n for a new game, u to undo, q to quit.", YELLOW)
         else:
             self.say("legal: " + legal_summary(self.game.legal, limit=16), CYAN)
+
+
+def watch_game(client: AccordionClient, key: str, *, colour: bool, out: TextIO | None = None) -> int:
+    """``accordion watch KEY``: the game of a watch key, then each move as it is played, until the
+    game ends or the stream does (Ctrl-C leaves). Read-only: nothing here can play."""
+    out = out or sys.stdout
+    width = shutil.get_terminal_size((100, 24)).columns
+
+    def say(text: str = "", style: str = "") -> None:
+        print(paint(text, style, colour) if style else text, file=out, flush=True)
+
+    def show(handle: WatchHandle) -> None:
+        g = handle.game
+        say(f"{g.variant} · move {g.moves_played} · {status_line(g)}", BOLD)
+        for line in board_lines(g, width=width, colour=colour):
+            say(line)
+
+    game_id, watch_token = parse_watch_key(key)
+    handle = client.spectate(game_id, watch_token)
+    say(f"Watching {handle.game.variant}, read-only (Ctrl-C leaves).", BOLD)
+    show(handle)
+    if handle.over:
+        say(f"the game is over ({handle.status})", YELLOW)
+        return 0
+    for event in handle.watch(after_version=handle.version):
+        handle.game = event.game
+        verb = "took back" if event.kind == pb.GameEvent.KIND_UNDO else "played"
+        say(f"{verb} {event.move.notation}", GREEN)
+        show(handle)
+        if handle.over:
+            say(f"the game is over ({handle.status})", YELLOW)
+            break
+    return 0
 
 
 def want_colour(choice: str, stream: TextIO) -> bool:
@@ -227,12 +278,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument(
         "variant", nargs="?", default="accordion", help="variant id, name or alias (default: %(default)s)"
     )
-    play.add_argument("--seed", type=int, help="deal from this seed (default: a random one)")
+    start = play.add_mutually_exclusive_group()
+    start.add_argument("--seed", type=int, help="deal from this seed (default: a random one)")
+    start.add_argument(
+        "--deal-code", metavar="CODE", help="deal a shared deal code's cards (its variant and options too)"
+    )
     play.add_argument(
         "-o", "--option", action="append", default=[], metavar="NAME=VALUE", help="a variant option"
     )
     play.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
     add_connection_args(play)
+    watching = sub.add_parser("watch", help="watch a game live, read-only, from its watch key")
+    watching.add_argument("key", help="the watch key <game id>.<watch token> (share gives it), or a spectator link")
+    watching.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
+    add_connection_args(watching)
     listing = sub.add_parser(
         "variants", help="list the variants, or show one's rules, options and win threshold"
     )
@@ -241,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         options = parse_options(getattr(args, "option", []))
-    except argparse.ArgumentTypeError as exc:
+        if args.command == "watch":
+            parse_watch_key(args.key)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
         parser.error(str(exc))
     try:
         client = connect(args)
@@ -253,11 +314,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "variants":
                 list_variants(client, args.variant)
                 return 0
+            if args.command == "watch":
+                return watch_game(client, args.key, colour=want_colour(args.color, sys.stdout))
             player = TerminalPlayer(
                 client,
                 args.variant,
                 options=options,
                 seed=args.seed,
+                deal_code=args.deal_code,
                 colour=want_colour(args.color, sys.stdout),
             )
             return player.run()

@@ -7,6 +7,11 @@
         game.play("10D>4D")          # notation, as in docs/notation.md
         print(game.text, game.version)
 
+        # Sharing: the deal code deals the same cards to anyone (hidden cards still hidden);
+        # the watch token lets someone watch this game and never play it.
+        again = client.new_game_from_code(game.deal_code)
+        watcher = client.spectate(game.id, game.watch_token)
+
 Every call has a deadline (``deadline=`` seconds, per call or the client's default).
 Every mutating call (NewGame, ApplyMove, Undo) carries a fresh ``request_id`` (128 random
 bits, unless the caller gives one); on
@@ -60,6 +65,23 @@ def new_request_id() -> str:
     return secrets.token_hex(16)
 
 
+def watch_key(game_id: str, watch_token: str) -> str:
+    """What a spectator is given: ``<game id>.<watch token>`` (the web page's ``#watch=`` link
+    carries the same). It reads and watches the game and never plays it."""
+    return f"{game_id}.{watch_token}"
+
+
+def parse_watch_key(text: str) -> tuple[str, str]:
+    """``(game id, watch token)`` from a watch key, or from a spectator link ending ``#watch=KEY``.
+
+    Raises ValueError for text that is neither (ids and tokens are URL-safe base64: no dot)."""
+    key = text.strip().rpartition("#watch=")[2]
+    game_id, dot, watch_token = key.partition(".")
+    if not (game_id and dot and watch_token) or "." in watch_token:
+        raise ValueError(f"not a watch key: {text!r} (a watch key is <game id>.<watch token>)")
+    return game_id, watch_token
+
+
 def to_move(move: MoveLike) -> pb.Move:
     """A move from its notation (``"8d>9d"``, ``"x7"``, ``"deal"``) or a ``Move`` as is."""
     if isinstance(move, pb.Move):
@@ -75,9 +97,10 @@ def new_game_request(
     seed: int | None,
     deal: Sequence[str] | None,
     request_id: str | None,
+    deal_code: str | None = None,
 ) -> pb.NewGameRequest:
-    if seed is not None and deal is not None:
-        raise ValueError("give a seed or a deal, not both")
+    if sum(start is not None for start in (seed, deal, deal_code)) > 1:
+        raise ValueError("give a seed, a deal or a deal code, not more than one")
     request = pb.NewGameRequest(
         variant=variant,
         options={str(k): str(v) for k, v in (options or {}).items()},
@@ -87,6 +110,8 @@ def new_game_request(
         request.seed = seed
     if deal is not None:
         request.deal.cards.extend(deal)
+    if deal_code is not None:
+        request.deal_code = deal_code.strip().upper()  # a pasted code may have been lower-cased
     return request
 
 
@@ -292,12 +317,37 @@ class AccordionClient(_Base):
         """
         request = new_game_request(variant, options, seed, deal, request_id)
         reply = self.call("NewGame", request, deadline=deadline)
-        return GameHandle(self, reply.game, reply.token)
+        return GameHandle(self, reply.game, reply.token, reply)
+
+    def new_game_from_code(
+        self,
+        code: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> GameHandle:
+        """A new game of a deal code's cards (``GameHandle.deal_code``, ``share()``): the same
+        variant, options and deal as the game it came from, hidden cards still hidden.
+
+        ``options`` may not show what the original hides (``open``, a looser ``undo``): raises
+        DealCodeOptions; an unknown code raises DealCodeNotFound.
+        """
+        request = new_game_request("", options, None, None, request_id, deal_code=code)
+        reply = self.call("NewGame", request, deadline=deadline)
+        return GameHandle(self, reply.game, reply.token, reply)
 
     def open_game(self, game_id: str, token: str, *, deadline: float | None = None) -> GameHandle:
         """A handle on an existing game (e.g. one saved as id + token). Raises GameNotFound, ..."""
         reply = self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token, deadline=deadline)
         return GameHandle(self, reply.game, token)
+
+    def spectate(self, game_id: str, watch_token: str, *, deadline: float | None = None) -> WatchHandle:
+        """A read-only handle on a game from its watch token (``GameHandle.watch_token``): it
+        reads and watches (refresh, legal_moves, score, watch, picture) and cannot play; the
+        service refuses a move with it (``WatchOnly``). Raises GameNotFound for a wrong token."""
+        reply = self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=watch_token, deadline=deadline)
+        return WatchHandle(self, reply.game, watch_token)
 
 
 class _HandleBase:
@@ -305,10 +355,13 @@ class _HandleBase:
 
     client: _Base
 
-    def __init__(self, game: pb.Game, token: str) -> None:
+    def __init__(self, game: pb.Game, token: str, dealt: pb.NewGameResponse | None = None) -> None:
         self.game = game
         self.id = game.id
-        self.token = token
+        self.token = token  # the play token, or a spectator's watch token
+        # What sharing needs (from NewGame, or ``share()``; empty for a game opened by id + token).
+        self.watch_token = dealt.watch_token if dealt is not None else ""
+        self.deal_code = dealt.deal_code if dealt is not None else ""
 
     @property
     def version(self) -> int:
@@ -363,6 +416,11 @@ class _HandleBase:
     def _watch_request(self, after_version: int) -> pb.WatchGameRequest:
         return pb.WatchGameRequest(game_id=self.id, after_version=after_version)
 
+    def _shared(self, reply: pb.ShareGameResponse) -> pb.ShareGameResponse:
+        self.deal_code = reply.deal_code
+        self.watch_token = reply.watch_token
+        return reply
+
     def _watch_ended(self, exc: grpc.RpcError) -> AccordionError | None:
         """How a failed watch ends: quietly (None) when this client was closed, else its typed error.
 
@@ -374,23 +432,78 @@ class _HandleBase:
             return None
         return from_rpc_error(exc)
 
-    def __repr__(self) -> str:  # never the token
+    def __repr__(self) -> str:  # never a token
         return f"{type(self).__name__}(id={self.id!r}, variant={self.game.variant!r}, version={self.version})"
 
 
-class GameHandle(_HandleBase):
-    """One game: its id, its token (kept for every call), and the latest ``game`` seen.
+class WatchHandle(_HandleBase):
+    """A game read with a token: what a spectator holding the watch token can do (reads and
+    ``watch``), and the base of ``GameHandle``, which adds the moves. ``AccordionClient.spectate``
+    makes one; the service refuses every change with a watch token (``WatchOnly``).
+    """
+
+    def __init__(
+        self, client: AccordionClient, game: pb.Game, token: str, dealt: pb.NewGameResponse | None = None
+    ) -> None:
+        super().__init__(game, token, dealt)
+        self.client: AccordionClient = client
+
+    def _call(self, method: str, request: Any, deadline: float | None) -> Any:
+        return self.client.call(method, request, token=self.token, deadline=deadline)
+
+    def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
+        reply: pb.ScoreResponse = self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
+        return reply
+
+    def legal_moves(self, *, deadline: float | None = None) -> list[pb.Move]:
+        """The moves legal now, from the server (each structured and as notation)."""
+        reply = self._call("LegalMoves", pb.LegalMovesRequest(game_id=self.id), deadline)
+        return list(reply.moves)
+
+    def refresh(self, *, deadline: float | None = None) -> pb.Game:
+        """Reload the game (e.g. after VersionMismatch); returns it."""
+        self.game = self._call("GetGame", pb.GetGameRequest(game_id=self.id), deadline).game
+        return self.game
+
+    def watch(self, after_version: int = 0, *, deadline: float | None = None) -> Iterator[pb.GameEvent]:
+        """The game's events as they happen (no deadline unless given; not retried).
+
+        Leaving the loop or closing the client ends it quietly; a stream the server or the
+        network ends raises its typed error (``Cancelled``, ``Unavailable``, ``DeadlineExceeded``).
+        """
+        stream = self.client.stub.WatchGame(
+            self._watch_request(after_version), timeout=deadline, metadata=self.client._metadata(self.token)
+        )
+        try:
+            for reply in stream:
+                yield reply.event
+        except grpc.RpcError as exc:
+            error = self._watch_ended(exc)
+            if error is not None:
+                raise error from exc
+        finally:
+            stream.cancel()
+
+    def picture(self, *, deadline: float | None = None) -> bytes:
+        """The layout as an SVG image, as the player sees it (GetGamePicture)."""
+        body = self._call("GetGamePicture", pb.GetGamePictureRequest(game_id=self.id), deadline)
+        data: bytes = body.data
+        return data
+
+
+class GameHandle(WatchHandle):
+    """One game: its id, its play token (kept for every call), and the latest ``game`` seen;
+    after NewGame also its ``watch_token`` and ``deal_code`` (``share()`` fetches them later).
 
     ``play`` and ``undo`` send ``expected_version``: after someone else moved, they raise
     ``VersionMismatch``; ``refresh()`` then catches up.
     """
 
-    def __init__(self, client: AccordionClient, game: pb.Game, token: str) -> None:
-        super().__init__(game, token)
-        self.client: AccordionClient = client
-
-    def _call(self, method: str, request: Any, deadline: float | None) -> Any:
-        return self.client.call(method, request, token=self.token, deadline=deadline)
+    def share(self, *, rotate_watch_token: bool = False, deadline: float | None = None) -> pb.ShareGameResponse:
+        """The game's deal code and watch token (ShareGame, the player only). With
+        ``rotate_watch_token`` a new watch token is issued and the old one stops working."""
+        request = pb.ShareGameRequest(game_id=self.id, rotate_watch_token=rotate_watch_token)
+        return self._shared(self._call("ShareGame", request, deadline))
 
     def play(
         self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
@@ -434,39 +547,6 @@ class GameHandle(_HandleBase):
     def hint(self, *, deadline: float | None = None) -> pb.Move | None:
         """A suggested move (from what the player sees), or None when the game is over."""
         return self._hinted(self._call("Hint", pb.HintRequest(game_id=self.id), deadline))
-
-    def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
-        reply: pb.ScoreResponse = self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
-        return reply
-
-    def legal_moves(self, *, deadline: float | None = None) -> list[pb.Move]:
-        """The moves legal now, from the server (each structured and as notation)."""
-        reply = self._call("LegalMoves", pb.LegalMovesRequest(game_id=self.id), deadline)
-        return list(reply.moves)
-
-    def refresh(self, *, deadline: float | None = None) -> pb.Game:
-        """Reload the game (e.g. after VersionMismatch); returns it."""
-        self.game = self._call("GetGame", pb.GetGameRequest(game_id=self.id), deadline).game
-        return self.game
-
-    def watch(self, after_version: int = 0, *, deadline: float | None = None) -> Iterator[pb.GameEvent]:
-        """The game's events as they happen (no deadline unless given; not retried).
-
-        Leaving the loop or closing the client ends it quietly; a stream the server or the
-        network ends raises its typed error (``Cancelled``, ``Unavailable``, ``DeadlineExceeded``).
-        """
-        stream = self.client.stub.WatchGame(
-            self._watch_request(after_version), timeout=deadline, metadata=self.client._metadata(self.token)
-        )
-        try:
-            for reply in stream:
-                yield reply.event
-        except grpc.RpcError as exc:
-            error = self._watch_ended(exc)
-            if error is not None:
-                raise error from exc
-        finally:
-            stream.cancel()
 
 
 # --- asyncio ------------------------------------------------------------------------------
@@ -557,55 +637,46 @@ class AsyncAccordionClient(_Base):
     ) -> AsyncGameHandle:
         request = new_game_request(variant, options, seed, deal, request_id)
         reply = await self.call("NewGame", request, deadline=deadline)
-        return AsyncGameHandle(self, reply.game, reply.token)
+        return AsyncGameHandle(self, reply.game, reply.token, reply)
+
+    async def new_game_from_code(
+        self,
+        code: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> AsyncGameHandle:
+        """As ``AccordionClient.new_game_from_code``."""
+        request = new_game_request("", options, None, None, request_id, deal_code=code)
+        reply = await self.call("NewGame", request, deadline=deadline)
+        return AsyncGameHandle(self, reply.game, reply.token, reply)
 
     async def open_game(self, game_id: str, token: str, *, deadline: float | None = None) -> AsyncGameHandle:
         reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token, deadline=deadline)
         return AsyncGameHandle(self, reply.game, token)
 
+    async def spectate(self, game_id: str, watch_token: str, *, deadline: float | None = None) -> AsyncWatchHandle:
+        """As ``AccordionClient.spectate``: a read-only handle from a watch token."""
+        reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=watch_token, deadline=deadline)
+        return AsyncWatchHandle(self, reply.game, watch_token)
 
-class AsyncGameHandle(_HandleBase):
-    """``GameHandle`` for ``AsyncAccordionClient``: the same methods, awaited."""
 
-    def __init__(self, client: AsyncAccordionClient, game: pb.Game, token: str) -> None:
-        super().__init__(game, token)
+class AsyncWatchHandle(_HandleBase):
+    """``WatchHandle`` for ``AsyncAccordionClient``: the reads and ``watch``, awaited."""
+
+    def __init__(
+        self,
+        client: AsyncAccordionClient,
+        game: pb.Game,
+        token: str,
+        dealt: pb.NewGameResponse | None = None,
+    ) -> None:
+        super().__init__(game, token, dealt)
         self.client: AsyncAccordionClient = client
 
     async def _call(self, method: str, request: Any, deadline: float | None) -> Any:
         return await self.client.call(method, request, token=self.token, deadline=deadline)
-
-    async def play(
-        self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
-    ) -> pb.Move:
-        return self._moved(await self._call("ApplyMove", self._apply_request(move, request_id), deadline))
-
-    async def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
-        return await self.play(moves.resign(), request_id=request_id, deadline=deadline)
-
-    async def move(
-        self,
-        from_zone: ZoneLike,
-        from_pile: int,
-        to_zone: ZoneLike,
-        to_pile: int = 0,
-        count: int = 1,
-        *,
-        request_id: str | None = None,
-        deadline: float | None = None,
-    ) -> pb.Move:
-        """As ``GameHandle.move``."""
-        built = moves.move(from_zone, from_pile, to_zone, to_pile, count)
-        return await self.play(built, request_id=request_id, deadline=deadline)
-
-    async def draw(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
-        """As ``GameHandle.draw``."""
-        return await self.play(moves.draw(), request_id=request_id, deadline=deadline)
-
-    async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
-        return self._moved(await self._call("Undo", self._undo_request(request_id), deadline))
-
-    async def hint(self, *, deadline: float | None = None) -> pb.Move | None:
-        return self._hinted(await self._call("Hint", pb.HintRequest(game_id=self.id), deadline))
 
     async def score(self, *, deadline: float | None = None) -> pb.ScoreResponse:
         reply: pb.ScoreResponse = await self._call("Score", pb.ScoreRequest(game_id=self.id), deadline)
@@ -642,13 +713,67 @@ class AsyncGameHandle(_HandleBase):
         finally:
             call.cancel()
 
+    async def picture(self, *, deadline: float | None = None) -> bytes:
+        """As ``WatchHandle.picture``."""
+        body = await self._call("GetGamePicture", pb.GetGamePictureRequest(game_id=self.id), deadline)
+        data: bytes = body.data
+        return data
+
+
+class AsyncGameHandle(AsyncWatchHandle):
+    """``GameHandle`` for ``AsyncAccordionClient``: the same methods, awaited."""
+
+    async def share(
+        self, *, rotate_watch_token: bool = False, deadline: float | None = None
+    ) -> pb.ShareGameResponse:
+        """As ``GameHandle.share``."""
+        request = pb.ShareGameRequest(game_id=self.id, rotate_watch_token=rotate_watch_token)
+        return self._shared(await self._call("ShareGame", request, deadline))
+
+    async def play(
+        self, move: MoveLike, *, request_id: str | None = None, deadline: float | None = None
+    ) -> pb.Move:
+        return self._moved(await self._call("ApplyMove", self._apply_request(move, request_id), deadline))
+
+    async def resign(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        return await self.play(moves.resign(), request_id=request_id, deadline=deadline)
+
+    async def move(
+        self,
+        from_zone: ZoneLike,
+        from_pile: int,
+        to_zone: ZoneLike,
+        to_pile: int = 0,
+        count: int = 1,
+        *,
+        request_id: str | None = None,
+        deadline: float | None = None,
+    ) -> pb.Move:
+        """As ``GameHandle.move``."""
+        built = moves.move(from_zone, from_pile, to_zone, to_pile, count)
+        return await self.play(built, request_id=request_id, deadline=deadline)
+
+    async def draw(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        """As ``GameHandle.draw``."""
+        return await self.play(moves.draw(), request_id=request_id, deadline=deadline)
+
+    async def undo(self, *, request_id: str | None = None, deadline: float | None = None) -> pb.Move:
+        return self._moved(await self._call("Undo", self._undo_request(request_id), deadline))
+
+    async def hint(self, *, deadline: float | None = None) -> pb.Move | None:
+        return self._hinted(await self._call("Hint", pb.HintRequest(game_id=self.id), deadline))
+
 
 __all__ = [
     "AccordionClient",
     "AccordionError",
     "AsyncAccordionClient",
     "AsyncGameHandle",
+    "AsyncWatchHandle",
     "GameHandle",
+    "WatchHandle",
     "new_request_id",
+    "parse_watch_key",
     "to_move",
+    "watch_key",
 ]

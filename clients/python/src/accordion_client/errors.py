@@ -9,11 +9,14 @@ get the class of their status code.
     ├── InvalidArgument (.field_violations)
     │   ├── UnknownVariant, InvalidOption, InvalidDeal, RequestIdReused
     │   └── InvalidMove (also MoveRejected: .legal_moves, .legal)
+    │   └── DealCodeOptions (options a deal code may not change: ``open``, a looser ``undo``)
     ├── FailedPrecondition
     │   ├── IllegalMove (also MoveRejected)
-    │   └── NothingToUndo
-    ├── GameNotFound, VersionMismatch (.current_version, .expected_version)
-    ├── Unauthenticated (also API_KEY_MISSING / API_KEY_INVALID), PermissionDenied
+    │   └── NothingToUndo, UndoNotAllowed (the game's ``undo`` rule refuses it)
+    ├── GameNotFound (DealCodeNotFound), VersionMismatch (.current_version, .expected_version)
+    ├── Unauthenticated (also API_KEY_MISSING / API_KEY_INVALID)
+    ├── PermissionDenied
+    │   └── WatchOnly (a watch token on a call that changes the game)
     ├── Unavailable, DeadlineExceeded, Cancelled, ResourceExhausted
     │   └── RateLimited (.retry_delay: seconds, from google.rpc.RetryInfo)
     └── GameCorrupt, Internal
@@ -118,6 +121,10 @@ class InvalidMove(InvalidArgument, MoveRejected):
     """Text that is not a move (``INVALID_MOVE``)."""
 
 
+class DealCodeOptions(InvalidArgument):
+    """NewGame from a deal code with options that would show what the original hides (``open``)."""
+
+
 class FailedPrecondition(AccordionError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 
@@ -130,8 +137,16 @@ class NothingToUndo(FailedPrecondition):
     pass
 
 
+class UndoNotAllowed(FailedPrecondition):
+    """The game's ``undo`` rule refuses taking this move back (e.g. ``undo=visible``, a turn-up)."""
+
+
 class GameNotFound(AccordionError):
     code = grpc.StatusCode.NOT_FOUND
+
+
+class DealCodeNotFound(GameNotFound):
+    """A deal code the service does not know (mistyped, or expired)."""
 
 
 class VersionMismatch(AccordionError):
@@ -158,6 +173,10 @@ class Unauthenticated(AccordionError):
 
 class PermissionDenied(AccordionError):
     code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class WatchOnly(PermissionDenied):
+    """A watch token (read-only) on a call that changes the game or needs the player (``WATCH_ONLY``)."""
 
 
 class Unavailable(AccordionError):
@@ -202,6 +221,10 @@ REASON_CLASSES: dict[str, type[AccordionError]] = {
     "ILLEGAL_MOVE": IllegalMove,
     "NOTHING_TO_UNDO": NothingToUndo,
     "NOTHING_TO_REDO": FailedPrecondition,
+    "UNDO_NOT_ALLOWED": UndoNotAllowed,
+    "WATCH_ONLY": WatchOnly,
+    "DEAL_CODE_NOT_FOUND": DealCodeNotFound,
+    "DEAL_CODE_OPTIONS": DealCodeOptions,
     "GAME_NOT_FOUND": GameNotFound,
     "VERSION_MISMATCH": VersionMismatch,
     "GAME_EXISTS": Aborted,
