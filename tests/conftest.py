@@ -79,7 +79,19 @@ WHOLE_MODULES = (
 
 # Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`,
 # docs/performance.md), longest first: they start first. A prefix may be a module or a test.
-LONG_FIRST: tuple[str, ...] = ()
+LONG_FIRST = (
+    "tests/deploy/test_dockerfile.py::test_the_context_holds",  # `pip wheel` of the package
+    "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh
+    "tests/web/",  # `npm run build`, then headless Chromium
+    "tests/faults/",
+    "tests/clients/test_load_report.py",
+    "tests/api/test_processes.py",
+    "tests/api/test_winnable_tableau.py",
+    "tests/api/test_solver_cancel.py",
+    "tests/workers/",
+    "tests/rest/",
+    "tests/security/",
+)
 
 
 def unit_of(nodeid: str) -> str:

@@ -58,6 +58,7 @@ async def test_a_tiny_budget_answers_unknown_and_is_not_cached(client: Client) -
 
 async def test_solve_answers_before_the_deadline(client: Client) -> None:
     # Accordion's Revenge seed 883 stays undecided after 40 s of search (docs/solver.md).
+    game = (await client.new_game("accordions-revenge", seed=883)).game
     # A reply at all is the check: the client's deadline would fail the call as DEADLINE_EXCEEDED
     # had the answer come later. 5 s, not less: the server keeps a tenth of it for stopping and
     # replying, and on a loaded CI machine a tenth of 1.5 s was too little (no wall-clock check:
