@@ -83,7 +83,6 @@ LONG_FIRST = (
     "tests/deploy/test_dockerfile.py::test_the_context_holds",  # `pip wheel` of the package
     "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh
     "tests/web/",  # `npm run build`, then headless Chromium
-    "tests/faults/",
     "tests/clients/test_load_report.py",
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
