@@ -66,11 +66,14 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[GameStore]:
 # Tests that start many processes or measure something are marked `serial`: they run after the
 # parallel phase, one at a time, where they do not compete with three other workers.
 
-# Modules (or directories: a prefix ending in "/") run whole on one worker: those with
-# module-scoped fixtures. pytest_collection_modifyitems checks that none is missing.
+# Directories run whole, in the order collected, on one worker: tests/web's later modules serve
+# the page that test_browser.py builds (clients/web/dist; a stand-in without /docs/ otherwise).
+WHOLE_DIRECTORIES = ("tests/web/",)
+
+# Modules (or each module of a directory: a prefix ending in "/") run whole on one worker: those
+# with module-scoped fixtures. pytest_collection_modifyitems checks that none is missing.
 WHOLE_MODULES = (
     "tests/rest/",
-    "tests/web/",
     "tests/security/",
     "tests/faults/test_wait.py",
     "tests/faults/test_cluster_store.py",
@@ -94,8 +97,12 @@ LONG_FIRST = (
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test is scheduled in: its module for WHOLE_MODULES, else itself."""
+    """The unit of work a test is scheduled in: its directory for WHOLE_DIRECTORIES, its module
+    for WHOLE_MODULES, else itself."""
     module = nodeid.split("::", 1)[0]
+    for directory in WHOLE_DIRECTORIES:
+        if module.startswith(directory):
+            return directory
     if any(module == m or (m.endswith("/") and module.startswith(m)) for m in WHOLE_MODULES):
         return module
     return nodeid
