@@ -32,19 +32,29 @@ install: $(STAMP) $(COMPILED)
 # the mypyc extensions (the solver's C cores kept), first on PYTHONPATH, also for the servers the
 # tests start; ACCORDION_PURE=1 tells tests/ops/test_compiled.py which build to expect.
 PURE := $(VENV)/pure
+# pytest's exit status 5 (no test selected) is no failure for the `-m serial` phase.
+NONE_IS_FINE := || test $$? -eq 5
 test-pure: $(STAMP)
 	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r service/accordion $(PURE)/
 	find $(PURE) -name '*.so' ! -path '*/solver/*' -delete
 	ACCORDION_PURE=1 PYTHONPATH=$(abspath $(PURE)) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/engine tests/store tests/api tests/ops/test_compiled.py
+		-n $(TEST_WORKERS) -m "not serial" tests/engine tests/store tests/api tests/ops/test_compiled.py
+	ACCORDION_PURE=1 PYTHONPATH=$(abspath $(PURE)) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		-m serial tests/engine tests/store tests/api tests/ops/test_compiled.py $(NONE_IS_FINE)
 
 # The whole suite against the compiled build, then the engine, store and API suites against the
-# pure one (docs/performance.md: how long each takes).
+# pure one beside the TypeScript client's (docs/performance.md: how long each takes). pytest runs
+# on TEST_WORKERS processes (pytest-xdist; tests/conftest.py: which tests go together, and the
+# long ones first), then the tests marked `serial` one at a time.
+TEST_WORKERS ?= 4
 test: $(STAMP) $(COMPILED) proto-check lint-proto proto-breaking typecheck
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
-	$(BIN)/python -m pytest -q
-	$(MAKE) test-pure
-	cd $(TS) && npm test  # the TypeScript client against a server it starts (node:test)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial $(NONE_IS_FINE)
+	@# the pure suite and the TypeScript client's (against a server it starts, node:test) side by side
+	cd $(TS) && npm test > $(abspath $(VENV))/npm-test.log 2>&1 & npm=$$!; \
+		$(MAKE) test-pure; pure=$$?; wait $$npm; ts=$$?; \
+		cat $(VENV)/npm-test.log; test $$pure -eq 0 && test $$ts -eq 0
 
 engine-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/engine

@@ -7,6 +7,7 @@ Subdirectories add their own fixtures in their own conftest.py; these are the co
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,101 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[GameStore]:
         yield opened
     finally:
         await opened.close()
+
+
+# --- running in parallel (pytest-xdist, `make test`: -n 4, then the serial tests) ---------------
+#
+# `make test` runs `pytest -n 4 -m "not serial"` then `pytest -m serial`. Four workers on two
+# cores pay because most tests wait on a server, Redis or a subprocess. Two rules decide where a
+# test runs (xdist's `--dist loadgroup` broke with pytest 9 here, hence this small scheduler):
+# * a module whose tests share a module-scoped fixture (a server, a cluster, a built page) runs
+#   whole on one worker, so the fixture is made once; any other test is a unit of its own;
+# * the long units go out first (LONG_FIRST), so the run does not end waiting on one of them.
+# Tests that start many processes or measure something are marked `serial`: they run after the
+# parallel phase, one at a time, where they do not compete with three other workers.
+
+# Directories run whole, in the order collected, on one worker: tests/web's later modules serve
+# the page that test_browser.py builds (clients/web/dist; a stand-in without /docs/ otherwise).
+WHOLE_DIRECTORIES = ("tests/web/",)
+
+# Modules (or each module of a directory: a prefix ending in "/") run whole on one worker: those
+# with module-scoped fixtures. pytest_collection_modifyitems checks that none is missing.
+WHOLE_MODULES = (
+    "tests/rest/",
+    "tests/security/",
+    "tests/faults/test_wait.py",
+    "tests/faults/test_cluster_store.py",
+    "tests/solver/test_bench_replay.py",
+)
+
+# Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`,
+# docs/performance.md), longest first: they start first. A prefix may be a module or a test.
+LONG_FIRST = (
+    "tests/deploy/test_dockerfile.py::test_the_context_holds",  # `pip wheel` of the package
+    "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh
+    "tests/web/",  # `npm run build`, then headless Chromium
+    "tests/clients/test_load_report.py",
+    "tests/api/test_processes.py",
+    "tests/api/test_winnable_tableau.py",
+    "tests/api/test_solver_cancel.py",
+    "tests/workers/",
+    "tests/rest/",
+    "tests/security/",
+)
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test is scheduled in: its directory for WHOLE_DIRECTORIES, its module
+    for WHOLE_MODULES, else itself."""
+    module = nodeid.split("::", 1)[0]
+    for directory in WHOLE_DIRECTORIES:
+        if module.startswith(directory):
+            return directory
+    if any(module == m or (m.endswith("/") and module.startswith(m)) for m in WHOLE_MODULES):
+        return module
+    return nodeid
+
+
+def _rank(nodeid: str) -> int:
+    for i, prefix in enumerate(LONG_FIRST):
+        if nodeid.startswith(prefix):
+            return i
+    return len(LONG_FIRST)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Long tests first (a stable sort: otherwise the order collected), and a check that every
+    module with a module-scoped fixture runs whole (else each worker would make its own)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
+    split = sorted(
+        {
+            item.nodeid.split("::", 1)[0]
+            for item in items
+            if unit_of(item.nodeid) == item.nodeid and _shares_a_fixture(item)
+        }
+    )
+    if split:
+        raise pytest.UsageError(
+            f"tests/conftest.py: add {split} to WHOLE_MODULES: they use a module- or class-scoped fixture"
+        )
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        d.scope in ("module", "class", "package") for defs in info.name2fixturedefs.values() for d in defs
+    )
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scope scheduling with unit_of as the scope, in the order collected (LONG_FIRST)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # (by size otherwise: the long-first order would be lost)
+    return UnitScheduling(config, log)

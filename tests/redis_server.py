@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from server_launcher import START_TIMEOUT
+
 FORBIDDEN_PORTS = {6379}
 
 
@@ -62,7 +64,7 @@ class RedisServer:
         appendfsync: str = "everysec",
         extra_args: tuple[str, ...] = (),
         port: int | None = None,
-        start_timeout: float = 10.0,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.host = "127.0.0.1"
         self.port = port or free_port()

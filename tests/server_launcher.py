@@ -20,6 +20,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BANNER = "accordion-server listening on "
+# How long a test waits for a server (or Redis, Envoy) it starts to listen: generous, because on a
+# loaded CI machine (2 cores, other jobs) a start that takes 1 s when idle has taken 30. Only a
+# start that never comes waits this long.
+START_TIMEOUT = 180.0
 
 
 def server_command() -> list[str]:
@@ -76,7 +80,7 @@ def launch(
     workdir: Path,
     *args: str,
     env: dict[str, str] | None = None,
-    timeout: float = 20,
+    timeout: float = START_TIMEOUT,
     name: str = "server",
     listen: str = "127.0.0.1:0",
 ) -> ServerProcess:

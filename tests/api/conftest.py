@@ -22,7 +22,7 @@ import pytest
 from accordion.config import Config
 from accordion.server import AccordionServer
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
-from server_launcher import ServerProcess, launch
+from server_launcher import START_TIMEOUT, ServerProcess, launch
 
 from .helpers import Client
 
@@ -95,7 +95,7 @@ def spawn_server() -> Iterator[Callable[..., ServerProcess]]:
     procs: list[ServerProcess] = []
     tmp = tempfile.TemporaryDirectory(prefix="acc-server-")
 
-    def spawn(*args: str, env: dict[str, str] | None = None, timeout: float = 20) -> ServerProcess:
+    def spawn(*args: str, env: dict[str, str] | None = None, timeout: float = START_TIMEOUT) -> ServerProcess:
         sp = launch(Path(tmp.name), *args, env=env, timeout=timeout, name=str(len(procs)))
         procs.append(sp)
         return sp

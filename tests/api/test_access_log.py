@@ -42,6 +42,26 @@ def lines(stream: io.StringIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stream.getvalue().splitlines()]
 
 
+async def eventually(what: str, check: Callable[[], Any], within: float = 60.0) -> Any:
+    """Poll ``check`` until it returns something truthy. The server records a call after its
+    reply is sent, and a batch is written by a timer: on a loaded machine both come late."""
+    deadline = time.monotonic() + within
+    while not (result := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up after {within} s waiting for {what}")
+        await asyncio.sleep(0.01)
+    return result
+
+
+def rpc_lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [ln for ln in lines(stream) if ln["event"] == "rpc"]
+
+
+async def batch_written() -> None:
+    """Until the batch's timer (FLUSH_AFTER) has fired and written it."""
+    await eventually("the batch's timer", lambda: access_log._timer is None)
+
+
 async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     log_stream: io.StringIO, start_server: Callable[..., Any], connect: Callable[[str], Client]
 ) -> None:
@@ -51,7 +71,8 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     huge = "x" * 60_000
     await expect_error(client.call("GetGame", pb.GetGameRequest(game_id=huge)), grpc.StatusCode.INVALID_ARGUMENT)
     await expect_error(client.call("GetGame", pb.GetGameRequest(game_id='a"\\\n')), grpc.StatusCode.INVALID_ARGUMENT)
-    rpcs = [ln for ln in lines(log_stream) if ln["event"] == "rpc"]
+    await eventually("the four calls' lines", lambda: len(rpc_lines(log_stream)) >= 4)
+    rpcs = rpc_lines(log_stream)
     assert [(r["method"].rsplit("/", 1)[1], r["code"]) for r in rpcs] == [
         ("NewGame", "OK"), ("ApplyMove", "OK"), ("GetGame", "INVALID_ARGUMENT"), ("GetGame", "INVALID_ARGUMENT"),
     ]
@@ -151,7 +172,7 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
     for method, game_id, code, latency, _wall in calls:
         access_log.record(method, game_id, code, 100.0 - latency)
     assert log_file.read_text() == "", "nothing written at the call"
-    await asyncio.sleep(0.1)  # the batch's timer (FLUSH_AFTER) has fired
+    await batch_written()
     written = log_file.read_text().split("\n")  # (not splitlines: it also splits at the raw U+2028)
     assert written.pop() == ""
     assert written == [
@@ -175,7 +196,7 @@ async def test_metrics_count_every_call_of_a_batch_by_method_and_code(
         access_log.record(method, GOOD_ID, code, 100.0 - latency)
     access_log.record(other, GOOD_ID, grpc.StatusCode.NOT_FOUND, 100.0)
     assert value("accordion_rpc_total", method=method, code="OK") == 0, "not counted at the call"
-    await asyncio.sleep(0.1)
+    await batch_written()
     for m, code, n in ((method, "OK", 5), (method, "NOT_FOUND", 3), (method, "UNAVAILABLE", 2), (other, "NOT_FOUND", 1)):
         assert value("accordion_rpc_total", method=m, code=code) == n
         assert value("accordion_rpc_errors_total", method=m, code=code) == (0 if code == "OK" else n)
@@ -193,7 +214,7 @@ async def test_metrics_are_counted_with_the_access_log_off(tmp_path: Path, level
             method = f"t/{uuid.uuid4().hex}"
             access_log.record(method, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
             access_log.record(method, GOOD_ID, grpc.StatusCode.INTERNAL, time.perf_counter())
-            await asyncio.sleep(0.1)
+            await batch_written()
         finally:
             access_log.configure_access_log(None)
             structlog.reset_defaults()
@@ -287,7 +308,7 @@ async def test_a_failing_flush_loses_nothing_else_and_the_next_batch_is_written(
     monkeypatch.setattr(access_log, "_metric_children", children)
     access_log.record(bad, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-    await asyncio.sleep(0.1)  # the timer's flush: it must not raise into the loop
+    await batch_written()  # the timer's flush: it must not raise into the loop
     assert "recording RPC metrics failed" in caplog.text
     assert value("accordion_rpc_total", method=good, code="OK") == 1, "the other method is counted"
     assert [json.loads(line)["method"] for line in log_file.read_text().splitlines()] == [bad, good]
@@ -297,12 +318,12 @@ async def test_a_failing_flush_loses_nothing_else_and_the_next_batch_is_written(
 
     monkeypatch.setattr(access_log.AccessLog, "write", broken)
     access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-    await asyncio.sleep(0.1)
+    await batch_written()
     assert "writing access lines failed" in caplog.text
     assert value("accordion_rpc_total", method=good, code="OK") == 2, "the metrics are counted all the same"
     monkeypatch.undo()
     access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
-    await asyncio.sleep(0.1)  # a new timer was armed: the next batch goes out
+    await batch_written()  # a new timer was armed: the next batch goes out
     assert value("accordion_rpc_total", method=good, code="OK") == 3
     assert len(log_file.read_text().splitlines()) == 3
 

@@ -30,6 +30,7 @@ from typing import TypeVar
 import redis
 
 from redis_server import FORBIDDEN_PORTS, RedisServer, redis_server_binary
+from server_launcher import START_TIMEOUT
 
 SLOTS = 16384
 T = TypeVar("T")
@@ -173,7 +174,7 @@ class LocalCluster:
     def url(self) -> str:
         return "redis+cluster://" + ",".join(n.addr for n in self.nodes)
 
-    def start(self, timeout: float = 60) -> LocalCluster:
+    def start(self, timeout: float = START_TIMEOUT) -> LocalCluster:
         try:
             for node in self.nodes:
                 node.server.start()
@@ -372,7 +373,7 @@ class LocalSentinel:
         hosts = ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
         return f"redis+sentinel://{hosts}/{self.service}"
 
-    def start(self, timeout: float = 30) -> LocalSentinel:
+    def start(self, timeout: float = START_TIMEOUT) -> LocalSentinel:
         try:
             self.master.start()
             self.replica.start()

@@ -30,6 +30,8 @@ import grpc.aio
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
+from server_launcher import START_TIMEOUT
+
 from ..api.helpers import ROOT, ServerProcess, server_command
 
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -61,7 +63,7 @@ def round_robin_channel(addrs: Sequence[str]) -> grpc.aio.Channel:
 
 
 def start_servers(
-    n: int, tmp: Path, env: dict[str, str], *args: str, timeout: float = 30
+    n: int, tmp: Path, env: dict[str, str], *args: str, timeout: float = START_TIMEOUT
 ) -> list[ServerProcess]:
     """``n`` accordion-server processes on free ports (``--listen 127.0.0.1:0``), started together."""
     base = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}

@@ -15,12 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 import redis
 
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from redis_server import RedisServer
 
 from .play import Load, round_robin_channel, start_servers
+
+# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so after the
+# parallel phase of `make test`, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.serial
 
 OUTAGE_BOUND_S = 15.0
 

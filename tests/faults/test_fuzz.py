@@ -47,6 +47,10 @@ from accordion.store import GameRecord
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
+# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so after the
+# parallel phase of `make test`, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.serial
+
 DESCRIPTOR = pb.DESCRIPTOR.services_by_name["AccordionService"]
 SERVICE = DESCRIPTOR.full_name
 # Every RPC the contract has, read from it: a new one is fuzzed too (with requests built from

@@ -42,7 +42,7 @@ def running_server(workdir: Path, *args: str, env: dict[str, str] | None = None)
     """``accordion-server --metrics-port <free> *args`` (tests/server_launcher.py) until the
     block ends; then SIGTERM (and SIGKILL if it lingers)."""
     metrics_port = free_port()
-    process = launch(workdir, "--metrics-port", str(metrics_port), *args, env=env, timeout=60)
+    process = launch(workdir, "--metrics-port", str(metrics_port), *args, env=env)  # START_TIMEOUT
     try:
         yield Server(process, metrics_port)
     finally:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from server_launcher import ROOT, ServerProcess, launch
+from server_launcher import ROOT, START_TIMEOUT, ServerProcess, launch
 
 ENVOY_CONFIG = ROOT / "deploy" / "envoy" / "envoy.yaml"
 DESCRIPTOR = ROOT / "deploy" / "envoy" / "accordion.pb"
@@ -81,12 +81,12 @@ class EnvoyProcess:
             f.close()
 
 
-def start_envoy(upstream_port: int, workdir: Path, timeout: float = 30) -> EnvoyProcess:
+def start_envoy(upstream_port: int, workdir: Path, timeout: float = START_TIMEOUT) -> EnvoyProcess:
     """Envoy with the committed config (deploy/envoy/envoy.yaml) in front of ``upstream_port``."""
     return start_envoy_with(render_envoy(upstream_port), workdir, timeout)
 
 
-def start_envoy_with(config_text: str, workdir: Path, timeout: float = 30) -> EnvoyProcess:
+def start_envoy_with(config_text: str, workdir: Path, timeout: float = START_TIMEOUT) -> EnvoyProcess:
     """Envoy with ``config_text`` on a free port (listener and admin 0, read back from the admin API)."""
     config = workdir / "envoy.yaml"
     config.write_text(config_text)
@@ -128,7 +128,7 @@ def start_envoy_with(config_text: str, workdir: Path, timeout: float = 30) -> En
     raise RuntimeError(f"envoy did not get ready:\n{envoy.log()}")
 
 
-def start_server(workdir: Path, *args: str, timeout: float = 20) -> ServerProcess:
+def start_server(workdir: Path, *args: str, timeout: float = START_TIMEOUT) -> ServerProcess:
     """accordion-server on a free port of 127.0.0.1, embedded store (like `make serve-rest`)
     unless ``args`` say otherwise."""
     return launch(workdir, "--metrics-port", "0", *args, timeout=timeout)

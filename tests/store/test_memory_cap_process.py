@@ -23,6 +23,7 @@ import pytest
 
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
+from server_launcher import START_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = 100_000
@@ -52,7 +53,7 @@ def start_server(store_url: str, out: Path) -> tuple[subprocess.Popen[bytes], st
              "--newgame-rate", "0", "--evict-idle", "0"],
             stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
         )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         for line in out.read_text(errors="replace").splitlines():
             if line.startswith("accordion-server listening on "):
