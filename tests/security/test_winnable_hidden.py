@@ -117,7 +117,8 @@ async def script(client: Client) -> Said:
     """Every read a player has of the new game, then a DRAW and the event it made."""
     said = Said()
     reply = await client.new_game(VARIANT, seed=ASKED, winnable_only=True)
-    said.secrets = [reply.game.id, reply.token]
+    # The watch token and the deal code are random per game, like the id and the token.
+    said.secrets = [s for s in (reply.game.id, reply.token, reply.watch_token, reply.deal_code) if s]
     assert reply.seeds_tried == 0  # two were tried
     said.reply("NewGame", reply)
     game_id = reply.game.id
