@@ -137,8 +137,10 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
         writer.close()
 
 
-async def start_relay(target: tuple[str, int], source: str) -> tuple[asyncio.Server, int]:
-    """A listener on 127.0.0.1 whose connections go on to ``target`` from address ``source``."""
+async def start_relay(target: tuple[str, int], source: str,
+                      open_writers: set[asyncio.StreamWriter]) -> tuple[asyncio.Server, int]:
+    """A listener on 127.0.0.1 whose connections go on to ``target`` from address ``source``;
+    each connection's two writers are kept in ``open_writers`` while it lasts."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -146,7 +148,15 @@ async def start_relay(target: tuple[str, int], source: str) -> tuple[asyncio.Ser
         except OSError:
             writer.close()
             return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        pair = {writer, up_writer}
+        open_writers.update(pair)
+        try:
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except asyncio.CancelledError:  # the attacker's end: its connections simply close
+            for w in pair:
+                w.close()
+        finally:
+            open_writers.difference_update(pair)
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     return server, server.sockets[0].getsockname()[1]
@@ -167,6 +177,7 @@ class Attacker:
         self.target = (host, int(port))
         self.duration, self.params = duration, params
         self.relays: list[asyncio.Server] = []
+        self.open_writers: set[asyncio.StreamWriter] = set()
         self.channels: list[grpc.aio.Channel] = []
         self.counts: Counter[str] = Counter()
         self.latencies: list[float] = []
@@ -174,7 +185,7 @@ class Attacker:
 
     async def clients(self, n: int) -> list[grpc.aio.Channel]:
         for i in range(n):
-            relay, port = await start_relay(self.target, source_address(i))
+            relay, port = await start_relay(self.target, source_address(i), self.open_writers)
             self.relays.append(relay)
             self.channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{port}",
                                                            options=[("grpc.use_local_subchannel_pool", 1)]))
@@ -198,6 +209,9 @@ class Attacker:
         await asyncio.gather(*(c.close() for c in self.channels))
         for relay in self.relays:
             relay.close()
+        for writer in list(self.open_writers):  # the attacker leaves: every connection closes now
+            writer.close()
+        await asyncio.sleep(0.1)
         out: dict[str, Any] = {"seconds": round(took, 2), "counts": dict(self.counts)}
         if self.latencies:
             out["p50_ms"] = round(percentile(self.latencies, 50) * 1000, 1)
@@ -404,8 +418,9 @@ class Server:
                 text = r.read().decode()
         except OSError:
             return None
+        names = (name, name + "_total")  # (a counter's samples end in _total)
         values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.startswith(name + "{") or line.startswith(name + " ")]
+                  if line.split("{", 1)[0].split(" ", 1)[0] in names]
         return sum(values) if values else None
 
     def stop(self) -> None:
@@ -442,7 +457,7 @@ def start_server(tree: Tree, flags: list[str], log: Path) -> Server:
             if line.startswith(BANNER):
                 return Server(popen, line.split()[3], metrics_port)
         if popen.poll() is not None:
-            raise RuntimeError(f"server exited with {popen.returncode}: see {log}")
+            raise RuntimeError(f"server exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.05)
     popen.kill()
     raise RuntimeError(f"server did not start in 60 s: see {log}")
