@@ -103,6 +103,10 @@ def code_of(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+class WrongAnswer(Exception):
+    """An answer the honest client cannot use (health NOT_SERVING, an easy Solve not WON)."""
+
+
 @dataclass
 class Calls:
     """One kind of call in one phase: latencies of the OK ones, a count per status."""
@@ -204,7 +208,10 @@ class Attacker:
         print("attacking", flush=True)
         self.end = time.monotonic() + self.duration
         started = time.monotonic()
-        await getattr(self, "attack_" + row.replace("-", "_"))(prepared)
+        try:  # at the end, calls still out (a long Solve) are cancelled: the attacker leaves
+            await asyncio.wait_for(getattr(self, "attack_" + row.replace("-", "_"))(prepared), self.duration + 0.2)
+        except asyncio.TimeoutError:
+            self.counts["cancelled_at_end"] += 1
         took = time.monotonic() - started
         await asyncio.gather(*(c.close() for c in self.channels))
         for relay in self.relays:
@@ -377,6 +384,7 @@ class Tree:
         python = str(venv) if venv.exists() else sys.executable
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
         env["PYTHONPATH"] = str(d / "service")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # read the tree, write nothing into it
         tree = cls(label, d, python, env)
         tree.help_text = subprocess.run([python, "-m", "accordion", "--help"], capture_output=True, text=True,
                                         env=env, cwd=d, timeout=120).stdout
@@ -504,7 +512,7 @@ class Honest:
         self.calls: dict[tuple[str, str], Calls] = {}
         self.solves: dict[str, Counter[str]] = {}
         self.game_id, self.md = "", ()
-        self.easy_seeds: list[int] = []
+        self.easy_games: list[tuple[str, Any]] = []
         self.stopped = False
 
     def book(self, kind: str, phase: str, code: str, seconds: float) -> None:
@@ -525,6 +533,8 @@ class Honest:
                 code = "OK"
             except (grpc.aio.AioRpcError, asyncio.TimeoutError) as exc:
                 code = code_of(exc)
+            except WrongAnswer as exc:  # answered, but not as an honest client needs
+                code = str(exc)
             self.book(kind, phase, code, time.perf_counter() - t0)
             next_at = max(next_at + every, loop.time())
             await asyncio.sleep(next_at - loop.time())
@@ -535,18 +545,24 @@ class Honest:
     async def check(self) -> None:
         reply = await self.health.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
         if reply.status != health_pb2.HealthCheckResponse.SERVING:
-            raise RuntimeError("NOT_SERVING")
+            raise WrongAnswer("NOT_SERVING")
+
+    async def deal_easy_games(self, seeds: list[int]) -> None:
+        """The easy Solves' games, dealt before the control phase (a NewGame is not timed)."""
+        self.easy_games = [await self.new_game("accordion", seed) for seed in seeds]
 
     async def easy_solve(self) -> None:
-        if not self.easy_seeds:
-            raise RuntimeError("no easy seed left")
+        if not self.easy_games:
+            raise WrongAnswer("no easy game left")
         phase = self.phase
-        game_id, md = await self.new_game("accordion", self.easy_seeds.pop(0))
+        if phase not in ("control", "attack", "after"):
+            return  # (not counted: keep the games for the phases that are)
+        game_id, md = self.easy_games.pop(0)  # a new deal each time: nothing cached
         reply = await self.stub.Solve(pb.SolveRequest(game_id=game_id), metadata=md, timeout=5)
         outcome = pb.SolveOutcome.Name(reply.outcome).removeprefix("SOLVE_OUTCOME_")
         self.solves.setdefault(phase, Counter())[outcome + (" cached" if reply.cached else "")] += 1
         if reply.outcome != pb.SOLVE_OUTCOME_WON:
-            raise RuntimeError(outcome)
+            raise WrongAnswer(outcome)
 
     def start(self, easy_solves: bool) -> list[asyncio.Task[None]]:
         tasks = [asyncio.create_task(self._paced(GETGAME_EVERY, self.get_game, "GetGame")),
@@ -637,7 +653,8 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
                                     "first_solve_ms": round(first.millis, 1)}
             params.update(game_id=game_id, token=dict(md)["authorization"].removeprefix("Bearer "))
         resting = await honest.new_game(seed=8) if row == "newgame-flood" else None
-        honest.easy_seeds = list(easy_seeds) if row == "solver-hog" else []
+        if row == "solver-hog":
+            await honest.deal_easy_games(easy_seeds)
         tasks = honest.start(easy_solves=row == "solver-hog")
 
         honest.phase = "control"
