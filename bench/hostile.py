@@ -419,8 +419,9 @@ class Server:
             total += (int(fields[11]) + int(fields[12])) / CLK_TCK
         return total
 
-    def metric(self, name: str) -> float | None:
-        """The sum of a metric's samples on /metrics (every label), or None when it is absent."""
+    def metric(self, name: str, label: str = "") -> float | None:
+        """The sum of a metric's samples on /metrics (those whose labels hold ``label``), or None
+        when the tree does not export it."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
                 text = r.read().decode()
@@ -428,7 +429,7 @@ class Server:
             return None
         names = (name, name + "_total")  # (a counter's samples end in _total)
         values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.split("{", 1)[0].split(" ", 1)[0] in names]
+                  if line.split("{", 1)[0].split(" ", 1)[0] in names and label in line.rsplit(" ", 1)[0]]
         return sum(values) if values else None
 
     def stop(self) -> None:
@@ -664,7 +665,7 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         out["control_cpu_pct"] = round(100 * control_cpu / control_s, 1)
         if setup.redis:
             extra["redis_clients_before"] = redis_clients(redis_port)  # type: ignore[arg-type]
-        extra["in_flight_before"] = server.metric("accordion_rpc_in_flight")
+        extra["in_flight_before"] = server.metric("accordion_rpc_in_flight", "WatchGame")
 
         honest.phase = "between"  # the attacker's own set-up (games, connections): not counted
         attacker = await asyncio.create_subprocess_exec(
@@ -684,7 +685,7 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         await attacker.wait()
         out["attack_cpu_pct"] = round(100 * attack_cpu / attack_s, 1) if attack_t0 else None
         out["attacker"] = result
-        extra["in_flight_end_of_attack"] = server.metric("accordion_rpc_in_flight")
+        extra["in_flight_end_of_attack"] = server.metric("accordion_rpc_in_flight", "WatchGame")
         if row == "cached-solve":
             solves = sum(v for k, v in result.get("counts", {}).items() if k in ("cached", "SOLVE_OUTCOME_WON"))
             beyond = attack_cpu - control_cpu / control_s * attack_s  # the honest client's share taken out
@@ -692,7 +693,7 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
             extra["solves_per_s"] = round(solves / attack_s, 1)
 
         await asyncio.sleep(2.0)  # the attacker's connections are closed: 2 s for the server to let go
-        extra["in_flight_2s_after"] = server.metric("accordion_rpc_in_flight")
+        extra["in_flight_2s_after"] = server.metric("accordion_rpc_in_flight", "WatchGame")
         if setup.redis:
             extra["redis_clients_2s_after"] = redis_clients(redis_port)  # type: ignore[arg-type]
         if resting is not None:
@@ -754,6 +755,70 @@ def print_table(results: list[dict[str, Any]]) -> None:
           "the OK ones; srv CPU: the server process's CPU over the phase)")
 
 
+def _ms(s: dict[str, Any] | None) -> str:
+    if not s or not s["calls"]:
+        return "–"
+    if s["p50_ms"] is None:
+        return f"{s['ok_pct']:.0f} % OK"
+    return f"{s['ok_pct']:.0f} % OK, {s['p50_ms']:.1f} / {s['p99_ms']:.1f}"
+
+
+def row_note(r: dict[str, Any]) -> dict[str, str]:
+    """Each phase's row-specific figure, in words (the markdown table's last column)."""
+    x, a = r["extra"], r["attacker"].get("counts", {})
+    note: dict[str, str] = {}
+    if r["row"] == "watch-cancel-leak":
+        note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event, "
+                          f"{a.get('RESOURCE_EXHAUSTED', 0)} refused")
+        in_flight = x.get("in_flight_2s_after")
+        note["after"] = (f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
+                         "2 s after the attacker left; WatchGame handlers running then: "
+                         + ("not exported" if in_flight is None else f"{in_flight:.0f}"))
+    elif r["row"] == "health-watch-flood":
+        refused = sum(v for k, v in a.items() if k.endswith("RESOURCE_EXHAUSTED"))
+        half = sum(a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0) for m in ("check", "getgame"))
+        note["attack"] = (f"attacker: {a.get('watch_held', 0)} Watch streams and {half} half-sent calls held "
+                          f"(over the phase), {refused} refused")
+    elif r["row"] == "cached-solve":
+        note["control"] = (f"line of {x['solved_game']['line_moves']} moves" if "solved_game" in x else "")
+        note["attack"] = (f"{x.get('solves_per_s')} cached Solves/s, server CPU "
+                          f"{x.get('server_cpu_ms_per_solve')} ms per Solve")
+    elif r["row"] == "solver-hog":
+        for phase in ("control", "attack", "after"):
+            s = r["phases"].get(phase, {}).get("easy Solve")
+            if s:
+                outcomes = x.get("easy_solve_outcomes", {}).get(phase, {})
+                note[phase] = "easy Solve: " + _ms(s) + " ms (" + ", ".join(f"{k} {v}" for k, v in outcomes.items()) + ")"
+    elif r["row"] == "solver-48-clients":
+        done = {k.removeprefix("SOLVE_OUTCOME_"): v for k, v in a.items() if k != "cancelled_at_end"}
+        note["attack"] = "attackers' Solves: " + (", ".join(f"{k} {v}" for k, v in done.items()) or "none answered")
+    elif r["row"] == "newgame-flood":
+        note["attack"] = f"flood: {a.get('OK', 0)} NewGame OK, {a.get('RESOURCE_EXHAUSTED', 0)} RESOURCE_EXHAUSTED"
+        evicted = x.get("memory_store_evicted")
+        note["after"] = (f"resting game: {x.get('resting_game')}; games evicted: "
+                         + ("?" if evicted is None else f"{evicted:.0f}"))
+    for phase in ("control", "attack", "after"):
+        errors = {k: s["codes"] for k, s in r["phases"].get(phase, {}).items()
+                  if s["codes"] and k in ("health", "GetGame")}
+        if errors:
+            note[phase] = "; ".join(filter(None, [note.get(phase, ""), "errors " + ", ".join(
+                f"{k}: " + " ".join(f"{c} {n}" for c, n in codes.items()) for k, codes in errors.items())]))
+    return note
+
+
+def print_markdown(results: list[dict[str, Any]]) -> None:
+    print("| row | tree | phase | health Check: OK, p50 / p99 ms | honest GetGame: OK, p50 / p99 ms | server CPU | "
+          "what the row shows |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in results:
+        note = row_note(r)
+        for phase in ("control", "attack", "after"):
+            p = r["phases"].get(phase, {})
+            cpu = {"control": r.get("control_cpu_pct"), "attack": r.get("attack_cpu_pct")}.get(phase)
+            print(f"| {r['row'] if phase == 'control' else ''} | {r['tree']} | {phase} | {_ms(p.get('health'))} | "
+                  f"{_ms(p.get('GetGame'))} | {'' if cpu is None else f'{cpu:.0f} %'} | {note.get(phase, '')} |")
+
+
 async def main_async(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     trees = [Tree.of(label, d) for label, d in args.trees]
     rows = [ROWS[int(r)] if r.isdigit() else r for r in args.rows]
@@ -783,6 +848,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of the attack phase")
     parser.add_argument("--after", type=float, default=3.0, help="seconds of the after phase")
     parser.add_argument("--json", help="write the figures as JSON here")
+    parser.add_argument("--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)")
     parser.add_argument("--attack", help=argparse.SUPPRESS)
     parser.add_argument("--addr", help=argparse.SUPPRESS)
     parser.add_argument("--params", default="{}", help=argparse.SUPPRESS)
@@ -801,6 +867,9 @@ def main() -> None:
     for label, d in args.trees:
         print(f"  {label}: {Path(d).resolve()}")
     print_table(results)
+    if args.markdown:
+        print()
+        print_markdown(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"command": sys.argv, "started": started, "results": results},
                                               indent=2) + "\n")
