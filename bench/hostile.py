@@ -88,6 +88,16 @@ HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 GET_GAME = "/accordion.v1.AccordionService/GetGame"
 
 
+def accordion_stub(channel: grpc.aio.Channel) -> Any:
+    """The service's stub on an aio channel (typed Any: the generated stubs are typed for the
+    blocking API)."""
+    return pb_grpc.AccordionServiceStub(channel)
+
+
+def health_stub(channel: grpc.aio.Channel) -> Any:
+    return health_pb2_grpc.HealthStub(channel)
+
+
 def percentile(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -229,24 +239,24 @@ class Attacker:
             out["p99_ms"] = round(percentile(self.latencies, 99) * 1000, 1)
         return out
 
-    async def _game(self, stub: pb_grpc.AccordionServiceStub, variant: str = "accordion",
+    async def _game(self, stub: Any, variant: str = "accordion",
                     options: dict[str, str] | None = None, seed: int = 1) -> tuple[pb.Game, tuple[tuple[str, str], ...]]:
         reply = await stub.NewGame(pb.NewGameRequest(variant=variant, options=options or {}, seed=seed), timeout=10)
         return reply.game, (("authorization", f"Bearer {reply.token}"),)
 
     # 1: WatchGame cancelled right after its first event, 4 at a time per client
-    async def setup_watch_cancel_leak(self) -> list[tuple[pb_grpc.AccordionServiceStub, str, Any]]:
+    async def setup_watch_cancel_leak(self) -> list[tuple[Any, str, Any]]:
         out = []
         for i, channel in enumerate(await self.clients(self.params.get("clients", 8))):
-            stub = pb_grpc.AccordionServiceStub(channel)
+            stub = accordion_stub(channel)
             game, md = await self._game(stub, seed=100 + i)
             move = pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0], expected_version=game.version)
             await stub.ApplyMove(move, metadata=md, timeout=10)  # version 1: a first event to send at once
             out.append((stub, game.id, md))
         return out
 
-    async def attack_watch_cancel_leak(self, games: list[tuple[pb_grpc.AccordionServiceStub, str, Any]]) -> None:
-        async def one(stub: pb_grpc.AccordionServiceStub, game_id: str, md: Any) -> None:
+    async def attack_watch_cancel_leak(self, games: list[tuple[Any, str, Any]]) -> None:
+        async def one(stub: Any, game_id: str, md: Any) -> None:
             while self.running():
                 call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0), metadata=md, timeout=10)
                 try:
@@ -265,7 +275,7 @@ class Attacker:
     async def attack_health_watch_flood(self, channels: list[grpc.aio.Channel]) -> None:
 
         async def watch(channel: grpc.aio.Channel) -> None:
-            stub = health_pb2_grpc.HealthStub(channel)
+            stub = health_stub(channel)
             while self.running():
                 call = stub.Watch(health_pb2.HealthCheckRequest(service=""), timeout=self.end - time.monotonic())
                 try:
@@ -305,7 +315,7 @@ class Attacker:
         request = pb.SolveRequest(game_id=self.params["game_id"])
 
         async def one(channel: grpc.aio.Channel) -> None:
-            stub = pb_grpc.AccordionServiceStub(channel)
+            stub = accordion_stub(channel)
             while self.running():
                 t0 = time.perf_counter()
                 try:
@@ -319,7 +329,7 @@ class Attacker:
         await asyncio.gather(*(one(c) for c in channels))
 
     # 4 and 5: Solves that take long, from one client (4 at a time) or from 48
-    async def _solve_loop(self, stub: pb_grpc.AccordionServiceStub, variant: str, options: dict[str, str],
+    async def _solve_loop(self, stub: Any, variant: str, options: dict[str, str],
                           seeds: range) -> None:
         for seed in seeds:
             if not self.running():
@@ -336,20 +346,20 @@ class Attacker:
 
     async def attack_solver_hog(self, channels: list[grpc.aio.Channel]) -> None:
         (channel,) = channels
-        stub = pb_grpc.AccordionServiceStub(channel)
+        stub = accordion_stub(channel)
         spider4 = {"suits": "4", "open": "true"}  # most deals: no answer within the server's limit
         await asyncio.gather(*(self._solve_loop(stub, "spider", spider4, range(1000 * k + 1, 1000 * k + 999))
                                for k in range(self.params.get("long_solves", 4))))
 
     async def attack_solver_48_clients(self, channels: list[grpc.aio.Channel]) -> None:
-        await asyncio.gather(*(self._solve_loop(pb_grpc.AccordionServiceStub(c), "klondike", {"open": "true"},
+        await asyncio.gather(*(self._solve_loop(accordion_stub(c), "klondike", {"open": "true"},
                                                 range(1000 * k + 1, 1000 * k + 999))
                                for k, c in enumerate(channels)))
 
     # 6: NewGame as fast as the server answers
     async def attack_newgame_flood(self, channels: list[grpc.aio.Channel]) -> None:
         (channel,) = channels
-        stub = pb_grpc.AccordionServiceStub(channel)
+        stub = accordion_stub(channel)
         request = pb.NewGameRequest(variant="accordion")
 
         async def one() -> None:
@@ -511,8 +521,8 @@ class Honest:
 
     def __init__(self, addr: str) -> None:
         self.channel = grpc.aio.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
-        self.stub = pb_grpc.AccordionServiceStub(self.channel)
-        self.health = health_pb2_grpc.HealthStub(self.channel)
+        self.stub = accordion_stub(self.channel)
+        self.health = health_stub(self.channel)
         self.phase = "setup"
         self.calls: dict[tuple[str, str], Calls] = {}
         self.solves: dict[str, Counter[str]] = {}
