@@ -594,8 +594,8 @@ class Honest:
         await self.channel.close()
 
 
-def easy_accordion_seeds(tree: Tree, count: int = 80) -> list[int]:
-    """Accordion seeds this tree's solver wins in under 20 ms alone (in a child process). 80:
+def easy_accordion_seeds(tree: Tree, count: int = 95) -> list[int]:
+    """Accordion seeds this tree's solver wins in under 20 ms alone (in a child process). 95:
     enough for the phases (an easy Solve every 200 ms), and within the NewGame burst a tree
     with a per-client NewGame rate allows one client (100 by default)."""
     code = (
