@@ -773,12 +773,16 @@ def print_table(results: list[dict[str, Any]]) -> None:
           "the OK ones; srv CPU: the server process's CPU over the phase)")
 
 
+def _pct(value: float) -> str:
+    return f"{value:.0f}" if value in (0, 100) else f"{value:.1f}"  # 99.9 is not 100
+
+
 def _ms(s: dict[str, Any] | None) -> str:
     if not s or not s["calls"]:
         return "–"
     if s["p50_ms"] is None:
-        return f"{s['ok_pct']:.0f} % OK"
-    return f"{s['ok_pct']:.0f} % OK, {s['p50_ms']:.1f} / {s['p99_ms']:.1f}"
+        return f"{_pct(s['ok_pct'])} % OK"
+    return f"{_pct(s['ok_pct'])} % OK, {s['p50_ms']:.1f} / {s['p99_ms']:.1f}"
 
 
 def row_note(r: dict[str, Any]) -> dict[str, str]:
@@ -867,10 +871,16 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=3.0, help="seconds of the after phase")
     parser.add_argument("--json", help="write the figures as JSON here")
     parser.add_argument("--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)")
+    parser.add_argument("--render", metavar="JSON", help="print the tables of a run saved with --json, and exit")
     parser.add_argument("--attack", help=argparse.SUPPRESS)
     parser.add_argument("--addr", help=argparse.SUPPRESS)
     parser.add_argument("--params", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.render:  # a saved run's tables again
+        print_table(json.loads(Path(args.render).read_text())["results"])
+        print()
+        print_markdown(json.loads(Path(args.render).read_text())["results"])
+        return
     if args.attack:
         attacker_main(args.attack, args.addr, args.duration, args.params)
         return
