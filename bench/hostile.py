@@ -3,6 +3,7 @@
     .venv/bin/python bench/hostile.py                              # this tree, every row (~2 min)
     .venv/bin/python bench/hostile.py --a /work/main --b ../integrate   # A/B, one run (~5 min)
     .venv/bin/python bench/hostile.py --rows 1 4 --repeat 2 --json hostile.json
+    .venv/bin/python bench/hostile.py --a /work/main --b ../integrate --envoy --rows 1 2 6   # through Envoy
 
 For each row a fresh ``accordion-server`` is started from each source tree (``DIR/.venv/bin/python
 -m accordion`` with ``PYTHONPATH=DIR/service``; a tree without a .venv runs under this
@@ -45,6 +46,12 @@ Rows (the abuses of issue 28):
    (16 at a time); the honest client's own game (in play) and a *resting* game dealt before
    the flood and left untouched: is either NOT_FOUND?
 
+``--envoy``: every client (honest and attacker) connects through Envoy, started per row from
+the tree's own ``deploy/envoy/envoy.yaml`` (ports and descriptor path rewritten, as tests/rest
+does), and the server gets ``--trusted-proxies 127.0.0.1/32`` where it has the flag, so its
+per-client limits key on the x-forwarded-for Envoy sets (each client's own 127.0.0.N); a tree
+without the flag sees every client as Envoy's one address, as deployed before issue 28.
+
 Flags a row passes that a tree's ``--help`` does not list are left out for that tree (and said).
 The machine is shared: the load average is printed before and after each row; compare only
 within one run. This is a benchmark, not a test: it asserts nothing.
@@ -56,6 +63,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -486,6 +494,65 @@ def start_server(tree: Tree, flags: list[str], log: Path) -> Server:
     raise RuntimeError(f"server did not start in 60 s: see {log}")
 
 
+@dataclass
+class Envoy:
+    popen: subprocess.Popen[bytes]
+    port: int
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def start_envoy(tree: Tree, upstream_port: int, workdir: Path) -> Envoy:
+    """Envoy with the tree's own deploy/envoy/envoy.yaml (its ports and descriptor path
+    rewritten, as tests/rest does) in front of ``upstream_port``; its listener's port read back
+    from the admin API."""
+    text = (tree.dir / "deploy" / "envoy" / "envoy.yaml").read_text()
+    for old, new in (("port_value: 50051", f"port_value: {upstream_port}"), ("port_value: 8080", "port_value: 0"),
+                     ("proto_descriptor: deploy/envoy/accordion.pb",
+                      f"proto_descriptor: {tree.dir / 'deploy' / 'envoy' / 'accordion.pb'}")):
+        if text.count(old) != 1:
+            raise RuntimeError(f"{tree.dir}/deploy/envoy/envoy.yaml should hold {old!r} once")
+        text = text.replace(old, new)
+    text += "admin:\n  address:\n    socket_address: { address: 127.0.0.1, port_value: 0 }\n"
+    config, admin_path, log = workdir / "envoy.yaml", workdir / "envoy-admin.txt", workdir / "envoy.log"
+    config.write_text(text)
+    admin_path.unlink(missing_ok=True)
+    envoy_bin = shutil.which("envoy", path=str(Path(tree.python).parent)) or shutil.which(
+        "envoy", path=str(Path(sys.executable).parent))
+    if envoy_bin is None:
+        raise SystemExit("--envoy: no envoy binary beside the tree's interpreter or this one (make install)")
+    with log.open("ab") as out:
+        popen = subprocess.Popen([envoy_bin, "-c", str(config), "--admin-address-path", str(admin_path),
+                                  "--disable-hot-restart", "--concurrency", "1", "--log-level", "warning"],
+                                 stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if popen.poll() is not None:
+            raise RuntimeError(f"envoy exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
+        admin = admin_path.read_text().strip() if admin_path.exists() else ""
+        if admin:
+            try:
+                with urllib.request.urlopen(f"http://{admin}/ready", timeout=2) as r:
+                    ready = r.status == 200
+                with urllib.request.urlopen(f"http://{admin}/listeners?format=json", timeout=2) as r:
+                    listeners = json.load(r)
+            except OSError:
+                ready = False
+            if ready:
+                address = listeners["listener_statuses"][0]["local_address"]["socket_address"]
+                return Envoy(popen, int(address["port_value"]))
+        time.sleep(0.05)
+    popen.kill()
+    raise RuntimeError("envoy did not get ready in 60 s")
+
+
 def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()  # never 6379
     argv = [redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
@@ -652,13 +719,22 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         wanted.append(("--redis-url", f"redis://127.0.0.1:{redis_port}/0"))
     elif setup.memory_url:
         wanted.append(("--redis-url", setup.memory_url))
+    if args.envoy:  # per-client limits then key on x-forwarded-for, where the tree can
+        wanted.append(("--trusted-proxies", "127.0.0.1/32"))
     flags, missing = tree.flags(wanted)
-    out: dict[str, Any] = {"row": row, "tree": tree.label, "dir": str(tree.dir), "flags": flags,
+    label = tree.label + ("+envoy" if args.envoy else "")
+    out: dict[str, Any] = {"row": row, "tree": label, "dir": str(tree.dir), "flags": flags,
                            "flags_left_out": missing, "load_before": [round(x, 2) for x in os.getloadavg()]}
     print(f"[{row} / {tree.label}] load {out['load_before']}" + (f"; {tree.label} lacks {missing}" if missing else ""),
           file=sys.stderr, flush=True)
     server = start_server(tree, flags, workdir / f"{row}-{tree.label}.log")
-    honest = Honest(server.addr)
+    try:
+        envoy = start_envoy(tree, int(server.addr.rpartition(":")[2]), workdir) if args.envoy else None
+    except BaseException:
+        server.stop()
+        raise
+    front = f"127.0.0.1:{envoy.port}" if envoy else server.addr  # where the clients connect
+    honest = Honest(front)
     tasks: list[asyncio.Task[None]] = []
     extra: dict[str, Any] = {}
     try:
@@ -687,7 +763,7 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
 
         honest.phase = "between"  # the attacker's own set-up (games, connections): not counted
         attacker = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--attack", row, "--addr", server.addr, "--duration", str(args.duration),
+            sys.executable, __file__, "--attack", row, "--addr", front, "--duration", str(args.duration),
             "--params", json.dumps(params), stdout=asyncio.subprocess.PIPE)
         assert attacker.stdout is not None
         result: dict[str, Any] = {}
@@ -725,6 +801,8 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         await asyncio.sleep(args.after)
     finally:
         await honest.close(tasks)
+        if envoy is not None:
+            envoy.stop()
         server.stop()
     out["phases"] = {phase: {kind: honest.calls[(kind, phase)].summary() for kind in ("health", "GetGame", "easy Solve")
                              if (kind, phase) in honest.calls} for phase in ("control", "attack", "after")}
@@ -869,6 +947,8 @@ def main() -> None:
     parser.add_argument("--control", type=float, default=5.0, help="seconds of the control phase")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of the attack phase")
     parser.add_argument("--after", type=float, default=3.0, help="seconds of the after phase")
+    parser.add_argument("--envoy", action="store_true", help="every client through Envoy (the tree's "
+                        "deploy/envoy/envoy.yaml; the server trusts its x-forwarded-for where it can)")
     parser.add_argument("--json", help="write the figures as JSON here")
     parser.add_argument("--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)")
     parser.add_argument("--render", metavar="JSON", help="print the tables of a run saved with --json, and exit")
