@@ -398,6 +398,7 @@ class Tree:
     python: str
     env: dict[str, str]
     help_text: str = ""
+    commit: str = ""  # git's short hash, "+" when the work tree has changes; "" outside git
 
     @classmethod
     def of(cls, label: str, directory: str) -> Tree:
@@ -410,6 +411,11 @@ class Tree:
         tree = cls(label, d, python, env)
         tree.help_text = subprocess.run([python, "-m", "accordion", "--help"], capture_output=True, text=True,
                                         env=env, cwd=d, timeout=120).stdout
+        head = subprocess.run(["git", "-C", str(d), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        if head.returncode == 0:
+            changed = subprocess.run(["git", "-C", str(d), "status", "--porcelain", "--untracked-files=no"],
+                                     capture_output=True, text=True).stdout.strip()
+            tree.commit = head.stdout.strip() + ("+" if changed else "")
         if "--listen" not in tree.help_text:
             raise SystemExit(f"{d}: `{python} -m accordion --help` lists no --listen")
         return tree
@@ -723,7 +729,7 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         wanted.append(("--trusted-proxies", "127.0.0.1/32"))
     flags, missing = tree.flags(wanted)
     label = tree.label + ("+envoy" if args.envoy else "")
-    out: dict[str, Any] = {"row": row, "tree": label, "dir": str(tree.dir), "flags": flags,
+    out: dict[str, Any] = {"row": row, "tree": label, "dir": str(tree.dir), "commit": tree.commit, "flags": flags,
                            "flags_left_out": missing, "load_before": [round(x, 2) for x in os.getloadavg()]}
     print(f"[{row} / {tree.label}] load {out['load_before']}" + (f"; {tree.label} lacks {missing}" if missing else ""),
           file=sys.stderr, flush=True)
@@ -822,6 +828,16 @@ def _fmt(s: dict[str, Any] | None) -> str:
     p50 = "-" if s["p50_ms"] is None else f"{s['p50_ms']:.1f}"
     p99 = "-" if s["p99_ms"] is None else f"{s['p99_ms']:.1f}"
     return f"{s['ok_pct']:>6.1f} {p50:>7} {p99:>8}"
+
+
+def print_trees(results: list[dict[str, Any]]) -> None:
+    seen: dict[str, dict[str, Any]] = {}
+    for r in results:
+        seen.setdefault(r["tree"], {"dir": r["dir"], "commit": r.get("commit", ""), "left_out": set()})
+        seen[r["tree"]]["left_out"].update(r["flags_left_out"])
+    for label, t in seen.items():
+        print(f"  {label}: {t['dir']}" + (f" at {t['commit']}" if t["commit"] else "")
+              + (f"; flags it lacks, left out: {' '.join(sorted(t['left_out']))}" if t["left_out"] else ""))
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
@@ -957,9 +973,12 @@ def main() -> None:
     parser.add_argument("--params", default="{}", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.render:  # a saved run's tables again
-        print_table(json.loads(Path(args.render).read_text())["results"])
+        saved = json.loads(Path(args.render).read_text())
+        print(f"{' '.join(saved['command'])}  ({saved['started']})")
+        print_trees(saved["results"])
+        print_table(saved["results"])
         print()
-        print_markdown(json.loads(Path(args.render).read_text())["results"])
+        print_markdown(saved["results"])
         return
     if args.attack:
         attacker_main(args.attack, args.addr, args.duration, args.params)
@@ -972,8 +991,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="acc-hostile-") as tmp:
         results = asyncio.run(main_async(args, Path(tmp)))
     print(f"bench/hostile.py {' '.join(sys.argv[1:])}  ({started}; {os.cpu_count()} CPUs; grpcio {grpc.__version__})")
-    for label, d in args.trees:
-        print(f"  {label}: {Path(d).resolve()}")
+    print_trees(results)
     print_table(results)
     if args.markdown:
         print()
