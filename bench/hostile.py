@@ -805,6 +805,9 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
             extra["memory_store_evicted"] = server.metric("accordion_memory_store_evicted")
         honest.phase = "after"
         await asyncio.sleep(args.after)
+        extra["in_flight_end_of_after"] = server.metric("accordion_rpc_in_flight", "WatchGame")
+        if setup.redis:
+            extra["redis_clients_end_of_after"] = redis_clients(redis_port)  # type: ignore[arg-type]
     finally:
         await honest.close(tasks)
         if envoy is not None:
@@ -886,10 +889,11 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
     if r["row"] == "watch-cancel-leak":
         note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event, "
                           f"{a.get('RESOURCE_EXHAUSTED', 0)} refused")
-        in_flight = x.get("in_flight_2s_after")
+        in_flight, in_flight_end = x.get("in_flight_2s_after"), x.get("in_flight_end_of_after")
         note["after"] = (f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
-                         "2 s after the attacker left; WatchGame handlers running then: "
-                         + ("not exported" if in_flight is None else f"{in_flight:.0f}"))
+                         f"2 s after the attacker left ({x.get('redis_clients_end_of_after')} at the phase's end); "
+                         "WatchGame handlers running then: "
+                         + ("not exported" if in_flight is None else f"{in_flight:.0f} ({in_flight_end:.0f})"))
     elif r["row"] == "health-watch-flood":
         refused = sum(v for k, v in a.items() if k.endswith("RESOURCE_EXHAUSTED"))
         half = sum(a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0) for m in ("check", "getgame"))
