@@ -887,8 +887,9 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
     x, a = r["extra"], r["attacker"].get("counts", {})
     note: dict[str, str] = {}
     if r["row"] == "watch-cancel-leak":
-        note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event, "
-                          f"{a.get('RESOURCE_EXHAUSTED', 0)} refused")
+        others = ", ".join(f"{v} {k}" for k, v in a.items() if k not in ("first_event_then_cancel", "cancelled_at_end"))
+        note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event"
+                          + (f"; {others}" if others else ""))
         in_flight, in_flight_end = x.get("in_flight_2s_after"), x.get("in_flight_end_of_after")
         note["after"] = (f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
                          f"2 s after the attacker left ({x.get('redis_clients_end_of_after')} at the phase's end); "
@@ -897,8 +898,10 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
     elif r["row"] == "health-watch-flood":
         refused = sum(v for k, v in a.items() if k.endswith("RESOURCE_EXHAUSTED"))
         half = sum(a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0) for m in ("check", "getgame"))
+        watch_ends = ", ".join(f"{v} {k.removeprefix('watch_')}" for k, v in a.items()
+                               if k.startswith("watch_") and k not in ("watch_held", "watch_DEADLINE_EXCEEDED"))
         note["attack"] = (f"attacker: {a.get('watch_held', 0)} Watch streams and {half} half-sent calls held "
-                          f"(over the phase), {refused} refused")
+                          f"(over the phase), {refused} refused" + (f"; Watch calls: {watch_ends}" if watch_ends else ""))
     elif r["row"] == "cached-solve":
         note["control"] = (f"line of {x['solved_game']['line_moves']} moves" if "solved_game" in x else "")
         note["attack"] = (f"{x.get('solves_per_s')} cached Solves/s, server CPU "
