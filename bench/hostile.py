@@ -891,10 +891,12 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
         note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event"
                           + (f"; {others}" if others else ""))
         in_flight, in_flight_end = x.get("in_flight_2s_after"), x.get("in_flight_end_of_after")
+        clients_end = x.get("redis_clients_end_of_after")
         note["after"] = (f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
-                         f"2 s after the attacker left ({x.get('redis_clients_end_of_after')} at the phase's end); "
-                         "WatchGame handlers running then: "
-                         + ("not exported" if in_flight is None else f"{in_flight:.0f} ({in_flight_end:.0f})"))
+                         "2 s after the attacker left" + ("" if clients_end is None else f" ({clients_end} at the phase's end)")
+                         + "; WatchGame handlers running then: "
+                         + ("not exported" if in_flight is None else f"{in_flight:.0f}")
+                         + ("" if in_flight_end is None else f" ({in_flight_end:.0f})"))
     elif r["row"] == "health-watch-flood":
         refused = sum(v for k, v in a.items() if k.endswith("RESOURCE_EXHAUSTED"))
         half = sum(a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0) for m in ("check", "getgame"))
