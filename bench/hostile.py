@@ -4,6 +4,7 @@
     .venv/bin/python bench/hostile.py --a /work/main --b ../integrate   # A/B, one run (~5 min)
     .venv/bin/python bench/hostile.py --rows 1 4 --repeat 2 --json hostile.json
     .venv/bin/python bench/hostile.py --a /work/main --b ../integrate --envoy --rows 1 2 6   # through Envoy
+    .venv/bin/python bench/hostile.py --render hostile.json     # a saved run's tables again
 
 For each row a fresh ``accordion-server`` is started from each source tree (``DIR/.venv/bin/python
 -m accordion`` with ``PYTHONPATH=DIR/service``; a tree without a .venv runs under this
@@ -31,8 +32,8 @@ Rows (the abuses of issue 28):
 1. ``watch-cancel-leak`` (Redis store, ``--max-concurrent-rpcs 100``): 8 clients, 4 at a time
    each, call WatchGame on their own game and cancel each right after its first event. Reported:
    handlers still running (``accordion_rpc_in_flight``, where the tree exports it) and Redis's
-   client count (CLIENT LIST) before the attack and 2 s after the attacker left; the after
-   phase shows whether later calls succeed.
+   client count (CLIENT LIST) before the attack, 2 s after the attacker left and at the after
+   phase's end; the after phase shows whether later calls succeed.
 2. ``health-watch-flood``: 10 clients, each holding 10 grpc.health Watch streams, 10 half-sent
    health Checks and 5 half-sent GetGames (headers sent, no message; reopened when they end).
 3. ``cached-solve``: 8 clients calling Solve on one solved Spider (1 suit, open) game; the
