@@ -78,6 +78,7 @@ WHOLE_MODULES = (
     "tests/faults/test_wait.py",
     "tests/faults/test_cluster_store.py",
     "tests/solver/test_bench_replay.py",
+    "tests/ops/test_bench_hostile.py",
 )
 
 # Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`,
