@@ -159,7 +159,9 @@ class Rest:
         *,
         token: str | None = None,
         raw: bytes | None = None,
-        timeout: float = 10,
+        # Generous: a bound for a stuck call, not a speed check (a Hint on an open Spider game
+        # took 1.9 s here on an idle machine and over 10 s under make test's load).
+        timeout: float = 60,
     ) -> Response:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         req = urllib.request.Request(self.base + path, data=data, method=method)
