@@ -664,7 +664,10 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     results: list[Result] = []
     probe: dict[str, Any] = {}
     scaling: dict[str, Any] = {}
-    env = {"ACCORDION_LOG_LEVEL": args.log_level}
+    # NewGame unlimited: the bench deals games from one address as fast as a load tool does, and
+    # a per-client NewGame rate (--newgame-rate, issue 28) would refuse them (docs/load.md). By
+    # the environment, which a --source tree from before that flag ignores.
+    env = {"ACCORDION_LOG_LEVEL": args.log_level, "ACCORDION_NEWGAME_RATE": "0"}
     try:
         echo_argv = [sys.executable, __file__, "--serve-echo", *(["--uvloop"] if args.echo_uvloop else [])]
         targets = [("echo", echo_argv, "echo listening on", ["echo"])]
