@@ -190,47 +190,49 @@ def api_key_invalid() -> ApiError:
     return ApiError(C.UNAUTHENTICATED, "API_KEY_INVALID", "the API key is not known to this server")
 
 
-def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> ApiError:
-    """RESOURCE_EXHAUSTED with a ``RetryInfo`` saying when the key's next call would pass."""
+def _retry_info(retry_after: float) -> tuple[error_details_pb2.RetryInfo, int]:
+    """The RetryInfo of every RESOURCE_EXHAUSTED answer (at least 1 ns), and the same wait in
+    whole milliseconds (at least 1) for the message and the metadata."""
     delay = duration_pb2.Duration()
     delay.FromNanoseconds(max(1, round(retry_after * 1e9)))
-    ms = max(1, math.ceil(retry_after * 1000))
+    return error_details_pb2.RetryInfo(retry_delay=delay), max(1, math.ceil(retry_after * 1000))
+
+
+def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED with a ``RetryInfo`` saying when the key's next call would pass."""
+    retry, ms = _retry_info(retry_after)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "RATE_LIMITED",
         f"API key {key_name!r} is over its limit ({rate:g}/s, burst {burst}): retry in {ms} ms",
         metadata={"key_name": key_name, "rate": f"{rate:g}", "burst": str(burst), "retry_after_ms": str(ms)},
-        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+        details=[retry],
     )
 
 
 def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiError:
     """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's NewGames are over ``--newgame-rate``."""
-    delay = duration_pb2.Duration()
-    delay.FromNanoseconds(max(1, round(retry_after * 1e9)))
-    ms = max(1, math.ceil(retry_after * 1000))
+    retry, ms = _retry_info(retry_after)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "RATE_LIMITED",
         f"too many NewGame calls from this client ({rate:g}/s, burst {burst}): retry in {ms} ms",
         metadata={"limit": "NewGame per client", "rate": f"{rate:g}", "burst": str(burst),
                   "retry_after_ms": str(ms)},
-        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+        details=[retry],
     )
 
 
 def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
     """RESOURCE_EXHAUSTED with a RetryInfo; ``what`` names the budget that is full (the limits'
     counters, the solver's queues)."""
-    delay = duration_pb2.Duration()
-    delay.FromNanoseconds(round(retry_after * 1e9))
-    ms = max(1, math.ceil(retry_after * 1000))
+    retry, ms = _retry_info(retry_after)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "CAPACITY_EXCEEDED",
         f"too many {what} (at most {limit}): retry in {ms} ms",
         metadata={"limit": what, "max": str(limit), "retry_after_ms": str(ms)},
-        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+        details=[retry],
     )
 
 
@@ -240,13 +242,13 @@ def store_full(retry_after: float) -> ApiError:
     enough to make room (if nobody plays it meanwhile), in whole seconds: no finer account of
     other players' activity is given."""
     seconds = max(1, math.ceil(retry_after))
-    delay = duration_pb2.Duration(seconds=seconds)
+    retry, ms = _retry_info(seconds)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "STORE_FULL",
         f"the server holds as many games as it may, all of them in play: no new game now; retry in {seconds} s",
-        metadata={"retry_after_ms": str(seconds * 1000)},
-        details=[error_details_pb2.RetryInfo(retry_delay=delay)],
+        metadata={"retry_after_ms": str(ms)},
+        details=[retry],
     )
 
 
