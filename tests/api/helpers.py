@@ -92,6 +92,17 @@ def rich(exc: grpc.aio.AioRpcError) -> RichError:
     return RichError(exc.code(), status.message, info, bad, legal)
 
 
+def retry_delay(exc: grpc.aio.AioRpcError) -> float:
+    """The seconds a RESOURCE_EXHAUSTED answer's one google.rpc.RetryInfo asks the client to wait."""
+    status = rpc_status.from_call(exc)
+    assert status is not None, f"no rich status on {exc.code()}: {exc.details()}"
+    retry = [d for d in status.details if d.Is(error_details_pb2.RetryInfo.DESCRIPTOR)]
+    assert len(retry) == 1, f"{len(retry)} RetryInfo on {exc.code()}: {exc.details()}"
+    info = error_details_pb2.RetryInfo()
+    retry[0].Unpack(info)
+    return float(info.retry_delay.ToNanoseconds()) / 1e9
+
+
 async def expect_error(awaitable: Any, code: grpc.StatusCode, reason: str | None = None) -> RichError:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await awaitable

@@ -14,10 +14,8 @@ import grpc
 import grpc.aio
 import pytest
 import redis
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from grpc_status import rpc_status
 
 from accordion.api import metrics
 from accordion.api.apikeys import hash_key, parse_api_keys
@@ -25,7 +23,7 @@ from accordion.api.ratelimit import Limit, MemoryRateLimiter, RedisRateLimiter, 
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from redis_server import free_port
-from tests.api.helpers import ServerProcess, expect_error, server_command
+from tests.api.helpers import ServerProcess, expect_error, retry_delay, server_command
 
 KEYS = {name: f"acc_{name}_{secrets.token_urlsafe(24)}" for name in ("open", "tight", "slow", "quick")}
 
@@ -45,17 +43,6 @@ def new_game(stub: pb_grpc.AccordionServiceStub, name: str | None) -> Any:
     return stub.NewGame(
         pb.NewGameRequest(variant="accordion", seed=1), metadata=key(name) if name else None, timeout=5
     )
-
-
-def retry_delay(exc: grpc.aio.AioRpcError) -> float:
-    status = rpc_status.from_call(exc)
-    assert status is not None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            return float(info.retry_delay.ToNanoseconds()) / 1e9
-    raise AssertionError("RESOURCE_EXHAUSTED without RetryInfo")
 
 
 async def exhausted(stub: pb_grpc.AccordionServiceStub, name: str) -> float:

@@ -27,15 +27,13 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from accordion.api.apikeys import hash_key
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
 
-from tests.api.helpers import bearer, rich
+from tests.api.helpers import bearer, retry_delay, rich
 
 PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: XFF names the client
 
@@ -43,17 +41,6 @@ PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: 
 def as_client(address: str) -> tuple[tuple[str, str], ...]:
     """The metadata a proxy adds for a client at ``address``."""
     return (("x-forwarded-for", address),)
-
-
-def retry_delay(exc: grpc.aio.AioRpcError) -> float:
-    status = rpc_status.from_call(exc)
-    assert status is not None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            return info.retry_delay.ToNanoseconds() / 1e9
-    raise AssertionError("no RetryInfo")
 
 
 async def new_games(stub: pb_grpc.AccordionServiceStub, count: int, metadata: Any = None,
