@@ -37,11 +37,17 @@ from ..flags import add_connection_flags, read_file, uses_tls
 from ..targets import resolve_target
 from ..v1 import accordion_pb2_grpc as pb_grpc
 from . import scenario as scenarios
+from . import server_view
 from . import thresholds as thresholds_mod
 from .runner import Options, Run
 from .stats import METHODS, MISSED_BEHIND, MISSED_NO_PLAYER, Stats, percentile
+from .text_report import format_table
 
 DEFAULT_MAX_PLAYERS = 1000
+# Channels (connections) by default: a --workers server's kernel spreads connections over its
+# workers (SO_REUSEPORT, by a hash of the addresses), so several per worker are needed for the
+# calls (sent to the channels in turn) to spread evenly: 16 is >= 2x workers up to 8 workers.
+DEFAULT_CONNECTIONS = 16
 
 
 def tool_version() -> str:
@@ -97,62 +103,6 @@ async def progress(run: Run, stream: TextIO) -> None:
         stream.flush()
 
 
-def format_table(report: dict[str, Any]) -> str:
-    rate = report["rate"]
-    lines = [
-        (
-            f"accordion-load {report['version']}: {report['target']} "
-            f"({'TLS' if report['tls'] else 'plaintext'}), variant {report['variant']}, "
-            f"{report['scenario']['description']}, {report['window_s']:.1f} s"
-        ),
-        "",
-        f"{'method':<12}{'calls':>9}{'errors':>8}{'calls/s':>10}"
-        + "".join(f"{h:>9}" for h in ("p50 ms", "p90 ms", "p99 ms", "max ms")),
-    ]
-    rows = [(m, r) for m, r in report["methods"].items() if r["requests"]] + [("all", report)]
-    for name, r in rows:
-        lat = r["latency_ms"]
-        # Latencies are of the calls that succeeded: none succeeded, no figure (not 0.00).
-        cells = [
-            f"{lat[k]:>9.2f}" if r["requests"] > r["errors"] else f"{'-':>9}"
-            for k in ("p50", "p90", "p99", "max")
-        ]
-        lines.append(
-            f"{name:<12}{r['requests']:>9}{r['errors']:>8}{r['throughput_rps']:>10.1f}" + "".join(cells)
-        )
-    lines.append("")
-    if report["mode"] == "rate":
-        ratio = (rate["achieved_ratio"] or 0.0) * 100
-        why = ", ".join(f"{k} {v}" for k, v in rate["missed_by_reason"].items())
-        lines.append(
-            f"rate: offered {rate['offered_rps']:.1f}/s, achieved {rate['achieved_rps']:.1f}/s "
-            f"({ratio:.1f}%), {rate['missed']} slots missed" + (f" ({why})" if why else "")
-        )
-    else:
-        lines.append(
-            f"rate: {rate['achieved_rps']:.1f} calls/s started (closed loop: as fast as replies came)"
-        )
-    games = report["games"]
-    lines.append(f"games: {games['started']} dealt, {games['finished']} played out, {games['won']} won")
-    watch = report["watch"]
-    if watch["streams"]:
-        lines.append(
-            f"watchers: {watch['streams']} streams, {watch['events']} events, move to event "
-            f"p50 {watch['lag_ms']['p50']:.2f} ms, p99 {watch['lag_ms']['p99']:.2f} ms"
-        )
-    codes = report["errors_by_code"]
-    if not codes:
-        lines.append("errors by code: none")
-    else:
-        lines.append("errors by code: " + ", ".join(f"{c} {n}" for c, n in codes.items()))
-        for code in codes:
-            lines.append(f"  {code}: {report['error_samples'].get(code, '')}")
-    for t in report["thresholds"]:
-        result = "pass" if t["passed"] else "FAIL"
-        lines.append(f"threshold {t['threshold']}: {result} (measured {t['value']} {t['unit']})")
-    return "\n".join(lines)
-
-
 def verdict(report: dict[str, Any], args: argparse.Namespace) -> tuple[list[str], str | None]:
     """Why the run failed (empty: it passed), and a warning about the rate to print either way."""
     reasons = []
@@ -171,7 +121,7 @@ def verdict(report: dict[str, Any], args: argparse.Namespace) -> tuple[list[str]
     rate = report["rate"]
     if report["mode"] == "rate" and not report["aborted"] and rate["offered"]:
         ratio = rate["achieved_ratio"] or 0.0
-        if ratio < 1 - args.rate_tolerance:
+        if ratio < 1 - args.rate_tolerance:  # the table of causes is in the summary and the HTML
             causes = []
             if rate["missed_by_reason"].get(MISSED_NO_PLAYER):
                 causes.append(
@@ -217,7 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-H", "--metadata", action="append", default=[], metavar="KEY=VALUE", help="metadata on every call"
     )
     conn.add_argument(
-        "--connections", type=int, help="channels (connections) to open (default: min(players, 4))"
+        "--connections",
+        type=int,
+        help="channels (connections) to open, calls sent to them in turn; >= 2x the server's "
+        f"--workers for an even spread (default: {DEFAULT_CONNECTIONS}, at most the players)",
+    )
+    conn.add_argument(
+        "--traceparent-sample",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share of calls (0..1) sent with a W3C traceparent header (default: 0)",
     )
     load = parser.add_argument_group("load")
     load.add_argument(
@@ -269,6 +229,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.05,
         help="share of the offered calls that may be missed before the rate counts as not kept "
         "(default: %(default)s)",
+    )
+    out.add_argument(
+        "--metrics-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="the server's Prometheus /metrics, scraped before and after the run to show the "
+        "server's view beside the client's (repeatable: one per replica)",
+    )
+    out.add_argument(
+        "--server-histogram",
+        metavar="NAME",
+        help="the server's latency histogram (default: accordion_rpc_server_seconds when the server "
+        "has it, else accordion_rpc_latency_seconds)",
     )
     out.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     return parser
@@ -323,9 +297,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--rate-tolerance is a share within 0..1")
     players = args.max_players if plan.kind == "rate" else int(plan.peak)
     if args.connections is None:
-        args.connections = max(1, min(players, 4))
+        args.connections = max(1, min(players, DEFAULT_CONNECTIONS))
     if args.connections < 1:
         parser.error("--connections must be positive")
+    if not 0 <= args.traceparent_sample <= 1:
+        parser.error("--traceparent-sample is a share within 0..1")
+    for url in args.metrics_url:
+        if not url.startswith(("http://", "https://")):
+            parser.error(f"--metrics-url {url!r}: an http:// or https:// URL, e.g. http://127.0.0.1:9100/metrics")
+    if args.metrics_url:
+        try:
+            server_view.check_parser()
+        except ImportError as exc:
+            parser.error(str(exc))
     if bool(args.client_cert) != bool(args.client_key):
         parser.error("--client-cert and --client-key go together")
     try:  # host:port, an http(s):// URL or a gRPC target, as every client of the package takes
@@ -370,9 +354,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         max_players=args.max_players,
         seed=seed,
         stop_early=not args.keep_going,
+        traceparent_sample=args.traceparent_sample,
     )
+    before = await asyncio.to_thread(server_view.scrape_all, args.metrics_url) if args.metrics_url else []
     channels = [make_channel(args) for _ in range(args.connections)]
-    stats = Stats()
+    stats = Stats(schedule=plan.calls_due if plan.kind == "rate" else None)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     driver = Run([pb_grpc.AccordionServiceStub(ch) for ch in channels], options, stats)
     ticker = None if args.quiet else asyncio.create_task(progress(driver, sys.stderr))
@@ -415,6 +401,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             },
         },
     )
+    if args.metrics_url:
+        await asyncio.sleep(server_view.SETTLE_SECONDS)
+        after = await asyncio.to_thread(server_view.scrape_all, args.metrics_url)
+        report["server"] = server_view.server_view(args.metrics_url, before, after, args.server_histogram)
     report["aborted"] = driver.abort_reason
     report["thresholds"] = thresholds_mod.evaluate(args.thresholds, report)
     return report

@@ -14,6 +14,8 @@ import html
 import io
 from typing import Any
 
+from .text_report import side_by_side, unserved_rows, unserved_title
+
 try:
     import matplotlib
     from matplotlib.figure import Figure
@@ -36,7 +38,7 @@ def throughput_figure(report: dict[str, Any]) -> str:
     fig = Figure(figsize=(9, 3.4))
     ax = fig.add_subplot()
     if report["mode"] == "rate":
-        # Each second's offered calls as a flat step over that second.
+        # Each second's offered calls (the schedule's, flat at a constant rate) as a step.
         edges = list(range(len(series) + 1))
         ax.stairs([row["offered"] for row in series], edges, color="0.55", ls="--", label="offered")
         ax.plot(t, [row["started"] for row in series], color="tab:blue", lw=1, label="started")
@@ -128,6 +130,32 @@ def _figure(name: str, svg: str, caption: str) -> str:
     return f'<figure id="{name}">{svg}<figcaption>{html.escape(caption)}</figcaption></figure>'
 
 
+def server_section(report: dict[str, Any]) -> list[str]:
+    """--metrics-url: the server's counts and percentiles beside the client's, and the rest."""
+    e, server = html.escape, report["server"]
+    header, rows = side_by_side(report)
+    used = server["histogram"] + (" (a fallback: the server has no accordion_rpc_server_seconds)"
+                                  if server["histogram_fallback"] else "")  # fmt: skip
+    parts = [
+        '<h2 id="server">The server\'s view</h2>',
+        f"<p>Scraped from {e(', '.join(server['urls']))} before and after the run (differences). "
+        f"Server latency from <code>{e(used)}</code>: a percentile is known to its bucket "
+        f"(bounds {e(str(server['bucket_bounds_ms']))} ms); the client's from its own clock.</p>",
+        _table(header, rows),
+    ]
+    for url in server["unreadable"]:
+        parts.append(f'<p class="fail">unreadable: {e(url)}</p>')
+    facts = [
+        ["errors (code reason)", server["errors_by_code_reason"]],
+        ["refusals (layer reason)", server["refused_by_layer_reason"]],
+        ["grpc core", server["grpc_core"]],
+        ["CPU seconds by worker", server["cpu_seconds_by_worker"]],
+    ]
+    rows = [[k, ", ".join(f"{a} {b}" for a, b in v.items()) or "none"] for k, v in facts]
+    parts.append(_table(["", ""], rows, table_class="facts"))
+    return parts
+
+
 def render(report: dict[str, Any], verdict: list[str]) -> str:
     """The HTML document. ``verdict``: the reasons the run failed (empty: it passed)."""
     e = html.escape
@@ -146,8 +174,8 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
                 "rate",
                 (
                     f"offered {rate['offered_rps']:.1f}/s, achieved {rate['achieved_rps']:.1f}/s "
-                    f"({(rate['achieved_ratio'] or 0) * 100:.1f}%), {rate['missed']} slots missed "
-                    f"{rate['missed_by_reason'] or ''}"
+                    f"({(rate['achieved_ratio'] or 0) * 100:.1f}%), {rate['missed']} slots missed; "
+                    "latency from each slot's scheduled time"
                 ),
             ]
         )
@@ -179,6 +207,11 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
             method_rows,
         ),
     ]
+    if rate["unserved"]:
+        parts.append(f'<h2 id="unserved">{e(unserved_title(report).capitalize())}, by cause</h2>')
+        parts.append(_table(["cause", "slots", "share", "what it means"], unserved_rows(report)))
+    if report.get("server"):
+        parts += server_section(report)
     if report["errors_by_code"]:
         parts.append("<h2>Errors</h2>")
         parts.append(

@@ -3,8 +3,14 @@
 * Open loop (``rate`` stages): a dispatcher hands each call the schedule asks for to an idle
   player, making a new player when all are busy (up to ``max_players``). A call it cannot place
   is counted as missed, never silently dropped: with no idle player left, or when the tool's own
-  loop fell more than a second behind the schedule.
+  loop fell more than a second behind the schedule. Each call's latency runs from its slot's
+  scheduled time, not from when it was sent: a tool (or server) that falls behind shows in the
+  latency instead of hiding in a slower schedule (no coordinated omission).
 * Closed loop (``players`` stages): that many players call flat out, each waiting for its reply.
+
+Calls go to the channels (connections) in turn, one after the other, whichever player makes
+them: a server's ``--workers`` share a port by SO_REUSEPORT, which balances connections, so
+calls spread evenly over the connections spread evenly over the workers.
 
 Each player has at most one game: it deals (NewGame), then each call is an action drawn from the
 scenario's mix (move, legal moves, read, score, hint, or deal again); a failed call or an ended
@@ -54,6 +60,7 @@ class Options:
     max_players: int  # open loop: players at most (each has one call in flight at a time)
     seed: int
     stop_early: bool = True
+    traceparent_sample: float = 0.0  # share of calls sent with a W3C traceparent header
 
 
 class Run:
@@ -71,6 +78,23 @@ class Run:
         self.abort_reason: str | None = None
         self.window = 0.0  # seconds the schedule ran
         self.players_made = 0
+        self.calls_sent = 0  # the next call's channel: calls_sent % len(stubs)
+        self.trace_rng = random.Random(options.seed ^ 0x7ACE)  # apart from the players' choices
+
+    def next_stub(self) -> pb_grpc.AccordionServiceAsyncStub:
+        stub = self.stubs[self.calls_sent % len(self.stubs)]
+        self.calls_sent += 1
+        return stub
+
+    def traceparent(self) -> tuple[tuple[str, str], ...]:
+        """A W3C ``traceparent`` (version 00, sampled) for this call, or none, as sampled."""
+        sample = self.options.traceparent_sample
+        if sample <= 0 or (sample < 1 and self.trace_rng.random() >= sample):
+            return ()
+        trace_id = self.trace_rng.getrandbits(128) or 1  # all-zero ids are invalid
+        span_id = self.trace_rng.getrandbits(64) or 1
+        self.stats.traced += 1
+        return (("traceparent", f"00-{trace_id:032x}-{span_id:016x}-01"),)
 
     def now(self) -> float:
         return time.monotonic() - self.started
@@ -120,29 +144,27 @@ class Run:
             if wake is not None:
                 stats.loop_lags.append(max(0.0, t - wake))
             ending = t >= scenario.duration
-            # The slots due up to the end are placed (or missed) too; counted in the last second.
+            # The slots due up to the end are placed (or missed) too.
             t = min(t, scenario.duration - 1e-6)
-            due = math.floor(scenario.calls_due(scenario.duration if ending else t)) - accounted
-            if due > 0:
-                stats.offer(t, due)
-                accounted += due
-                # Slots more than a second old are missed, not burst out late all at once.
-                keep = max(1, math.ceil(scenario.calls_due(t) - scenario.calls_due(t - 1.0)))
-                if due > keep:
-                    stats.miss(t, MISSED_BEHIND, due - keep)
-                    due = keep
-                for _ in range(due):
-                    if idle:
-                        player = idle.popleft()
-                    elif len(players) < self.options.max_players:
-                        player = self.new_player()
-                        players.append(player)
-                    else:
-                        stats.miss(t, MISSED_NO_PLAYER)
-                        continue
-                    task = asyncio.create_task(player.step())
-                    in_flight.add(task)
-                    task.add_done_callback(finished(player))
+            due = math.floor(scenario.calls_due(scenario.duration if ending else t))
+            for slot in range(accounted + 1, due + 1):
+                # Each slot counts in the second it was due, whenever the loop got to it.
+                scheduled = min(scenario.time_of_call(slot), scenario.duration - 1e-6)
+                if t - scheduled > 1.0:  # more than a second late: missed, not burst out late
+                    stats.miss(scheduled, MISSED_BEHIND)
+                    continue
+                if idle:
+                    player = idle.popleft()
+                elif len(players) < self.options.max_players:
+                    player = self.new_player()
+                    players.append(player)
+                else:
+                    stats.miss(scheduled, MISSED_NO_PLAYER)
+                    continue
+                task = asyncio.create_task(player.step(scheduled))
+                in_flight.add(task)
+                task.add_done_callback(finished(player))
+            accounted = max(accounted, due)
             stats.players(t, len(players))
             self.check_abort()
             if ending:
@@ -212,26 +234,30 @@ class Player:
         bearer = (("authorization", f"Bearer {self.token}"),) if self.token else ()
         return self.run.options.metadata + bearer
 
-    async def call(self, method: str, request: Any) -> Any:
-        """One unary call, timed and recorded; the reply, or None when it failed."""
+    async def call(self, method: str, request: Any, scheduled: float | None = None) -> Any:
+        """One unary call, timed and recorded; the reply, or None when it failed. ``scheduled``
+        (open loop): the slot's time in the schedule, from which the latency is measured."""
         run = self.run
-        run.stats.start(run.now())
-        begin = time.perf_counter()
+        sent = run.now()
+        run.stats.start(sent)
+        begin = sent if scheduled is None else min(scheduled, sent)
+        if scheduled is not None:
+            run.stats.send_delays.append(sent - begin)
+        stub = run.next_stub()
         try:
-            reply = await getattr(self.stub, method)(
-                request, timeout=run.options.deadline, metadata=self.metadata()
+            reply = await getattr(stub, method)(
+                request, timeout=run.options.deadline, metadata=self.metadata() + run.traceparent()
             )
         except grpc.aio.AioRpcError as exc:
-            run.stats.record(
-                method, run.now(), time.perf_counter() - begin, exc.code().name, exc.details() or ""
-            )
+            t = run.now()
+            run.stats.record(method, t, t - begin, exc.code().name, exc.details() or "")
             return None
         except Exception as exc:  # noqa: BLE001  (a call that never reached the wire still counts)
-            run.stats.record(
-                method, run.now(), time.perf_counter() - begin, CLIENT_ERROR, f"{type(exc).__name__}: {exc}"
-            )
+            t = run.now()
+            run.stats.record(method, t, t - begin, CLIENT_ERROR, f"{type(exc).__name__}: {exc}")
             return None
-        run.stats.record(method, run.now(), time.perf_counter() - begin, None)
+        t = run.now()
+        run.stats.record(method, t, t - begin, None)
         return reply
 
     def next_action(self) -> str:
@@ -239,11 +265,12 @@ class Player:
             return "new_game"
         return self.rng.choices(self.run.actions, self.run.weights)[0]
 
-    async def step(self) -> bool:
-        """The next action's call; False when it failed (the game is then dropped)."""
+    async def step(self, scheduled: float | None = None) -> bool:
+        """The next action's call (due at ``scheduled`` in an open loop); False when it failed
+        (the game is then dropped)."""
         action = self.next_action()
         if action == "new_game":
-            return await self.deal()
+            return await self.deal(scheduled)
         assert self.game is not None
         game_id = self.game.id
         reply: Any
@@ -256,33 +283,33 @@ class Player:
             )
             if self.watcher is not None:
                 self.sent_at[self.game.version + 1] = self.run.now()
-            reply = await self.call("ApplyMove", request)
+            reply = await self.call("ApplyMove", request, scheduled)
             if reply is not None:
                 self.update(reply.game)
         elif action == "legal_moves":
-            reply = await self.call("LegalMoves", pb.LegalMovesRequest(game_id=game_id))
+            reply = await self.call("LegalMoves", pb.LegalMovesRequest(game_id=game_id), scheduled)
             if reply is not None:
                 self.legal = list(reply.moves)
         elif action == "read":
-            reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id))
+            reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), scheduled)
             if reply is not None:
                 self.update(reply.game, count_end=False)
         elif action == "score":
-            reply = await self.call("Score", pb.ScoreRequest(game_id=game_id))
+            reply = await self.call("Score", pb.ScoreRequest(game_id=game_id), scheduled)
         else:
-            reply = await self.call("Hint", pb.HintRequest(game_id=game_id))
+            reply = await self.call("Hint", pb.HintRequest(game_id=game_id), scheduled)
         if reply is None:
             self.drop()
             return False
         return True
 
-    async def deal(self) -> bool:
+    async def deal(self, scheduled: float | None = None) -> bool:
         self.drop()
         stats = self.run.stats
         request = pb.NewGameRequest(
             variant=self.run.options.variant, seed=self.rng.getrandbits(63), request_id=uuid.uuid4().hex
         )
-        reply = await self.call("NewGame", request)
+        reply = await self.call("NewGame", request, scheduled)
         if reply is None:
             return False
         stats.games_started += 1

@@ -85,6 +85,23 @@ class Scenario:
             begin += stage.duration
         return total
 
+    def time_of_call(self, n: float) -> float:
+        """When the schedule's ``n``-th call is due: the ``t`` with ``calls_due(t) == n`` (the
+        inverse of the integral; past the end, the end). Each slot's latency is measured from
+        this time, not from when the tool got round to sending it (no coordinated omission)."""
+        left, begin = n, 0.0
+        for i, stage in enumerate(self.stages):
+            start = self._start_of(i)
+            slope = (stage.target - start) / (2 * stage.duration)  # calls = start*u + slope*u^2
+            in_stage = start * stage.duration + slope * stage.duration**2
+            if left <= in_stage and (start > 0 or slope > 0):
+                # The root of slope*u^2 + start*u - left = 0 in its stable form (no 0/0 at slope 0).
+                root = math.sqrt(max(start * start + 4 * slope * left, 0.0))
+                return begin + (2 * left / (start + root) if start + root > 0 else 0.0)
+            left -= in_stage
+            begin += stage.duration
+        return self.duration
+
     def describe(self) -> str:
         unit = "/s" if self.kind == "rate" else " players"
         parts = []

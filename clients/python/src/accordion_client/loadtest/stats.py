@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,35 @@ BUCKET_EDGES_MS = tuple(round(10 ** (k / 10), 6) for k in range(-20, 51))
 # Slots the open loop could not use, by why.
 MISSED_NO_PLAYER = "no_idle_player"  # every player was waiting for a reply and --max-players reached
 MISSED_BEHIND = "client_behind"  # the load tool's own loop fell more than a second behind schedule
+# Why a slot (open loop) or a call (closed loop) got no successful reply: the table of the report,
+# in this order, each cause with what it means. The first two are slots never sent (missed), the
+# others calls that were sent and failed.
+CAUSES = {
+    "client saturated": "never sent: the tool's own loop fell more than 1 s behind the schedule "
+    "(its CPU is the bottleneck: run several processes)",
+    "player limit": "never sent: all --max-players players were waiting for replies (the replies "
+    "came too slowly for the rate)",
+    "connection limit": "sent, refused by the server's HTTP/2 stream cap on the connection "
+    "(UNAVAILABLE, RST_STREAM REFUSED_STREAM): open more --connections or raise the server's cap",
+    "server refused": "sent, refused by the server: RESOURCE_EXHAUSTED (per-client or per-process "
+    "limits, store full) or UNAVAILABLE",
+    "deadline": "sent, no reply within --deadline (DEADLINE_EXCEEDED)",
+    "other error": "sent, failed otherwise (see the errors by code)",
+}
+MISSED_CAUSE = {MISSED_BEHIND: "client saturated", MISSED_NO_PLAYER: "player limit"}
+# How gRPC words a stream the server refused (HTTP/2 RST_STREAM, error code 7: REFUSED_STREAM).
+_REFUSED_STREAM = re.compile(r"RST_STREAM|REFUSED_STREAM|refused stream|stream refused", re.IGNORECASE)
+
+
+def failure_cause(code: str, message: str) -> str:
+    """The cause (a key of ``CAUSES``) of a call that failed with ``code`` and ``message``."""
+    if code == "DEADLINE_EXCEEDED":
+        return "deadline"
+    if code == "UNAVAILABLE" and _REFUSED_STREAM.search(message):
+        return "connection limit"
+    if code in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
+        return "server refused"
+    return "other error"
 
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:
@@ -58,11 +88,10 @@ def histogram(latencies: Sequence[float]) -> list[dict[str, float]]:
 class Second:
     """One second of the run: calls started and finished in it, their outcome and latencies."""
 
-    offered: float = 0.0  # calls the schedule asked for (open loop)
     started: int = 0
     ok: int = 0
     errors: int = 0
-    missed: int = 0
+    missed: int = 0  # slots of this second (by their scheduled time) never sent
     players: int = 0  # the most players at once
     watch_events: int = 0
     latencies: list[float] = field(default_factory=list)
@@ -70,6 +99,9 @@ class Second:
 
 @dataclass
 class Stats:
+    # Open loop: calls due in the first t seconds (``Scenario.calls_due``). The series' offered
+    # calls per second come from it, so they are the schedule itself, not when the tool woke.
+    schedule: Callable[[float], float] | None = None
     latencies: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in METHODS})
     errors: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     samples: dict[str, str] = field(default_factory=dict)  # the first message seen per code
@@ -77,8 +109,11 @@ class Stats:
     first_error_at: float | None = None
     seconds: dict[int, Second] = field(default_factory=lambda: defaultdict(Second))
     missed: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)  # failed calls by cause (CAUSES)
+    send_delays: list[float] = field(default_factory=list)  # open loop: scheduled -> sent, seconds
     offered: float = 0.0
     started: int = 0
+    traced: int = 0  # calls sent with a traceparent (--traceparent-sample)
     watch_lags: list[float] = field(default_factory=list)
     watch_streams: int = 0
     loop_lags: list[float] = field(default_factory=list)  # how late the open loop's dispatcher woke
@@ -104,19 +139,18 @@ class Stats:
             second.latencies.append(seconds)
             return
         self.errors[method][code] += 1
+        if method != WATCH:
+            self.failed[failure_cause(code, message)] += 1
         self.window_errors += 1
         second.errors += 1
         self.samples.setdefault(code, message)
         if not self.first_error:
             self.first_error, self.first_error_at = f"{method} {code}: {message}", t_end
 
-    def miss(self, t: float, reason: str, n: int = 1) -> None:
+    def miss(self, scheduled: float, reason: str, n: int = 1) -> None:
+        """``n`` slots due at ``scheduled`` (counted in that second) that were never sent."""
         self.missed[reason] += n
-        self.seconds[int(t)].missed += n
-
-    def offer(self, t: float, calls: float) -> None:
-        self.offered += calls
-        self.seconds[int(t)].offered += calls
+        self.seconds[int(scheduled)].missed += n
 
     def players(self, t: float, n: int) -> None:
         second = self.seconds[int(t)]
@@ -141,9 +175,33 @@ class Stats:
     def requests(self) -> int:
         return self.ok_count + self.error_count
 
-    def series(self, until: float) -> list[dict[str, Any]]:
-        """One row per second from 0 to ``until``, empty seconds included (a plot needs the gaps)."""
+    def offered_in(self, second: int, window: float) -> float:
+        """The calls the schedule asked for in ``second`` (up to the end of ``window``)."""
+        if self.schedule is None or second >= window:
+            return 0.0
+        return self.schedule(min(second + 1.0, window)) - self.schedule(float(second))
+
+    def unserved(self, offered: float) -> list[dict[str, Any]]:
+        """The slots (calls) that got no successful reply, by cause, as the report's table rows;
+        ``share``: of ``offered`` (the schedule's calls, or the calls made in a closed loop)."""
+        counts: Counter[str] = Counter({MISSED_CAUSE.get(r, r): n for r, n in self.missed.items()})
+        counts.update(self.failed)
+        return [
+            {
+                "cause": cause,
+                "slots": counts[cause],
+                "share": round(counts[cause] / offered, 6) if offered else 0.0,
+                "means": means,
+            }
+            for cause, means in CAUSES.items()
+            if counts[cause]
+        ]
+
+    def series(self, until: float, window: float | None = None) -> list[dict[str, Any]]:
+        """One row per second from 0 to ``until``, empty seconds included (a plot needs the gaps).
+        ``offered``: the schedule's calls in that second (``window``: how long the schedule ran)."""
         rows = []
+        window = until if window is None else window
         for i in range(max(math.ceil(until), max(self.seconds, default=-1) + 1)):
             s = self.seconds.get(i, Second())
             values = sorted(s.latencies)
@@ -152,7 +210,7 @@ class Stats:
             rows.append(
                 {
                     "t": i,
-                    "offered": round(s.offered, 1),
+                    "offered": round(self.offered_in(i, window), 1),
                     "started": s.started,
                     "ok": s.ok,
                     "errors": s.errors,
@@ -195,7 +253,9 @@ class Stats:
             "achieved_ratio": round(self.started / self.offered, 4) if open_loop and self.offered else None,
             "missed": sum(self.missed.values()),
             "missed_by_reason": dict(sorted(self.missed.items())),
+            "unserved": self.unserved(self.offered if open_loop else total),
             "client_loop_lag_ms": summarize(self.loop_lags) if self.loop_lags else None,
+            "send_delay_ms": summarize(self.send_delays) if self.send_delays else None,
         }
         return {
             **settings,
@@ -206,6 +266,9 @@ class Stats:
             "error_ratio": round(self.error_count / total, 6) if total else 0.0,
             "throughput_rps": round(total / elapsed, 2) if elapsed else 0.0,
             "rate": rate,
+            # Open loop: from each call's scheduled time (a late send counts in its latency: no
+            # coordinated omission); closed loop: from sending.
+            "latency_from": "schedule" if open_loop else "send",
             "latency_ms": summarize(every),
             "histogram": histogram(every),
             "errors_by_code": dict(sorted(by_code.items())),
@@ -217,6 +280,7 @@ class Stats:
                 "events": sum(s.watch_events for s in self.seconds.values()),
                 "lag_ms": summarize(self.watch_lags),
             },
+            "traced_calls": self.traced,
             "games": {"started": self.games_started, "finished": self.games_finished, "won": self.games_won},
-            "series": self.series(elapsed),
+            "series": self.series(elapsed, window),
         }
