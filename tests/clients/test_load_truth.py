@@ -211,7 +211,7 @@ def children(pid: int) -> list[int]:
 
 
 def test_the_calls_spread_over_connections_that_reach_every_worker(tmp_path: Path, redis_url: str) -> None:
-    """--workers 2 shares the port by SO_REUSEPORT, which balances connections: the tool's 16
+    """--workers 2 shares the port by SO_REUSEPORT, which balances connections: the tool's 64
     default connections land on both workers, and both count CPU in the server's view."""
     port = free_port()
     server: ServerProcess | None = None
@@ -239,10 +239,10 @@ def test_the_calls_spread_over_connections_that_reach_every_worker(tmp_path: Pat
         if server is not None:
             server.close()
     report = json.loads(json_path.read_text())
-    assert report["connections"] == 16
+    assert report["connections"] == 64
     workers = {pid: peers for pid, peers in seen.items() if peers}
     assert len(workers) == 2, seen  # both workers hold some of the tool's connections
-    assert sum(len(p) for p in workers.values()) >= 16
+    assert sum(len(p) for p in workers.values()) >= 64
     cpu = report["server"]["cpu_seconds_by_worker"]
     assert set(cpu) >= {"0", "1", "supervisor"}
     calls = sum(r["calls"] for r in report["server"]["methods"].values())
