@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -258,4 +259,10 @@ def test_a_sampled_traceparent_goes_with_the_calls(tmp_path: Path) -> None:
     finally:
         server.close()
     assert every["errors"] == 0 and every["traced_calls"] == every["requests"] > 0
-    assert none["traced_calls"] == 0
+    assert none["traced_calls"] == 0 and none["slowest_traced"] == []
+    slowest = every["slowest_traced"]
+    assert len(slowest) == min(10, every["requests"])
+    assert [r["latency_ms"] for r in slowest] == sorted((r["latency_ms"] for r in slowest), reverse=True)
+    assert slowest[0]["latency_ms"] == every["latency_ms"]["max"]  # every call traced: the slowest is the max
+    ids = [r["trace_id"] for r in slowest]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", i) and i != "0" * 32 for i in ids) and len(set(ids)) == len(ids)

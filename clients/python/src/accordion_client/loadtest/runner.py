@@ -218,6 +218,14 @@ class Run:
             player.drop()
 
 
+def request_id(metadata: Any) -> str | None:
+    """The ``x-request-id`` a server sends in its trailers (None when it sends none)."""
+    for key, value in metadata or ():
+        if key == "x-request-id":
+            return str(value)
+    return None
+
+
 class Player:
     """One virtual player: one game at a time, one call at a time."""
 
@@ -244,13 +252,18 @@ class Player:
         if scheduled is not None:
             run.stats.send_delays.append(sent - begin)
         stub = run.next_stub()
+        traceparent = run.traceparent()
         try:
-            reply = await getattr(stub, method)(
-                request, timeout=run.options.deadline, metadata=self.metadata() + run.traceparent()
+            call = getattr(stub, method)(
+                request, timeout=run.options.deadline, metadata=self.metadata() + traceparent
             )
+            reply = await call
         except grpc.aio.AioRpcError as exc:
             t = run.now()
-            run.stats.record(method, t, t - begin, exc.code().name, exc.details() or "")
+            # The server's request id (trailer x-request-id): joins this failure to its log line.
+            run.stats.record(
+                method, t, t - begin, exc.code().name, exc.details() or "", request_id(exc.trailing_metadata())
+            )
             return None
         except Exception as exc:  # noqa: BLE001  (a call that never reached the wire still counts)
             t = run.now()
@@ -258,6 +271,9 @@ class Player:
             return None
         t = run.now()
         run.stats.record(method, t, t - begin, None)
+        if traceparent:  # the slowest traced calls are reported with their trace and request ids
+            trailers = await call.trailing_metadata()
+            run.stats.traced_call(method, t - begin, traceparent[0][1].split("-")[1], request_id(trailers))
         return reply
 
     def next_action(self) -> str:

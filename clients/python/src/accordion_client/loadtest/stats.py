@@ -4,6 +4,7 @@ message per code, the schedule's offered and missed calls; and the report built 
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 from collections import Counter, defaultdict
@@ -17,6 +18,7 @@ PERCENTILES = (50, 90, 99, 99.9)
 # Latency histogram buckets: 10 per decade from 10 µs to 100 s, in milliseconds (log-spaced, so
 # the relative error of a bucket is the same for a 0.3 ms and a 300 ms call).
 BUCKET_EDGES_MS = tuple(round(10 ** (k / 10), 6) for k in range(-20, 51))
+SLOWEST_TRACED = 10  # traced calls reported with their ids, the slowest first
 # Slots the open loop could not use, by why.
 MISSED_NO_PLAYER = "no_idle_player"  # every player was waiting for a reply and --max-players reached
 MISSED_BEHIND = "client_behind"  # the load tool's own loop fell more than a second behind schedule
@@ -114,6 +116,8 @@ class Stats:
     offered: float = 0.0
     started: int = 0
     traced: int = 0  # calls sent with a traceparent (--traceparent-sample)
+    slowest_traced: list[tuple[float, str, str, str | None]] = field(default_factory=list)  # a min-heap
+    sample_request_ids: dict[str, str] = field(default_factory=dict)  # code -> the first's x-request-id
     watch_lags: list[float] = field(default_factory=list)
     watch_streams: int = 0
     loop_lags: list[float] = field(default_factory=list)  # how late the open loop's dispatcher woke
@@ -129,8 +133,17 @@ class Stats:
         self.started += 1
         self.seconds[int(t)].started += 1
 
-    def record(self, method: str, t_end: float, seconds: float, code: str | None, message: str = "") -> None:
-        """One finished call: its latency counts when it succeeded; a failure counts under its code."""
+    def record(
+        self,
+        method: str,
+        t_end: float,
+        seconds: float,
+        code: str | None,
+        message: str = "",
+        request_id: str | None = None,
+    ) -> None:
+        """One finished call: its latency counts when it succeeded; a failure counts under its code
+        (``request_id``: the server's, of the first failure per code, to find its log line)."""
         second = self.seconds[int(t_end)]
         if code is None:
             self.latencies.setdefault(method, []).append(seconds)
@@ -144,6 +157,8 @@ class Stats:
         self.window_errors += 1
         second.errors += 1
         self.samples.setdefault(code, message)
+        if request_id and code not in self.sample_request_ids:
+            self.sample_request_ids[code] = request_id
         if not self.first_error:
             self.first_error, self.first_error_at = f"{method} {code}: {message}", t_end
 
@@ -155,6 +170,14 @@ class Stats:
     def players(self, t: float, n: int) -> None:
         second = self.seconds[int(t)]
         second.players = max(second.players, n)
+
+    def traced_call(self, method: str, seconds: float, trace_id: str, request_id: str | None) -> None:
+        """A traced call that succeeded: the slowest ``SLOWEST_TRACED`` are kept."""
+        item = (seconds, method, trace_id, request_id)
+        if len(self.slowest_traced) < SLOWEST_TRACED:
+            heapq.heappush(self.slowest_traced, item)
+        elif item > self.slowest_traced[0]:
+            heapq.heapreplace(self.slowest_traced, item)
 
     def watch_event(self, t: float, lag: float | None) -> None:
         self.seconds[int(t)].watch_events += 1
@@ -273,6 +296,7 @@ class Stats:
             "histogram": histogram(every),
             "errors_by_code": dict(sorted(by_code.items())),
             "error_samples": dict(sorted(self.samples.items())),
+            "error_request_ids": dict(sorted(self.sample_request_ids.items())),
             "first_error": self.first_error or None,
             "methods": methods,
             "watch": {
@@ -281,6 +305,10 @@ class Stats:
                 "lag_ms": summarize(self.watch_lags),
             },
             "traced_calls": self.traced,
+            "slowest_traced": [
+                {"method": m, "latency_ms": round(sec * 1000, 3), "trace_id": tid, "request_id": rid}
+                for sec, m, tid, rid in sorted(self.slowest_traced, reverse=True)
+            ],
             "games": {"started": self.games_started, "finished": self.games_finished, "won": self.games_won},
             "series": self.series(elapsed, window),
         }

@@ -154,14 +154,22 @@ def format_table(report: dict[str, Any]) -> str:
             f"p50 {watch['lag_ms']['p50']:.2f} ms, p99 {watch['lag_ms']['p99']:.2f} ms"
         )
     if report.get("traced_calls"):
-        lines.append(f"traced: {report['traced_calls']} calls sent with a W3C traceparent")
+        lines.append(f"traced: {report['traced_calls']} calls sent with a W3C traceparent; the slowest:")
+        for row in report["slowest_traced"][:3]:
+            lines.append(
+                f"  {row['method']} {row['latency_ms']:.2f} ms: trace {row['trace_id']}, "
+                f"request id {row['request_id'] or '-'}"
+            )
     codes = report["errors_by_code"]
     if not codes:
         lines.append("errors by code: none")
     else:
         lines.append("errors by code: " + ", ".join(f"{c} {n}" for c, n in codes.items()))
         for code in codes:
-            lines.append(f"  {code}: {report['error_samples'].get(code, '')}")
+            rid = report["error_request_ids"].get(code)
+            lines.append(
+                f"  {code}: {report['error_samples'].get(code, '')}" + (f" (request id {rid})" if rid else "")
+            )
     if report.get("server"):
         lines.append("")
         lines += server_lines(report)
