@@ -149,6 +149,7 @@ def test_the_servers_metrics_stand_beside_the_clients(tmp_path: Path) -> None:
             assert hi in view["bucket_bounds_ms"] and lo < hi and lo <= seen[p]["ms"] <= hi
     assert view["cpu_seconds_by_worker"]  # the process's CPU, before and after
     assert "server view (" in done.stdout and "server calls" in done.stdout
+    assert "errors by code, client/server: none" in done.stdout
     page = ReportParser()
     page.feed(html)
     assert 'id="server"' in html
@@ -266,3 +267,75 @@ def test_a_sampled_traceparent_goes_with_the_calls(tmp_path: Path) -> None:
     assert slowest[0]["latency_ms"] == every["latency_ms"]["max"]  # every call traced: the slowest is the max
     ids = [r["trace_id"] for r in slowest]
     assert all(re.fullmatch(r"[0-9a-f]{32}", i) and i != "0" * 32 for i in ids) and len(set(ids)) == len(ids)
+
+
+# --- the server view's arithmetic, on expositions with issue 34's names -------------------------
+
+APPLY = 'method="accordion.v1.AccordionService/ApplyMove"'
+NEW = 'method="accordion.v1.AccordionService/NewGame"'
+
+
+def exposition(apply_ok: int, buckets: tuple[int, int, int], refused: int, started: int, cpu: float) -> str:
+    """A /metrics text as a server with the new metrics (docs: /work/briefs/metrics-names.md) writes it."""
+    le = ("0.001", "0.0025", "0.005")
+    lines = [
+        "# TYPE accordion_rpc_total counter",
+        f'accordion_rpc_total{{{APPLY},code="OK"}} {apply_ok}',
+        f'accordion_rpc_total{{{NEW},code="RESOURCE_EXHAUSTED"}} {refused}',
+        "# TYPE accordion_rpc_server_seconds histogram",
+        *[f'accordion_rpc_server_seconds_bucket{{{APPLY},code="OK",le="{b}"}} {n}' for b, n in zip(le, buckets)],
+        f'accordion_rpc_server_seconds_bucket{{{APPLY},code="OK",le="+Inf"}} {buckets[-1]}',
+        f'accordion_rpc_server_seconds_count{{{APPLY},code="OK"}} {buckets[-1]}',
+        f'accordion_rpc_server_seconds_sum{{{APPLY},code="OK"}} 0.1',
+        *[f'accordion_rpc_server_seconds_bucket{{{NEW},code="RESOURCE_EXHAUSTED",le="{b}"}} {refused}' for b in le],
+        f'accordion_rpc_server_seconds_bucket{{{NEW},code="RESOURCE_EXHAUSTED",le="+Inf"}} {refused}',
+        f'accordion_rpc_server_seconds_count{{{NEW},code="RESOURCE_EXHAUSTED"}} {refused}',
+        f'accordion_rpc_server_seconds_sum{{{NEW},code="RESOURCE_EXHAUSTED"}} 0.0',
+        "# TYPE accordion_rpc_refused_total counter",
+        f'accordion_rpc_refused_total{{{NEW},layer="newgame_rate",reason="RATE_LIMITED"}} {refused}',
+        "# TYPE accordion_rpc_errors_total counter",
+        f'accordion_rpc_errors_total{{{NEW},code="RESOURCE_EXHAUSTED",reason="RATE_LIMITED"}} {refused}',
+        "# TYPE accordion_grpc_server_calls_total counter",
+        f'accordion_grpc_server_calls_total{{outcome="started"}} {started}',
+        "# TYPE process_cpu_seconds_total counter",
+        f'process_cpu_seconds_total{{worker="0"}} {cpu}',
+        f'process_cpu_seconds_total{{worker="1"}} {cpu / 2}',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_server_view_is_the_difference_of_two_scrapes() -> None:
+    from accordion_client.loadtest import server_view as sv
+
+    before = sv.parse(exposition(10, (5, 8, 10), 1, 11, 1.0))
+    # 100 more ApplyMoves: 50 within 1 ms, 45 in 1-2.5 ms, 5 in 2.5-5 ms; 3 more refused NewGames;
+    # grpc's core started 110 calls, of which the service saw 103.
+    after = sv.parse(exposition(110, (55, 103, 110), 4, 121, 3.0))
+    view = sv.server_view(["http://a/metrics"], [before], [after], None)
+    assert view["histogram"] == "accordion_rpc_server_seconds" and not view["histogram_fallback"]
+    assert view["bucket_bounds_ms"] == [1.0, 2.5, 5.0]
+    apply, new = view["methods"]["ApplyMove"], view["methods"]["NewGame"]
+    assert (apply["calls"], apply["errors"]) == (100, 0)
+    assert apply["p50"] == {"ms": 1.0, "bucket_ms": [0.0, 1.0]}
+    assert apply["p99"] == {"ms": 4.5, "bucket_ms": [2.5, 5.0]}  # 2.5 + 2.5 * (99 - 95) / 5
+    assert (new["calls"], new["errors"], new["errors_by_code"]) == (3, 3, {"RESOURCE_EXHAUSTED": 3})
+    assert view["errors_by_code"] == {"RESOURCE_EXHAUSTED": 3}
+    assert view["errors_by_code_reason"] == {"RESOURCE_EXHAUSTED RATE_LIMITED": 3}
+    assert view["refused_by_layer_reason"] == {"newgame_rate RATE_LIMITED": 3}
+    assert view["grpc_core"] == {"calls started": 110, "calls unseen by the service": 7}
+    assert view["cpu_seconds_by_worker"] == {"0": 2.0, "1": 1.0}
+    # Two replicas: summed, each one's workers apart; an older server: the handler's histogram.
+    two = sv.server_view(["u1", "u2"], [before, before], [after, after], None)
+    assert two["methods"]["ApplyMove"]["calls"] == 200 and set(two["cpu_seconds_by_worker"]) == {
+        "1:0", "1:1", "2:0", "2:1"}  # fmt: skip
+    old = {k: v for k, v in after.items() if not k[0].startswith("accordion_rpc_server_seconds")}
+    fallback = sv.server_view(["u"], [before], [old], None)
+    assert fallback["histogram"] == "accordion_rpc_latency_seconds" and fallback["histogram_fallback"]
+    assert fallback["methods"]["ApplyMove"]["p99"] is None  # no such histogram there: no figure
+
+
+def test_a_percentile_past_the_last_bucket_has_only_a_lower_bound() -> None:
+    from accordion_client.loadtest.server_view import quantile
+
+    assert quantile({0.1: 90.0, float("inf"): 100.0}, 99) == {"ms": 100.0, "bucket_ms": [100.0, None]}
+    assert quantile({0.1: 0.0, float("inf"): 0.0}, 50) is None

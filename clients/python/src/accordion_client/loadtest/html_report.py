@@ -14,7 +14,7 @@ import html
 import io
 from typing import Any
 
-from .text_report import side_by_side, unserved_rows, unserved_title
+from .text_report import codes_compared, side_by_side, unserved_rows, unserved_title
 
 try:
     import matplotlib
@@ -145,13 +145,17 @@ def server_section(report: dict[str, Any]) -> list[str]:
     ]
     for url in server["unreadable"]:
         parts.append(f'<p class="fail">unreadable: {e(url)}</p>')
-    facts = [
-        ["errors (code reason)", server["errors_by_code_reason"]],
-        ["refusals (layer reason)", server["refused_by_layer_reason"]],
-        ["grpc core", server["grpc_core"]],
-        ["CPU seconds by worker", server["cpu_seconds_by_worker"]],
+
+    def joined(items: dict[str, Any]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in items.items()) or "none"
+
+    rows = [
+        ["errors by code, client/server", codes_compared(report)],
+        ["errors (code reason)", joined(server["errors_by_code_reason"])],
+        ["refusals (layer reason)", joined(server["refused_by_layer_reason"])],
+        ["grpc core", joined(server["grpc_core"])],
+        ["CPU seconds by worker", joined(server["cpu_seconds_by_worker"])],
     ]
-    rows = [[k, ", ".join(f"{a} {b}" for a, b in v.items()) or "none"] for k, v in facts]
     parts.append(_table(["", ""], rows, table_class="facts"))
     return parts
 

@@ -49,20 +49,24 @@ class ScrapeError(RuntimeError):
     """A /metrics that could not be read or parsed; the message names the URL."""
 
 
-def scrape(url: str, timeout: float = 10.0) -> Samples:
-    """Every sample of ``url`` as (name, sorted labels) -> value."""
+def parse(text: str) -> Samples:
+    """Every sample of a Prometheus text exposition as (name, sorted labels) -> value."""
     from prometheus_client.parser import text_string_to_metric_families  # the load extra
 
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
+    return samples
+
+
+def scrape(url: str, timeout: float = 10.0) -> Samples:
+    """Every sample of ``url``'s /metrics; ScrapeError when it cannot be read or parsed."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as reply:  # noqa: S310 (the user's URL)
-            text = reply.read().decode("utf-8")
-        samples: Samples = {}
-        for family in text_string_to_metric_families(text):
-            for s in family.samples:
-                samples[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
+            return parse(reply.read().decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise ScrapeError(f"{url}: {exc}") from exc
-    return samples
 
 
 def check_parser() -> None:
@@ -182,9 +186,13 @@ def server_view(
             row = method(name)
             row["p50"], row["p99"] = quantile(buckets, 50), quantile(buckets, 99)
     reasons: dict[str, int] = defaultdict(int)
+    by_code: dict[str, int] = defaultdict(int)  # every non-OK call by code (beside the client's)
     for labels, value in delta.rows(ERRORS):
         if value > 0:
             reasons[f"{labels.get('code', '?')} {labels.get('reason', 'none')}"] += round(value)
+    for row in methods.values():
+        for code, n in row["errors_by_code"].items():
+            by_code[code] += n
     refused: dict[str, int] = defaultdict(int)
     for labels, value in delta.rows(REFUSED):
         if value > 0:
@@ -205,6 +213,7 @@ def server_view(
             round(b * 1000, 3) for b in next(iter(latency.values()), {}) if not math.isinf(b)
         ),
         "methods": dict(sorted(methods.items())),
+        "errors_by_code": dict(sorted(by_code.items())),
         "errors_by_code_reason": dict(sorted(reasons.items())),
         "refused_by_layer_reason": dict(sorted(refused.items())),
         "grpc_core": core,

@@ -77,6 +77,14 @@ def side_by_side(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def codes_compared(report: dict[str, Any]) -> str:
+    """'RESOURCE_EXHAUSTED 196/196, UNAVAILABLE 1559/0': the failures the client got by code,
+    over those the server counted (a refusal in grpc's core or the network shows as a gap)."""
+    client, server = report["errors_by_code"], report["server"]["errors_by_code"]
+    codes = sorted(set(client) | set(server))
+    return ", ".join(f"{c} {client.get(c, 0)}/{server.get(c, 0)}" for c in codes) or "none"
+
+
 def server_lines(report: dict[str, Any]) -> list[str]:
     server = report["server"]
     used = server["histogram"] + (" (fallback: the server has no accordion_rpc_server_seconds)"
@@ -89,6 +97,7 @@ def server_lines(report: dict[str, Any]) -> list[str]:
     lines += fmt_table(header, rows)
     for url in server["unreadable"]:
         lines.append(f"  unreadable: {url}")
+    lines.append(f"errors by code, client/server: {codes_compared(report)}")
     for title, key in (
         ("server errors (code reason)", "errors_by_code_reason"),
         ("server refusals (layer reason)", "refused_by_layer_reason"),
