@@ -311,7 +311,12 @@ def test_the_html_report_of_a_failed_run_shows_the_error_message_escaped(
     page.feed(text)
     errors = [row for row in page.rows if row and row[0] == "INVALID_ARGUMENT"]
     assert errors == [
-        ["INVALID_ARGUMENT", str(report["errors"]), report["error_samples"]["INVALID_ARGUMENT"]]
+        [
+            "INVALID_ARGUMENT",
+            str(report["errors"]),
+            report["error_samples"]["INVALID_ARGUMENT"],
+            report["error_request_ids"].get("INVALID_ARGUMENT", "-"),  # the server's, when it sends one
+        ]
     ]
     assert any("stopped early" in item for item in page.items)
     assert not math.isnan(report["window_s"]) and report["window_s"] < 2.0

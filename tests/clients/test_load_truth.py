@@ -254,13 +254,17 @@ def test_the_calls_spread_over_connections_that_reach_every_worker(tmp_path: Pat
 def test_a_sampled_traceparent_goes_with_the_calls(tmp_path: Path) -> None:
     server = launch(tmp_path, "--log-level", "warning")
     try:
-        _, every, _ = load(tmp_path, "--target", server.addr, "--rate", "20", "--duration", "1",
-                           "--traceparent-sample", "1")  # fmt: skip
-        _, none, _ = load(tmp_path, "--target", server.addr, "--rate", "20", "--duration", "1")
+        _, every, html_every = load(tmp_path, "--target", server.addr, "--rate", "20", "--duration", "1",
+                                    "--traceparent-sample", "1")  # fmt: skip
+        _, none, html_none = load(tmp_path, "--target", server.addr, "--rate", "20", "--duration", "1")
     finally:
         server.close()
     assert every["errors"] == 0 and every["traced_calls"] == every["requests"] > 0
-    assert none["traced_calls"] == 0 and none["slowest_traced"] == []
+    assert none["traced_calls"] == 0 and none["slowest_traced"] == [] and 'id="traced"' not in html_none
+    page = ReportParser()
+    page.feed(html_every)
+    rows = {row[2]: row for row in page.rows if len(row) == 4}
+    assert all(rows[r["trace_id"]][:2] == [r["method"], f"{r['latency_ms']:.2f}"] for r in every["slowest_traced"])
     slowest = every["slowest_traced"]
     assert len(slowest) == min(10, every["requests"])
     assert [r["latency_ms"] for r in slowest] == sorted((r["latency_ms"] for r in slowest), reverse=True)

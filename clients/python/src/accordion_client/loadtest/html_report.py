@@ -220,8 +220,11 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
         parts.append("<h2>Errors</h2>")
         parts.append(
             _table(
-                ["code", "calls", "first message"],
-                [[c, n, report["error_samples"].get(c, "")] for c, n in report["errors_by_code"].items()],
+                ["code", "calls", "first message", "its request id"],
+                [
+                    [c, n, report["error_samples"].get(c, ""), report["error_request_ids"].get(c, "-")]
+                    for c, n in report["errors_by_code"].items()
+                ],
             )
         )
     if report["thresholds"]:
@@ -234,6 +237,17 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
                     for t in report["thresholds"]
                 ],
                 ["pass" if t["passed"] else "fail" for t in report["thresholds"]],
+            )
+        )
+    if report["slowest_traced"]:
+        parts.append(f'<h2 id="traced">Slowest traced calls ({report["traced_calls"]} traced)</h2>')
+        parts.append(
+            _table(
+                ["method", "latency ms", "trace id", "request id"],
+                [
+                    [r["method"], f"{r['latency_ms']:.2f}", r["trace_id"], r["request_id"] or "-"]
+                    for r in report["slowest_traced"]
+                ],
             )
         )
     if report["watch"]["streams"]:
