@@ -308,7 +308,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--traceparent-sample is a share within 0..1")
     for url in args.metrics_url:
         if not url.startswith(("http://", "https://")):
-            parser.error(f"--metrics-url {url!r}: an http:// or https:// URL, e.g. http://127.0.0.1:9100/metrics")
+            parser.error(
+                f"--metrics-url {url!r}: an http:// or https:// URL, e.g. http://127.0.0.1:9100/metrics"
+            )
     if args.metrics_url:
         try:
             server_view.check_parser()

@@ -261,9 +261,8 @@ class Player:
         except grpc.aio.AioRpcError as exc:
             t = run.now()
             # The server's request id (trailer x-request-id): joins this failure to its log line.
-            run.stats.record(
-                method, t, t - begin, exc.code().name, exc.details() or "", request_id(exc.trailing_metadata())
-            )
+            rid = request_id(exc.trailing_metadata())
+            run.stats.record(method, t, t - begin, exc.code().name, exc.details() or "", rid)
             return None
         except Exception as exc:  # noqa: BLE001  (a call that never reached the wire still counts)
             t = run.now()

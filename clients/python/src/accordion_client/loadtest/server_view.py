@@ -74,7 +74,9 @@ def check_parser() -> None:
     try:
         import prometheus_client.parser  # noqa: F401
     except ImportError as exc:
-        raise ImportError("--metrics-url needs prometheus_client: pip install 'accordion-client[load]'") from exc
+        raise ImportError(
+            "--metrics-url needs prometheus_client: pip install 'accordion-client[load]'"
+        ) from exc
 
 
 def scrape_all(urls: Sequence[str]) -> list[Samples | str]:
@@ -202,7 +204,8 @@ def server_view(
         for labels, value in delta.rows(name):
             core[f"{prefix} {labels.get('outcome', '?')}"] = round(value)
     if "calls started" in core:  # calls grpc's core ended before the service's wrapper saw them
-        core["calls unseen by the service"] = max(0, core["calls started"] - sum(r["calls"] for r in methods.values()))
+        seen = sum(r["calls"] for r in methods.values())
+        core["calls unseen by the service"] = max(0, core["calls started"] - seen)
     lag = quantile(histogram_of(delta, LOOP_LAG, None).get("", {}), 99)
     return {
         "urls": list(urls),
