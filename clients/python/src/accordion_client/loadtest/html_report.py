@@ -261,7 +261,9 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
         _figure(
             "throughput",
             throughput_figure(report),
-            "Calls per second by outcome (and the players, right axis).",
+            "Calls per second: offered (the schedule), started (when sent), succeeded and failed "
+            "(when the reply came), missed slots (in the second they were due), and the players "
+            "(right axis).",
         ),
         _figure(
             "latency",
