@@ -364,6 +364,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     before = await asyncio.to_thread(server_view.scrape_all, args.metrics_url) if args.metrics_url else []
     channels = [make_channel(args) for _ in range(args.connections)]
+    for ch in channels:  # connect now, not on each channel's first call (its latency would carry it)
+        ch.get_state(try_to_connect=True)
     stats = Stats(schedule=plan.calls_due if plan.kind == "rate" else None)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     driver = Run([pb_grpc.AccordionServiceStub(ch) for ch in channels], options, stats)
