@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
-from typing import Any, TextIO
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -40,8 +40,8 @@ from . import scenario as scenarios
 from . import server_view
 from . import thresholds as thresholds_mod
 from .runner import Options, Run
-from .stats import METHODS, MISSED_BEHIND, MISSED_NO_PLAYER, Stats, percentile
-from .text_report import format_table
+from .stats import METHODS, MISSED_BEHIND, MISSED_NO_PLAYER, Stats
+from .text_report import format_table, progress
 
 DEFAULT_MAX_PLAYERS = 1000
 # Channels (connections) by default. A --workers server's kernel spreads connections over its
@@ -79,32 +79,7 @@ def make_channel(args: argparse.Namespace) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(args.address, options=options)
 
 
-# --- output -----------------------------------------------------------------------------------
-
-
-async def progress(run: Run, stream: TextIO) -> None:
-    """A line a second: calls, rate (offered and achieved for the open loop), latency, errors."""
-    tty = stream.isatty()
-    stats, duration = run.stats, run.scenario.duration
-    last, last_started = run.now(), 0
-    while True:
-        await asyncio.sleep(1.0)
-        now = run.now()
-        window, stats.window = sorted(stats.window), []
-        errors, stats.window_errors = stats.window_errors, 0
-        started, last_started = stats.started - last_started, stats.started
-        span, last = max(now - last, 1e-9), now
-        rate = ""
-        if run.scenario.kind == "rate":
-            rate = f"offered {run.scenario.value_at(min(now, duration)):.0f}/s, "
-        line = (
-            f"[{min(now, duration):5.1f}s/{duration:g}s] {stats.requests} calls, {rate}"
-            f"{started / span:.0f}/s, p50 {percentile(window, 50) * 1000:.1f} ms, "
-            f"p99 {percentile(window, 99) * 1000:.1f} ms, errors {errors} ({stats.error_count} total), "
-            f"missed {sum(stats.missed.values())}, games {stats.games_started}"
-        )
-        stream.write(f"\r\x1b[K{line}" if tty else f"{line}\n")
-        stream.flush()
+# --- the verdict ------------------------------------------------------------------------------
 
 
 def verdict(report: dict[str, Any], args: argparse.Namespace) -> tuple[list[str], str | None]:

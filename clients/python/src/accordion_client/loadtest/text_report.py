@@ -1,9 +1,15 @@
-"""The terminal summary of a run: the calls table, the rate, the slots not served by cause, and
+"""The terminal's lines: the progress line each second and the summary of a run: the calls table, the rate, the slots not served by cause, and
 (with ``--metrics-url``) the server's own view beside the client's, each as a plain-text table."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .stats import percentile
+
+if TYPE_CHECKING:
+    from .runner import Run
 
 
 def fmt_table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
@@ -188,3 +194,28 @@ def format_table(report: dict[str, Any]) -> str:
         result = "pass" if t["passed"] else "FAIL"
         lines.append(f"threshold {t['threshold']}: {result} (measured {t['value']} {t['unit']})")
     return "\n".join(lines)
+
+
+async def progress(run: Run, stream: TextIO) -> None:
+    """A line a second: calls, rate (offered and achieved for the open loop), latency, errors."""
+    tty = stream.isatty()
+    stats, duration = run.stats, run.scenario.duration
+    last, last_started = run.now(), 0
+    while True:
+        await asyncio.sleep(1.0)
+        now = run.now()
+        window, stats.window = sorted(stats.window), []
+        errors, stats.window_errors = stats.window_errors, 0
+        started, last_started = stats.started - last_started, stats.started
+        span, last = max(now - last, 1e-9), now
+        rate = ""
+        if run.scenario.kind == "rate":
+            rate = f"offered {run.scenario.value_at(min(now, duration)):.0f}/s, "
+        line = (
+            f"[{min(now, duration):5.1f}s/{duration:g}s] {stats.requests} calls, {rate}"
+            f"{started / span:.0f}/s, p50 {percentile(window, 50) * 1000:.1f} ms, "
+            f"p99 {percentile(window, 99) * 1000:.1f} ms, errors {errors} ({stats.error_count} total), "
+            f"missed {sum(stats.missed.values())}, games {stats.games_started}"
+        )
+        stream.write(f"\r\x1b[K{line}" if tty else f"{line}\n")
+        stream.flush()
