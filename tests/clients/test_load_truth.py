@@ -79,6 +79,7 @@ def test_the_offered_series_is_the_schedule_whenever_the_loop_woke() -> None:
             "Stream removed (RST_STREAM (Received RST_STREAM with error code 7))",
             "connection limit",
         ),
+        ("UNAVAILABLE", "Received RST_STREAM with error code 2", "server refused"),  # not the stream cap
         ("UNAVAILABLE", "failed to connect to all addresses", "server refused"),
         ("RESOURCE_EXHAUSTED", "too many new games", "server refused"),
         ("INVALID_ARGUMENT", "unknown variant", "other error"),
@@ -355,3 +356,16 @@ def test_a_percentile_past_the_last_bucket_has_only_a_lower_bound() -> None:
 
     assert quantile({0.1: 90.0, float("inf"): 100.0}, 99) == {"ms": 100.0, "bucket_ms": [100.0, None]}
     assert quantile({0.1: 0.0, float("inf"): 0.0}, 50) is None
+
+
+def test_more_calls_a_connection_than_the_servers_stream_cap_is_warned(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from accordion_client.loadtest.cli import parse_args
+
+    args = parse_args(["--target", "127.0.0.1:1", "--rate", "100", "--connections", "4"])
+    assert args.connections == 4 and args.max_players == 1000
+    assert "up to 1000 calls at once over 4 connections is more than 100" in capsys.readouterr().err
+    assert parse_args(["--target", "127.0.0.1:1", "--rate", "100"]).connections == 64
+    assert parse_args(["--target", "127.0.0.1:1", "--concurrency", "8"]).connections == 8
+    assert capsys.readouterr().err == ""  # 1000 players over 64, 8 over 8: no warning

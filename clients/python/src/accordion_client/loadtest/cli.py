@@ -52,6 +52,7 @@ DEFAULT_MAX_PLAYERS = 1000
 # under ~16 per connection, far from the server's HTTP/2 stream cap (100 by default), above
 # which calls queue in the client or are refused (RST_STREAM).
 DEFAULT_CONNECTIONS = 64
+STREAMS_PER_CONNECTION = 100  # the server's --max-streams-per-connection default
 
 
 def tool_version() -> str:
@@ -279,6 +280,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.connections = max(1, min(players, DEFAULT_CONNECTIONS))
     if args.connections < 1:
         parser.error("--connections must be positive")
+    if players / args.connections > STREAMS_PER_CONNECTION:
+        print(
+            f"accordion-load: warning: up to {players} calls at once over {args.connections} "
+            f"connections is more than {STREAMS_PER_CONNECTION} a connection, the server's default "
+            "HTTP/2 stream cap: expect refused streams (UNAVAILABLE, RST_STREAM); raise --connections",
+            file=sys.stderr,
+        )
     if not 0 <= args.traceparent_sample <= 1:
         parser.error("--traceparent-sample is a share within 0..1")
     for url in args.metrics_url:

@@ -38,8 +38,10 @@ CAUSES = {
     "other error": "sent, failed otherwise (see the errors by code)",
 }
 MISSED_CAUSE = {MISSED_BEHIND: "client saturated", MISSED_NO_PLAYER: "player limit"}
-# How gRPC words a stream the server refused (HTTP/2 RST_STREAM, error code 7: REFUSED_STREAM).
-_REFUSED_STREAM = re.compile(r"RST_STREAM|REFUSED_STREAM|refused stream|stream refused", re.IGNORECASE)
+# How gRPC words a stream the server refused (HTTP/2 RST_STREAM, error code 7: REFUSED_STREAM):
+# "Stream removed (RST_STREAM (Received RST_STREAM with error code 7))". The server counts these
+# nowhere (grpc core refuses them before the service or channelz sees a call): only the client can.
+_REFUSED_STREAM = re.compile(r"RST_STREAM.*error code 7\b|REFUSED_STREAM", re.IGNORECASE)
 
 
 def failure_cause(code: str, message: str) -> str:
