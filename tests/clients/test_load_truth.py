@@ -284,6 +284,7 @@ def test_a_sampled_traceparent_goes_with_the_calls(tmp_path: Path) -> None:
 
 APPLY = 'method="accordion.v1.AccordionService/ApplyMove"'
 NEW = 'method="accordion.v1.AccordionService/NewGame"'
+WATCH = 'method="accordion.v1.AccordionService/WatchGame"'
 
 
 def exposition(apply_ok: int, buckets: tuple[int, int, int], refused: int, started: int, cpu: float) -> str:
@@ -312,6 +313,8 @@ def exposition(apply_ok: int, buckets: tuple[int, int, int], refused: int, start
         f'accordion_rpc_refused_total{{{NEW},layer="newgame_rate",reason="RATE_LIMITED"}} {refused}',
         "# TYPE accordion_rpc_errors_total counter",
         f'accordion_rpc_errors_total{{{NEW},code="RESOURCE_EXHAUSTED",reason="RATE_LIMITED"}} {refused}',
+        "# TYPE accordion_rpc_client_ended_total counter",
+        f'accordion_rpc_client_ended_total{{{WATCH},outcome="cancelled"}} {refused}',
         "# TYPE accordion_grpc_server_calls_total counter",
         f'accordion_grpc_server_calls_total{{outcome="started"}} {started}',
         "# TYPE process_cpu_seconds_total counter",
@@ -339,6 +342,7 @@ def test_the_server_view_is_the_difference_of_two_scrapes() -> None:
     assert view["errors_by_code"] == {"RESOURCE_EXHAUSTED": 3}
     assert view["errors_by_code_reason"] == {"RESOURCE_EXHAUSTED RATE_LIMITED": 3}
     assert view["refused_by_layer_reason"] == {"newgame_rate RATE_LIMITED": 3}
+    assert view["client_ended"] == {"WatchGame cancelled": 3}  # not errors
     assert view["grpc_core"] == {"calls started": 110, "calls unseen by the service": 7}
     assert view["cpu_seconds_by_worker"] == {"0": 2.0, "1": 1.0}
     # Two replicas: summed, each one's workers apart; an older server: the handler's histogram.

@@ -153,6 +153,7 @@ def server_section(report: dict[str, Any]) -> list[str]:
         ["errors by code, client/server", codes_compared(report)],
         ["errors (code reason)", joined(server["errors_by_code_reason"])],
         ["refusals (layer reason)", joined(server["refused_by_layer_reason"])],
+        ["calls their client ended (not errors)", joined(server["client_ended"])],
         ["grpc core", joined(server["grpc_core"])],
         ["CPU seconds by worker", joined(server["cpu_seconds_by_worker"])],
     ]

@@ -32,6 +32,7 @@ DEFAULT_HISTOGRAM = "accordion_rpc_server_seconds"
 FALLBACK_HISTOGRAM = "accordion_rpc_latency_seconds"
 CALLS = "accordion_rpc_total"
 ERRORS = "accordion_rpc_errors_total"
+CLIENT_ENDED = "accordion_rpc_client_ended_total"
 REFUSED = "accordion_rpc_refused_total"
 CORE_CALLS = "accordion_grpc_server_calls_total"
 CORE_STREAMS = "accordion_grpc_streams_total"
@@ -177,21 +178,24 @@ def server_view(
 
     for labels, value in delta.rows(CALLS):
         if value > 0:
-            row = method(labels.get("method", ""))
-            row["calls"] += round(value)
-            code = labels.get("code", "")
-            if code and code != "OK":
-                row["errors"] += round(value)
-                row["errors_by_code"][code] = row["errors_by_code"].get(code, 0) + round(value)
+            method(labels.get("method", ""))["calls"] += round(value)
+    # Errors as the server counts them (a stream its client ended is not one, issue 34).
+    reasons: dict[str, int] = defaultdict(int)
+    for labels, value in delta.rows(ERRORS):
+        if value > 0:
+            row, code = method(labels.get("method", "")), labels.get("code", "?")
+            row["errors"] += round(value)
+            row["errors_by_code"][code] = row["errors_by_code"].get(code, 0) + round(value)
+            reasons[f"{code} {labels.get('reason', 'none')}"] += round(value)
+    ended: dict[str, int] = defaultdict(int)
+    for labels, value in delta.rows(CLIENT_ENDED):
+        if value > 0:
+            ended[f"{short_method(labels.get('method', ''))} {labels.get('outcome', '?')}"] += round(value)
     for name, buckets in latency.items():
         if buckets and max(buckets.values()) > 0:
             row = method(name)
             row["p50"], row["p99"] = quantile(buckets, 50), quantile(buckets, 99)
-    reasons: dict[str, int] = defaultdict(int)
-    by_code: dict[str, int] = defaultdict(int)  # every non-OK call by code (beside the client's)
-    for labels, value in delta.rows(ERRORS):
-        if value > 0:
-            reasons[f"{labels.get('code', '?')} {labels.get('reason', 'none')}"] += round(value)
+    by_code: dict[str, int] = defaultdict(int)  # beside the client's failures by code
     for row in methods.values():
         for code, n in row["errors_by_code"].items():
             by_code[code] += n
@@ -219,6 +223,7 @@ def server_view(
         "errors_by_code": dict(sorted(by_code.items())),
         "errors_by_code_reason": dict(sorted(reasons.items())),
         "refused_by_layer_reason": dict(sorted(refused.items())),
+        "client_ended": dict(sorted(ended.items())),
         "grpc_core": core,
         "event_loop_lag_p99": lag,
         "cpu_seconds_by_worker": dict(sorted(delta.cpu.items())),

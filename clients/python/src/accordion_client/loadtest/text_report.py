@@ -1,5 +1,6 @@
-"""The terminal's lines: the progress line each second and the summary of a run: the calls table, the rate, the slots not served by cause, and
-(with ``--metrics-url``) the server's own view beside the client's, each as a plain-text table."""
+"""The terminal's lines: the progress line each second, and the summary of a run: the calls
+table, the rate, the slots not served by cause, and (with ``--metrics-url``) the server's own
+view beside the client's, each as a plain-text table."""
 
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ def server_lines(report: dict[str, Any]) -> list[str]:
     for title, key in (
         ("server errors (code reason)", "errors_by_code_reason"),
         ("server refusals (layer reason)", "refused_by_layer_reason"),
+        ("calls their client ended (not errors)", "client_ended"),
         ("grpc core", "grpc_core"),
         ("server CPU seconds by worker", "cpu_seconds_by_worker"),
     ):
