@@ -373,3 +373,14 @@ def test_more_calls_a_connection_than_the_servers_stream_cap_is_warned(
     assert parse_args(["--target", "127.0.0.1:1", "--rate", "100"]).connections == 64
     assert parse_args(["--target", "127.0.0.1:1", "--concurrency", "8"]).connections == 8
     assert capsys.readouterr().err == ""  # 1000 players over 64, 8 over 8: no warning
+
+
+def test_a_late_loop_is_noted_under_the_unserved_table() -> None:
+    from accordion_client.loadtest.text_report import loop_note
+
+    row = {"cause": "player limit", "slots": 10, "share": 0.1, "means": "..."}
+    late = loop_note({"rate": {"client_loop_lag_ms": {"p99": 120.0}, "unserved": [row]}})
+    assert late is not None and "p99 120 ms" in late and "several load processes" in late
+    assert loop_note({"rate": {"client_loop_lag_ms": {"p99": 10.0}, "unserved": [row]}}) is None
+    assert loop_note({"rate": {"client_loop_lag_ms": {"p99": 120.0}, "unserved": []}}) is None
+    assert loop_note({"rate": {"client_loop_lag_ms": None, "unserved": [row]}}) is None  # closed loop

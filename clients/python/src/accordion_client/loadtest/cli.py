@@ -41,7 +41,7 @@ from . import server_view
 from . import thresholds as thresholds_mod
 from .runner import Options, Run
 from .stats import METHODS, MISSED_BEHIND, MISSED_NO_PLAYER, Stats
-from .text_report import format_table, progress
+from .text_report import LATE_LOOP_MS, format_table, progress
 
 DEFAULT_MAX_PLAYERS = 1000
 # Channels (connections) by default. A --workers server's kernel spreads connections over its
@@ -109,7 +109,7 @@ def verdict(report: dict[str, Any], args: argparse.Namespace) -> tuple[list[str]
                     "the replies came back too slowly for this rate"
                 )
             lag = rate["client_loop_lag_ms"] or {}
-            if rate["missed_by_reason"].get(MISSED_BEHIND) or lag.get("p99", 0.0) > 50:
+            if rate["missed_by_reason"].get(MISSED_BEHIND) or lag.get("p99", 0.0) > LATE_LOOP_MS:
                 causes.append(
                     f"the load tool's own loop ran late (p99 {lag.get('p99', 0.0):.0f} ms): its CPU is a "
                     "bottleneck too; spread the load over more processes or machines"

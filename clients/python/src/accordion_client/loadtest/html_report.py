@@ -14,7 +14,7 @@ import html
 import io
 from typing import Any
 
-from .text_report import codes_compared, side_by_side, unserved_rows, unserved_title
+from .text_report import codes_compared, loop_note, side_by_side, unserved_rows, unserved_title
 
 try:
     import matplotlib
@@ -215,6 +215,9 @@ def render(report: dict[str, Any], verdict: list[str]) -> str:
     if rate["unserved"]:
         parts.append(f'<h2 id="unserved">{e(unserved_title(report).capitalize())}, by cause</h2>')
         parts.append(_table(["cause", "slots", "share", "what it means"], unserved_rows(report)))
+        note = loop_note(report)
+        if note:
+            parts.append(f"<p>{e(note.capitalize())}</p>")
     if report.get("server"):
         parts += server_section(report)
     if report["errors_by_code"]:

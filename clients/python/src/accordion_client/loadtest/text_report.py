@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .stats import percentile
 
+LATE_LOOP_MS = 50.0  # the dispatcher woke this late (p99): the tool's CPU is a bottleneck too
+
 if TYPE_CHECKING:
     from .runner import Run
 
@@ -40,6 +42,18 @@ def unserved_title(report: dict[str, Any]) -> str:
         return f"slots not served: {lost} of {offered} offered ({share:.2f}%)"
     share = lost / report["requests"] * 100 if report["requests"] else 0.0
     return f"calls not served: {lost} of {report['requests']} ({share:.2f}%)"
+
+
+def loop_note(report: dict[str, Any]) -> str | None:
+    """When the tool's own loop ran late, players wait on replies the tool itself has not read:
+    its CPU, not the server, may be behind the 'player limit' misses."""
+    lag = (report["rate"].get("client_loop_lag_ms") or {}).get("p99", 0.0)
+    if lag <= LATE_LOOP_MS or not report["rate"]["unserved"]:
+        return None
+    return (
+        f"note: the tool's own loop ran late (p99 {lag:.0f} ms): replies waited for the tool too, "
+        "so its CPU may be behind the misses; run several load processes to tell"
+    )
 
 
 def ms(value: float | None) -> str:
@@ -161,9 +175,11 @@ def format_table(report: dict[str, Any]) -> str:
         )
     if rate["unserved"]:
         lines.append(unserved_title(report))
-        lines += ["  " + ln for ln in fmt_table(
-            ["cause", "slots", "share", "what it means"], unserved_rows(report), left=(0, 3)
-        )]
+        table = fmt_table(["cause", "slots", "share", "what it means"], unserved_rows(report), left=(0, 3))
+        lines += ["  " + ln for ln in table]
+        note = loop_note(report)
+        if note:
+            lines.append("  " + note)
     games = report["games"]
     lines.append(f"games: {games['started']} dealt, {games['finished']} played out, {games['won']} won")
     watch = report["watch"]
