@@ -189,7 +189,8 @@ def format_table(report: dict[str, Any]) -> str:
             f"p50 {watch['lag_ms']['p50']:.2f} ms, p99 {watch['lag_ms']['p99']:.2f} ms"
         )
     if report.get("traced_calls"):
-        lines.append(f"traced: {report['traced_calls']} calls sent with a W3C traceparent; the slowest:")
+        slowest = "; the slowest that succeeded:" if report["slowest_traced"] else ""
+        lines.append(f"traced: {report['traced_calls']} calls sent with a W3C traceparent{slowest}")
         for row in report["slowest_traced"][:3]:
             lines.append(
                 f"  {row['method']} {row['latency_ms']:.2f} ms: trace {row['trace_id']}, "
