@@ -1,0 +1,134 @@
+"""Traces (issue 34): a real server process exports its spans over OTLP/gRPC to a receiver this
+test runs (opentelemetry-proto's TraceService on a real gRPC server); the Python client's
+traceparent comes back as the server span's trace id and parent, store calls and solver runs
+are its children, an error carries its code and reason, and no span names a token."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from accordion_client import AccordionClient, GameNotFound, trace_context
+from accordion_client.tracecontext import new_traceparent, parse_traceparent
+from server_launcher import launch
+
+WAIT = 60.0  # seconds for spans to arrive (batched every 100 ms; a loaded machine is slow)
+
+
+class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP trace receiver: keeps every span it is sent, with its resource's attributes."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[dict[str, Any], trace_pb2.Span]] = []
+        self.lock = threading.Lock()
+
+    def Export(self, request: Any, context: Any) -> Any:  # noqa: N802 (the service's name)
+        with self.lock:
+            for resource_spans in request.resource_spans:
+                resource = _attributes(resource_spans.resource.attributes)
+                for scope_spans in resource_spans.scope_spans:
+                    self.spans += [(resource, span) for span in scope_spans.spans]
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+    def of_trace(self, trace_id: str) -> list[trace_pb2.Span]:
+        with self.lock:
+            return [span for _, span in self.spans if span.trace_id.hex() == trace_id]
+
+    def wait_for(self, trace_id: str, name: str) -> list[trace_pb2.Span]:
+        """The trace's spans once one named ``name`` is among them."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            found = self.of_trace(trace_id)
+            if any(span.name == name for span in found):
+                return found
+            time.sleep(0.05)
+        raise AssertionError(f"no span {name!r} in trace {trace_id} within {WAIT:g} s: {self.spans}")
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        kind = pair.value.WhichOneof("value")
+        found[pair.key] = getattr(pair.value, kind) if kind else None
+    return found
+
+
+@contextmanager
+def receiver() -> Iterator[tuple[Receiver, int]]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    found = Receiver()
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(found, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield found, port
+    finally:
+        server.stop(0)
+
+
+def test_a_client_traceparent_comes_back_in_the_exported_spans(tmp_path: Path) -> None:
+    with receiver() as (spans, port):
+        server = launch(tmp_path, "--otlp-endpoint", f"http://127.0.0.1:{port}",
+                        env={"OTEL_BSP_SCHEDULE_DELAY": "100"})
+        try:
+            _check(spans, server.addr)
+        finally:
+            server.terminate(30)  # (stopping exports what is left)
+            server.close()
+        # Outside any trace_context, each call is a trace of its own.
+        roots = [s for _, s in spans.spans if s.kind == trace_pb2.Span.SPAN_KIND_SERVER]
+        assert len({s.trace_id for s in roots}) >= 2
+
+
+def _check(spans: Receiver, addr: str) -> None:
+    parent = new_traceparent()
+    parsed = parse_traceparent(parent)
+    assert parsed is not None
+    trace_id, parent_id, _ = parsed
+    with AccordionClient(addr) as client:
+        with trace_context(parent):
+            game = client.new_game("accordion", seed=7)
+            game.play(game.legal[0])
+            game.hint()
+            with pytest.raises(GameNotFound):
+                client.open_game("A" * 22, game.token)
+        client.list_variants()  # (a trace of its own)
+        secrets = (game.token, game.watch_token)
+
+    found = spans.wait_for(trace_id, "accordion.v1.AccordionService/GetGame")
+    by_name: dict[str, list[trace_pb2.Span]] = {}
+    for span in found:
+        by_name.setdefault(span.name, []).append(span)
+    calls = [s for s in found if s.kind == trace_pb2.Span.SPAN_KIND_SERVER]
+    # Every RPC of the block: a server span of the client's trace, its parent the client's span.
+    assert {s.name.rpartition("/")[2] for s in calls} >= {"NewGame", "ApplyMove", "Hint", "GetGame"}
+    for call in calls:
+        assert call.parent_span_id.hex() == parent_id, call.name
+    new_game = by_name["accordion.v1.AccordionService/NewGame"][0]
+    attributes = _attributes(new_game.attributes)
+    assert attributes["rpc.system"] == "grpc" and attributes["rpc.method"] == "NewGame"
+    assert attributes["rpc.grpc.code"] == "OK" and attributes["accordion.variant"] == "accordion"
+    # The store's calls and the solver's run are children of their RPC's span.
+    apply = by_name["accordion.v1.AccordionService/ApplyMove"][0]
+    children = [s.name for s in found if s.parent_span_id == apply.span_id]
+    assert any(name.startswith("store ") for name in children), children
+    hint = by_name["accordion.v1.AccordionService/Hint"][0]
+    assert any(s.name.startswith("solver") for s in found if s.parent_span_id == hint.span_id)
+    # An error: its code and the reason the client got.
+    missing = _attributes(by_name["accordion.v1.AccordionService/GetGame"][0].attributes)
+    assert missing["rpc.grpc.code"] == "NOT_FOUND" and missing["accordion.reason"] == "GAME_NOT_FOUND"
+    # No token in any span or resource attribute, nor in a span's name.
+    for resource, span in spans.spans:
+        values = [str(v) for v in (*_attributes(span.attributes).values(), *resource.values(), span.name)]
+        assert not any(secret in value for secret in secrets for value in values), span.name
+    assert spans.spans[0][0]["service.name"] == "accordion"
