@@ -42,6 +42,7 @@ from .access_log import Context, status_of
 T = TypeVar("T")
 _PROPAGATOR = TraceContextTextMapPropagator()
 _STATUS_DETAILS = "grpc-status-details-bin"
+_TRACE_HEADERS = ("traceparent", "tracestate")  # W3C trace context; nothing else of the metadata is read
 # Codes that are the server's failure (the span's status is ERROR); a caller's mistake is not.
 _SERVER_FAULTS = {
     grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS,
@@ -74,14 +75,16 @@ class Tracing:
 
     # --- the RPC's span ----------------------------------------------------------------------
     def _start(self, method: str, context: Context) -> tuple[Span, object]:
-        carrier = {key: value for key, value in context.invocation_metadata() or () if key == "traceparent"
-                   or key == "tracestate"}
-        parent = _PROPAGATOR.extract(carrier) if carrier else None
         service, _, name = method.rpartition("/")
-        span = self.tracer.start_span(
-            method, context=parent, kind=SpanKind.SERVER,
-            attributes={"rpc.system": "grpc", "rpc.service": service, "rpc.method": name},
-        )
+        attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name}
+        carrier: dict[str, str] = {}
+        for key, value in context.invocation_metadata() or ():
+            if key in _TRACE_HEADERS and isinstance(value, str):
+                carrier[key] = value
+            elif key == "x-request-id" and isinstance(value, str):  # the caller's (access log's) id
+                attributes["accordion.request_id"] = value[:MAX_ATTRIBUTE]
+        parent = _PROPAGATOR.extract(carrier) if carrier else None
+        span = self.tracer.start_span(method, context=parent, kind=SpanKind.SERVER, attributes=attributes)
         return span, otel_context.attach(trace.set_span_in_context(span))
 
     @staticmethod
