@@ -118,6 +118,8 @@ def _check(spans: Receiver, addr: str) -> None:
     attributes = _attributes(new_game.attributes)
     assert attributes["rpc.system"] == "grpc" and attributes["rpc.method"] == "NewGame"
     assert attributes["rpc.grpc.code"] == "OK" and attributes["accordion.variant"] == "accordion"
+    assert attributes["accordion.game_id"] == game.id
+    assert len(attributes["accordion.request_id"]) == 32  # the client's idempotency id
     # The store's calls and the solver's run are children of their RPC's span.
     apply = by_name["accordion.v1.AccordionService/ApplyMove"][0]
     children = [s.name for s in found if s.parent_span_id == apply.span_id]

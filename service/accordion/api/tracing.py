@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -37,7 +38,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from accordion.store.base import GameRecord, GameStore, StoredReply, WatchEvent
 
-from .access_log import Context, status_of
+from .access_log import Context, game_id_of, status_of
 
 T = TypeVar("T")
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -138,15 +139,31 @@ class Tracing:
         """``behavior`` (a servicer's handler) that first notes the request's ids on the
         current span: ``game_id``, ``request_id``, ``variant`` (NewGame, ListVariants)."""
 
-        def traced(request: Any, context: Context) -> Any:
+        def noted(request: Any) -> Span:
             span = trace.get_current_span()
             for field, key in _REQUEST_ATTRIBUTES:
                 value = getattr(request, field, None)
                 if isinstance(value, str) and value:
                     span.set_attribute(key, value[:MAX_ATTRIBUTE])
-            return behavior(request, context)
+            return span
 
-        return traced
+        if not inspect.iscoroutinefunction(behavior):  # a stream's generator: the request only
+            def streamed(request: Any, context: Context) -> Any:
+                noted(request)
+                return behavior(request, context)
+
+            return streamed
+
+        async def answered(request: Any, context: Context) -> Any:
+            span = noted(request)
+            response = await behavior(request, context)
+            if not getattr(request, "game_id", ""):  # NewGame's: the game id is in its reply
+                game_id = game_id_of(request, response)
+                if game_id:
+                    span.set_attribute("accordion.game_id", game_id)
+            return response
+
+        return answered
 
     # --- children: the solver, the store -----------------------------------------------------
     def solver(self, run: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
