@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
 
@@ -102,16 +103,22 @@ def _check(spans: Receiver, addr: str) -> None:
             game.hint()
             with pytest.raises(GameNotFound):
                 client.open_game("A" * 22, game.token)
+            for _event in game.watch():  # the stored move, then the client ends the stream
+                break
         client.list_variants()  # (a trace of its own)
+    with grpc.insecure_channel(addr) as channel:  # a probe's health check: no span
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
         secrets = (game.token, game.watch_token)
 
-    found = spans.wait_for(trace_id, "accordion.v1.AccordionService/GetGame")
+    found = spans.wait_for(trace_id, "accordion.v1.AccordionService/WatchGame")
     by_name: dict[str, list[trace_pb2.Span]] = {}
     for span in found:
         by_name.setdefault(span.name, []).append(span)
     calls = [s for s in found if s.kind == trace_pb2.Span.SPAN_KIND_SERVER]
     # Every RPC of the block: a server span of the client's trace, its parent the client's span.
-    assert {s.name.rpartition("/")[2] for s in calls} >= {"NewGame", "ApplyMove", "Hint", "GetGame"}
+    assert {s.name.rpartition("/")[2] for s in calls} >= {"NewGame", "ApplyMove", "Hint", "GetGame", "WatchGame"}
+    assert not any(s.name.startswith("grpc.health") for _, s in spans.spans)  # probes: no spans
     for call in calls:
         assert call.parent_span_id.hex() == parent_id, call.name
     new_game = by_name["accordion.v1.AccordionService/NewGame"][0]
@@ -126,6 +133,10 @@ def _check(spans: Receiver, addr: str) -> None:
     assert any(name.startswith("store ") for name in children), children
     hint = by_name["accordion.v1.AccordionService/Hint"][0]
     assert any(s.name.startswith("solver") for s in found if s.parent_span_id == hint.span_id)
+    # A stream its client ended: its span ends too, CANCELLED, not an error.
+    watch = by_name["accordion.v1.AccordionService/WatchGame"][0]
+    assert _attributes(watch.attributes)["rpc.grpc.code"] == "CANCELLED"
+    assert watch.status.code != trace_pb2.Status.STATUS_CODE_ERROR
     # An error: its code and the reason the client got.
     missing = _attributes(by_name["accordion.v1.AccordionService/GetGame"][0].attributes)
     assert missing["rpc.grpc.code"] == "NOT_FOUND" and missing["accordion.reason"] == "GAME_NOT_FOUND"

@@ -39,6 +39,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from accordion.store.base import GameRecord, GameStore, StoredReply, WatchEvent
 
 from .access_log import Context, game_id_of, status_of
+from .limits import HEALTH_PREFIX
 
 T = TypeVar("T")
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -104,7 +105,9 @@ class Tracing:
 
     def call(self, wrapper: Callable[..., Any], method: str, shape: str) -> Callable[..., Any]:
         """``wrapper`` (``interceptors.wrap``'s, of shape unary, stream or requests) inside the
-        RPC's span."""
+        RPC's span; health's calls as they are (probes every second: noise, not users)."""
+        if method.startswith(HEALTH_PREFIX):
+            return wrapper
         start, end = self._start, self._end
         if shape == "stream":
             async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
