@@ -96,6 +96,10 @@ def _check(spans: Receiver, addr: str) -> None:
     parsed = parse_traceparent(parent)
     assert parsed is not None
     trace_id, parent_id, _ = parsed
+    # A probe's health check: no span (one would end first, so be exported before the trace's).
+    with grpc.insecure_channel(addr) as channel:
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
     with AccordionClient(addr) as client:
         with trace_context(parent):
             game = client.new_game("accordion", seed=7)
@@ -106,9 +110,6 @@ def _check(spans: Receiver, addr: str) -> None:
             for _event in game.watch():  # the stored move, then the client ends the stream
                 break
         client.list_variants()  # (a trace of its own)
-    with grpc.insecure_channel(addr) as channel:  # a probe's health check: no span
-        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
-        assert health.status == health_pb2.HealthCheckResponse.SERVING
         secrets = (game.token, game.watch_token)
 
     found = spans.wait_for(trace_id, "accordion.v1.AccordionService/WatchGame")
