@@ -5,6 +5,7 @@ are its children, an error carries its code and reason, and no span names a toke
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from accordion_client import AccordionClient, GameNotFound, trace_context
 from accordion_client.tracecontext import new_traceparent, parse_traceparent
+from redis_server import RedisServer
 from server_launcher import launch
 
 WAIT = 60.0  # seconds for spans to arrive (batched every 100 ms; a loaded machine is slow)
@@ -77,10 +79,17 @@ def receiver() -> Iterator[tuple[Receiver, int]]:
         server.stop(0)
 
 
-def test_a_client_traceparent_comes_back_in_the_exported_spans(tmp_path: Path) -> None:
-    with receiver() as (spans, port):
-        server = launch(tmp_path, "--otlp-endpoint", f"http://127.0.0.1:{port}",
-                        env={"OTEL_BSP_SCHEDULE_DELAY": "100"})
+@pytest.mark.parametrize("store", ["memory", "redis"])
+def test_a_client_traceparent_comes_back_in_the_exported_spans(tmp_path: Path, store: str) -> None:
+    """The memory store in one process; Redis under two worker processes (each its own tracer)."""
+    with contextlib.ExitStack() as stack:
+        spans, port = stack.enter_context(receiver())
+        flags = ["--otlp-endpoint", f"http://127.0.0.1:{port}"]
+        if store == "redis":
+            redis = RedisServer().start()
+            stack.callback(redis.stop)
+            flags += ["--redis-url", redis.url, "--workers", "2"]
+        server = launch(tmp_path, *flags, env={"OTEL_BSP_SCHEDULE_DELAY": "100"})
         try:
             _check(spans, server.addr)
         finally:
