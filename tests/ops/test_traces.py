@@ -6,6 +6,9 @@ are its children, an error carries its code and reason, and no span names a toke
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +26,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from accordion_client import AccordionClient, GameNotFound, trace_context
 from accordion_client.tracecontext import new_traceparent, parse_traceparent
 from redis_server import RedisServer
-from server_launcher import launch
+from server_launcher import clean_env, launch
 
 WAIT = 60.0  # seconds for spans to arrive (batched every 100 ms; a loaded machine is slow)
 
@@ -127,7 +130,8 @@ def _check(spans: Receiver, addr: str) -> None:
         by_name.setdefault(span.name, []).append(span)
     calls = [s for s in found if s.kind == trace_pb2.Span.SPAN_KIND_SERVER]
     # Every RPC of the block: a server span of the client's trace, its parent the client's span.
-    assert {s.name.rpartition("/")[2] for s in calls} >= {"NewGame", "ApplyMove", "Hint", "GetGame", "WatchGame"}
+    called = {s.name.rpartition("/")[2] for s in calls}
+    assert called >= {"NewGame", "ApplyMove", "Hint", "GetGame", "WatchGame"}
     assert not any(s.name.startswith("grpc.health") for _, s in spans.spans)  # probes: no spans
     for call in calls:
         assert call.parent_span_id.hex() == parent_id, call.name
@@ -155,3 +159,25 @@ def _check(spans: Receiver, addr: str) -> None:
         values = [str(v) for v in (*_attributes(span.attributes).values(), *resource.values(), span.name)]
         assert not any(secret in value for secret in secrets for value in values), span.name
     assert spans.spans[0][0]["service.name"] == "accordion"
+
+
+def test_off_by_default_no_tracing_code_is_loaded() -> None:
+    """No endpoint: a server is built without our tracing module, OpenTelemetry's trace SDK or
+    its exporter (no cost when off); with one, its tracer is made. (redis-py 8 imports
+    OpenTelemetry's metrics API and SDK by itself when they are installed: not checked.)"""
+    program = textwrap.dedent("""
+        import sys
+        from accordion.config import parse_args
+        from accordion.server import AccordionServer
+        ours = ("accordion.api.tracing", "opentelemetry.sdk.trace", "opentelemetry.exporter")
+        off = AccordionServer(parse_args(["--listen", "127.0.0.1:0"], env={}))
+        print(off.tracing is None, any(m.startswith(ours) for m in sys.modules))
+        flags = ["--listen", "127.0.0.1:0", "--otlp-endpoint", "http://127.0.0.1:9"]
+        on = AccordionServer(parse_args(flags, env={}))
+        print(on.tracing is not None, all(any(m.startswith(o) for m in sys.modules) for o in ours))
+        on.tracing.shutdown()
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          env=clean_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["True False", "True True"], done.stdout + done.stderr

@@ -186,7 +186,9 @@ class Tracing:
 
 
 _REQUEST_ATTRIBUTES = (
-    ("game_id", "accordion.game_id"), ("request_id", "accordion.request_id"), ("variant", "accordion.variant"),
+    ("game_id", "accordion.game_id"),
+    ("request_id", "accordion.request_id"),
+    ("variant", "accordion.variant"),
 )
 
 
@@ -218,7 +220,9 @@ class TracedStore(GameStore):
         attributes = {"db.operation.name": operation}
         if game_id:
             attributes["accordion.game_id"] = game_id[:MAX_ATTRIBUTE]
-        return self._tracer.start_as_current_span(f"store {operation}", kind=SpanKind.CLIENT, attributes=attributes)
+        return self._tracer.start_as_current_span(
+            f"store {operation}", kind=SpanKind.CLIENT, attributes=attributes
+        )
 
     async def create(self, record: GameRecord, *, ttl: float) -> None:
         with self._span("create", record.game_id):
@@ -242,7 +246,9 @@ class TracedStore(GameStore):
         with self._span("get_reply", game_id):
             return await self.inner.get_reply(game_id, request_id)
 
-    async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
+    async def claim_request(
+        self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float
+    ) -> StoredReply | None:
         with self._span("claim_request"):  # (the key names the caller's API key: not told)
             return await self.inner.claim_request(key, fingerprint, reply, ttl=ttl)
 
