@@ -23,7 +23,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from accordion_client import AccordionClient, GameNotFound, trace_context
+from accordion_client import AccordionClient, GameNotFound, new_request_id, trace_context
 from accordion_client.tracecontext import new_traceparent, parse_traceparent
 from redis_server import RedisServer
 from server_launcher import clean_env, launch
@@ -112,17 +112,20 @@ def _check(spans: Receiver, addr: str) -> None:
     with grpc.insecure_channel(addr) as channel:
         health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
         assert health.status == health_pb2.HealthCheckResponse.SERVING
-    with AccordionClient(addr) as client:
+    idempotency_key = new_request_id()
+    other = AccordionClient(addr, metadata=[("x-request-id", "trace-test-1")])  # the access line's id
+    with AccordionClient(addr) as client, other:
         with trace_context(parent):
-            game = client.new_game("accordion", seed=7)
+            game = client.new_game("accordion", seed=7, request_id=idempotency_key)
             game.play(game.legal[0])
             game.hint()
             with pytest.raises(GameNotFound):
                 client.open_game("A" * 22, game.token)
             for _event in game.watch():  # the stored move, then the client ends the stream
                 break
+            other.open_game(game.id, game.token).score()
         client.list_variants()  # (a trace of its own)
-        secrets = (game.token, game.watch_token)
+        secrets = (game.token, game.watch_token, idempotency_key)
 
     found = spans.wait_for(trace_id, "accordion.v1.AccordionService/WatchGame")
     by_name: dict[str, list[trace_pb2.Span]] = {}
@@ -140,7 +143,9 @@ def _check(spans: Receiver, addr: str) -> None:
     assert attributes["rpc.system"] == "grpc" and attributes["rpc.method"] == "NewGame"
     assert attributes["rpc.grpc.code"] == "OK" and attributes["accordion.variant"] == "accordion"
     assert attributes["accordion.game_id"] == game.id
-    assert len(attributes["accordion.request_id"]) == 32  # the client's idempotency id
+    assert "accordion.request_id" not in attributes  # (its idempotency key is a secret)
+    assert _attributes(by_name["accordion.v1.AccordionService/Score"][0].attributes)[
+        "accordion.request_id"] == "trace-test-1"  # the caller's x-request-id
     # The store's calls and the solver's run are children of their RPC's span.
     apply = by_name["accordion.v1.AccordionService/ApplyMove"][0]
     children = [s.name for s in found if s.parent_span_id == apply.span_id]

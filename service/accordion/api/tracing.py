@@ -45,6 +45,9 @@ T = TypeVar("T")
 _PROPAGATOR = TraceContextTextMapPropagator()
 _STATUS_DETAILS = "grpc-status-details-bin"
 _TRACE_HEADERS = ("traceparent", "tracestate")  # W3C trace context; nothing else of the metadata is read
+# The access line's request id (not the idempotency key): the caller's header, or the one the
+# server gave the call in its trailing metadata.
+_REQUEST_ID = "x-request-id"
 # Codes that are the server's failure (the span's status is ERROR); a caller's mistake is not.
 _SERVER_FAULTS = {
     grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS,
@@ -83,7 +86,7 @@ class Tracing:
         for key, value in context.invocation_metadata() or ():
             if key in _TRACE_HEADERS and isinstance(value, str):
                 carrier[key] = value
-            elif key == "x-request-id" and isinstance(value, str):  # the caller's (access log's) id
+            elif key == _REQUEST_ID and isinstance(value, str):  # the caller's (access log's) id
                 attributes["accordion.request_id"] = value[:MAX_ATTRIBUTE]
         parent = _PROPAGATOR.extract(carrier) if carrier else None
         span = self.tracer.start_span(method, context=parent, kind=SpanKind.SERVER, attributes=attributes)
@@ -95,8 +98,12 @@ class Tracing:
         code = status_of(context, failure)
         span.set_attribute("rpc.grpc.status_code", code.value[0])
         span.set_attribute("rpc.grpc.code", code.name)
+        trailing = _trailing(context)
+        for key, value in trailing:
+            if key == _REQUEST_ID and isinstance(value, str):
+                span.set_attribute("accordion.request_id", value[:MAX_ATTRIBUTE])
         if code is not grpc.StatusCode.OK:
-            reason = _reason(context)
+            reason = _reason(trailing)
             if reason:
                 span.set_attribute("accordion.reason", reason)
             if code in _SERVER_FAULTS:
@@ -139,8 +146,9 @@ class Tracing:
         return unary
 
     def handler(self, behavior: Callable[..., Any]) -> Callable[..., Any]:
-        """``behavior`` (a servicer's handler) that first notes the request's ids on the
-        current span: ``game_id``, ``request_id``, ``variant`` (NewGame, ListVariants)."""
+        """``behavior`` (a servicer's handler) that first notes what the request names on the
+        current span: ``game_id``, ``variant`` (NewGame, ListVariants). Never its ``request_id``:
+        an idempotency key is a secret (a NewGame retried with it gets the game's token)."""
 
         def noted(request: Any) -> Span:
             span = trace.get_current_span()
@@ -187,17 +195,20 @@ class Tracing:
 
 _REQUEST_ATTRIBUTES = (
     ("game_id", "accordion.game_id"),
-    ("request_id", "accordion.request_id"),
     ("variant", "accordion.variant"),
 )
 
 
-def _reason(context: Context) -> str:
-    """The ErrorInfo reason of the status the call ended with ("" when it has none)."""
+def _trailing(context: Context) -> tuple[tuple[str, Any], ...]:
+    """The call's trailing metadata (grpc-status-details-bin once it aborted)."""
     try:
-        trailing = context.trailing_metadata() or ()
-    except Exception:  # noqa: BLE001 (an older grpc without the getter: no reason, no failure)
-        return ""
+        return tuple(context.trailing_metadata() or ())
+    except Exception:  # noqa: BLE001 (an older grpc without the getter: nothing, no failure)
+        return ()
+
+
+def _reason(trailing: tuple[tuple[str, Any], ...]) -> str:
+    """The ErrorInfo reason of the status the call ended with ("" when it has none)."""
     for key, value in trailing:
         if key == _STATUS_DETAILS and isinstance(value, bytes):
             status = status_pb2.Status.FromString(value)
