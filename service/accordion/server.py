@@ -200,8 +200,10 @@ class AccordionServer:
             queue_per_client=config.solver_queue_per_client,
             queue=config.solver_queue,
         )
+        # With traces, the session layer's store calls are spans (the store wrapped, tracing.py).
+        calls_store = self.store if self.tracing is None else self.tracing.store(self.store)
         self.servicer = servicer = AccordionServicer(
-            self.store if self.tracing is None else self.tracing.store(self.store), game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
+            calls_store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
             deal_code_ttl=config.deal_code_ttl,
         )
         if self.tracing is not None:  # a span per solver run (Solving knows nothing of traces)

@@ -250,7 +250,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         behavior, make, shape = _behavior(handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
     else:  # pragma: no cover (a handler of no kind)
         return handler
-    if gate.tracing is not None:  # the request's ids on the call's span
+    if gate.tracing is not None:  # what the request names (game, variant) on the call's span
         behavior = gate.tracing.handler(behavior)
     health = method.startswith(HEALTH_PREFIX)
     health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
