@@ -95,6 +95,9 @@ class Tracing:
     @staticmethod
     def _end(span: Span, token: object, context: Context, failure: BaseException | None) -> None:
         otel_context.detach(token)  # type: ignore[arg-type]  # (the token attach returned)
+        if not span.is_recording():  # not sampled: its context went to the children, nothing more
+            span.end()
+            return
         code = status_of(context, failure)
         span.set_attribute("rpc.grpc.status_code", code.value[0])
         span.set_attribute("rpc.grpc.code", code.name)
@@ -152,6 +155,8 @@ class Tracing:
 
         def noted(request: Any) -> Span:
             span = trace.get_current_span()
+            if not span.is_recording():
+                return span
             for field, key in _REQUEST_ATTRIBUTES:
                 value = getattr(request, field, None)
                 if isinstance(value, str) and value:
@@ -219,6 +224,9 @@ def _reason(trailing: tuple[tuple[str, Any], ...]) -> str:
     return ""
 
 
+_UNTRACED = contextlib.nullcontext()  # (reusable: it holds nothing)
+
+
 class TracedStore(GameStore):
     """``inner`` with a span per call (``store <operation>``, the game id; never the data).
     ``watch`` is passed through: a stream as long as the watcher, not one store call."""
@@ -228,6 +236,8 @@ class TracedStore(GameStore):
         self.in_process = inner.in_process
 
     def _span(self, operation: str, game_id: str = "") -> Any:
+        if not trace.get_current_span().is_recording():  # the call is not sampled: no child either
+            return _UNTRACED
         attributes = {"db.operation.name": operation}
         if game_id:
             attributes["accordion.game_id"] = game_id[:MAX_ATTRIBUTE]
