@@ -114,7 +114,11 @@ def _check(spans: Receiver, addr: str) -> None:
         assert health.status == health_pb2.HealthCheckResponse.SERVING
     idempotency_key = new_request_id()
     other = AccordionClient(addr, metadata=[("x-request-id", "trace-test-1")])  # the access line's id
+    unsampled = new_traceparent(sampled=False)
     with AccordionClient(addr) as client, other:
+        with trace_context(unsampled):  # the caller did not sample it: the server records nothing
+            dealt = client.new_game("accordion", seed=8)
+            dealt.play(dealt.legal[0])
         with trace_context(parent):
             game = client.new_game("accordion", seed=7, request_id=idempotency_key)
             game.play(game.legal[0])
@@ -128,6 +132,8 @@ def _check(spans: Receiver, addr: str) -> None:
         secrets = (game.token, game.watch_token, idempotency_key)
 
     found = spans.wait_for(trace_id, "accordion.v1.AccordionService/WatchGame")
+    unsampled_id = unsampled.split("-")[1]  # (its spans, were there any, ended before these)
+    assert spans.of_trace(unsampled_id) == []
     by_name: dict[str, list[trace_pb2.Span]] = {}
     for span in found:
         by_name.setdefault(span.name, []).append(span)
