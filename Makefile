@@ -49,6 +49,7 @@ test-pure: $(STAMP)
 TEST_WORKERS ?= 4
 test: $(STAMP) $(COMPILED) proto-check lint-proto proto-breaking typecheck
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@$(PROMETHEUS_INSTALLED)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial $(NONE_IS_FINE)
 	@# the pure suite and the TypeScript client's (against a server it starts, node:test) side by side
@@ -189,6 +190,17 @@ proto-breaking: $(STAMP)
 
 bench: $(STAMP) $(COMPILED)
 	$(BIN)/python bench/engine.py
+
+# deploy/prometheus: the alert rules' unit tests (promtool) and a real Prometheus scraping a real
+# server (tests/ops/test_prometheus.py). Debian's prometheus package (promtool, prometheus),
+# installed when missing, as chromium is (CI runs as root).
+PROMETHEUS_INSTALLED := test -x /usr/bin/promtool || { apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+.PHONY: alerts-test
+alerts-test: $(STAMP)
+	@$(PROMETHEUS_INSTALLED)
+	cd deploy/prometheus && promtool check rules alerts.yml && promtool test rules alerts_test.yml
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/ops/test_prometheus.py
 
 # The service beside a bare grpc.aio echo server, pinned to cores (docs/performance.md); ~2 minutes.
 bench-service: $(STAMP) $(COMPILED)

@@ -7,6 +7,7 @@ with the CPU caches evicted between calls.
     .venv/bin/python bench/handler.py --rpc NewGame    # the NewGame handler instead (same modes)
     .venv/bin/python bench/handler.py --redis --uvloop # on a private redis-server, on uvloop (as served)
     .venv/bin/python bench/handler.py --rpc NewGame --gc   # and the garbage collector's share
+    .venv/bin/python bench/handler.py --tracing        # with OpenTelemetry spans on (dropped, not sent)
 
 The handler is the one the server registers (``service.generic_handler`` wrapped by the
 per-method wrapper: limits, validation, auth, engine, reply, memory store, access log and
@@ -121,7 +122,11 @@ async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int,
     if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
         from accordion.api.limits import Admission, Limits
 
-        observed = interceptors._WrappedGeneric(handlers, interceptors.Gate(Admission(Limits())))
+        tracing = _tracing() if TRACING else None
+        if tracing is not None:  # (the servicer's store wrapped too, as server.py does)
+            handlers = service.generic_handler(AccordionServicer(tracing.store(store), game_ttl=3600))
+        gate = interceptors.Gate(Admission(Limits()), **({"tracing": tracing} if tracing is not None else {}))
+        observed = interceptors._WrappedGeneric(handlers, gate)
     else:  # a tree from before it (an A/B with --source)
         observed = interceptors._ObservedGeneric(handlers)
     configure_logging("info", open(os.devnull, "w"))  # noqa: SIM115  (as the server logs, into the void)
@@ -204,6 +209,21 @@ class _CollectorTime:
               + f" (total {sum(self.seconds) / calls * 1e6:.1f} µs/call)", file=sys.stderr)
 
 
+TRACING = False  # --tracing: traces on, every span made and handed to an exporter that drops it
+
+
+def _tracing() -> Any:
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    from accordion.api.tracing import Tracing
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    return Tracing(Dropped())
+
+
 def _loop_run(uvloop: bool, main: Any) -> Any:
     if uvloop:
         import uvloop as uv
@@ -254,9 +274,10 @@ def main() -> None:
     parser.add_argument("--redis-url", default="", help="the games in this Redis (not 6379 on a shared machine)")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop, as the server does")
     parser.add_argument("--gc", action="store_true", help="also time the garbage collector's passes (on stderr)")
+    parser.add_argument("--tracing", action="store_true", help="traces on (spans made, then dropped)")
     args = parser.parse_args()
-    global COLLECTOR_TIMED
-    COLLECTOR_TIMED = args.gc
+    global COLLECTOR_TIMED, TRACING
+    COLLECTOR_TIMED, TRACING = args.gc, args.tracing
     if args.redis and not args.redis_url:  # one server for every run (of both trees, with --against)
         sys.path.insert(0, str(ROOT / "tests"))
         from redis_server import RedisServer  # type: ignore[import-not-found]  # tests/, on the path above

@@ -66,6 +66,7 @@ class Config:
     newgame_burst: int = 100  # NewGame calls one quiet client may make at once
     evict_idle: float = 300.0  # seconds untouched before the memory store's cap may evict a game
     trusted_proxies: str = ""  # CIDRs whose x-forwarded-for names the client
+    otlp_endpoint: str = ""  # OpenTelemetry traces over OTLP/gRPC to this URL (empty: off)
 
     @property
     def memory_store(self) -> bool:
@@ -231,6 +232,13 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         str,
         "CIDRs of proxies whose x-forwarded-for names the client for per-client limits "
         "(the right-most untrusted address); empty: the peer address",
+    ),
+    (
+        "otlp_endpoint",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        str,
+        "OpenTelemetry traces (a span per RPC, its store calls and solver runs) over OTLP/gRPC "
+        "to this URL, e.g. http://127.0.0.1:4317 (empty: off)",
     ),
 )
 

@@ -34,7 +34,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import grpc
 import grpc.aio
@@ -56,6 +56,9 @@ from accordion.config import parse_args as parse_args
 from accordion.netaddr import parse_networks
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
+
+if TYPE_CHECKING:
+    from accordion.api.tracing import Tracing
 
 _OPTIONS = OPTIONS  # (the flag table, by its old name here)
 
@@ -184,7 +187,10 @@ class AccordionServer:
         self.admission = Admission(limits(config))
         self.health_server: grpc.aio.Server | None = None
         self.server = grpc.aio.server(options=_server_options(config))
-        target = Host(self.server, Gate(self.admission, api_keys, self.addresses, new_game))
+        # OpenTelemetry traces when an OTLP endpoint is set (api/tracing.py); None: off, and free.
+        self.tracing = _tracing(config)
+        gate = Gate(self.admission, api_keys, self.addresses, new_game, tracing=self.tracing)
+        target = Host(self.server, gate)
         budgets = Budgets(
             solve_seconds=config.solve_max_seconds,
             hint_seconds=config.hint_max_seconds,
@@ -194,10 +200,14 @@ class AccordionServer:
             queue_per_client=config.solver_queue_per_client,
             queue=config.solver_queue,
         )
+        # With traces, the session layer's store calls are spans (the store wrapped, tracing.py).
+        calls_store = self.store if self.tracing is None else self.tracing.store(self.store)
         self.servicer = servicer = AccordionServicer(
-            self.store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
+            calls_store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
             deal_code_ttl=config.deal_code_ttl,
         )
+        if self.tracing is not None:  # a span per solver run (Solving knows nothing of traces)
+            setattr(servicer.solving, "_run", self.tracing.solver(servicer.solving._run))
         add_to_server(servicer, target)
         _add_health(self.health, target)
         if config.reflection == "on":  # off: the reflection RPC is UNIMPLEMENTED, like any unknown method
@@ -278,6 +288,16 @@ class AccordionServer:
             await self.health_server.stop(0)
         await self.store.close()
         flush_access_log()
+        if self.tracing is not None:  # the spans not exported yet (a thread: the loop goes on)
+            await asyncio.to_thread(self.tracing.shutdown)
+
+
+def _tracing(config: Config) -> Tracing | None:
+    if not config.otlp_endpoint:
+        return None
+    from accordion.api.tracing import Tracing, otlp_exporter  # (only when on: no import cost off)
+
+    return Tracing(otlp_exporter(config.otlp_endpoint))
 
 
 def _add_health(servicer: health.aio.HealthServicer, host: Host) -> None:

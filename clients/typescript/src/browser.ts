@@ -36,6 +36,8 @@ export function createBrowserClient(
 
 export { AccordionClient, GameWatcher, bearerTokenInterceptor, createAccordionClientFromTransport } from "./client.js";
 export type { AccordionClientOptions, MoveInit, MutationOptions, NewGameInit } from "./client.js";
+export { TRACEPARENT, newTraceparent, parseTraceparent, traceContextInterceptor } from "./tracecontext.js";
+export type { TraceparentSource } from "./tracecontext.js";
 export { AccordionError, ERROR_DOMAIN, codeName } from "./errors.js";
 export { BACK, EMPTY, drawMove, isTableau, layoutLines, pairMove, pileCards, pileText, shownText, tableauMove, zoneOf } from "./zones.js";
 export type { ShownCard } from "./zones.js";

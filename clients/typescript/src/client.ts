@@ -46,6 +46,7 @@ import {
   type Variant,
 } from "./gen/accordion/v1/accordion_pb.js";
 import { AccordionError } from "./errors.js";
+import { traceContextInterceptor, type TraceparentSource } from "./tracecontext.js";
 
 /** The token to send with one call ("" sends none). */
 const TOKEN = createContextKey<string>("", { description: "accordion game token" });
@@ -68,6 +69,11 @@ export interface AccordionClientOptions {
   timeoutMs?: number;
   /** Options for Node's `http2.connect()`, e.g. `{ ca }` for a server with a private CA. */
   nodeOptions?: http2.SecureClientSessionOptions;
+  /**
+   * The W3C `traceparent` every call carries (tracecontext.ts): a header, or a function asked
+   * per call (e.g. the current OpenTelemetry span's); default: a new trace per call. `false`: none.
+   */
+  traceparent?: TraceparentSource | false;
 }
 
 /** Options of the calls that change a game. */
@@ -381,7 +387,10 @@ export function createAccordionClient(target: string, options: AccordionClientOp
   const transport = createGrpcTransport({
     baseUrl,
     sessionManager: sessions,
-    interceptors: [bearerTokenInterceptor()],
+    interceptors: [
+      bearerTokenInterceptor(),
+      ...(options.traceparent === false ? [] : [traceContextInterceptor(options.traceparent)]),
+    ],
   });
   return new AccordionClient(transport, timeoutMs, sessions);
 }

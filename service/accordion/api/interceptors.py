@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, NoReturn, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
@@ -23,6 +23,9 @@ from .apikeys import ApiKeyInterceptor
 from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of, publish_client
 from .ratelimit import Limit, RateLimiter
 from .service import Malformed
+
+if TYPE_CHECKING:  # (imported only when traces are on: server.py)
+    from .tracing import Tracing
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 NEW_GAME = "accordion.v1.AccordionService/NewGame"
@@ -55,12 +58,14 @@ class NewGameRate:
 class Gate:
     """What the wrapper checks before a call reaches its handler: who the client is
     (``addresses``), the limits' counters, when keys are configured the API keys, and
-    NewGame's per-client rate (None: unlimited)."""
+    NewGame's per-client rate (None: unlimited); ``tracing``: a span per call (None: off, and
+    the wrapper is the same as without it)."""
 
     admission: Admission
     api_keys: ApiKeyInterceptor | None = None
     addresses: ClientAddresses = field(default_factory=ClientAddresses)
     new_game: NewGameRate | None = None
+    tracing: Tracing | None = None
     timer: RequestTimer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -245,6 +250,8 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         behavior, make, shape = _behavior(handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
     else:  # pragma: no cover (a handler of no kind)
         return handler
+    if gate.tracing is not None:  # what the request names (game, variant) on the call's span
+        behavior = gate.tracing.handler(behavior)
     health = method.startswith(HEALTH_PREFIX)
     health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
     watch = method in WATCH_METHODS
@@ -309,6 +316,8 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
             return await result
 
     wrapper = {"unary": unary, "stream": stream, "requests": streamed_requests}[shape]
+    if gate.tracing is not None:  # the call inside its span (tracing.py)
+        wrapper = gate.tracing.call(wrapper, method, shape)
     return make(
         wrapper,
         request_deserializer=handler.request_deserializer,

@@ -46,6 +46,7 @@ from .errors import (
     VersionMismatch,
     WatchOnly,
 )
+from .tracecontext import new_traceparent, trace_context
 from .v1 import accordion_pb2 as pb
 
 __version__ = "0.1.0"
@@ -80,9 +81,11 @@ __all__ = [
     "errors",
     "moves",
     "new_request_id",
+    "new_traceparent",
     "parse_watch_key",
     "pb",
     "to_move",
+    "trace_context",
     "watch_key",
     "zones",
 ]

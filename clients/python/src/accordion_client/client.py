@@ -37,6 +37,8 @@ from . import moves
 from .errors import AccordionError, RateLimited, Unavailable, from_rpc_error
 from .moves import ZoneLike
 from .targets import resolve_target
+from .tracecontext import HEADER as TRACEPARENT
+from .tracecontext import current_traceparent
 from .v1 import accordion_pb2 as pb
 from .v1 import accordion_pb2_grpc as pb_grpc
 
@@ -168,6 +170,7 @@ class _Base:
         backoff: float,
         metadata: Metadata,
         options: Sequence[tuple[str, Any]],
+        trace: bool = True,
     ) -> None:
         if retries < 0:
             raise ValueError("retries must be >= 0")
@@ -187,12 +190,18 @@ class _Base:
         self.retries = retries
         self.backoff = backoff
         self.metadata = tuple(metadata) + (((API_KEY_HEADER, api_key),) if api_key else ())
+        # A traceparent per call (tracecontext.py), unless the caller's metadata has its own.
+        self.trace = trace and all(key.lower() != TRACEPARENT for key, _ in self.metadata)
         self.closed = False
 
     def _metadata(self, token: str | None) -> tuple[tuple[str, str], ...]:
+        """One call's metadata (all its attempts': a retry stays in the same trace)."""
+        found = self.metadata
+        if self.trace:
+            found = (*found, (TRACEPARENT, current_traceparent()))
         if token:
-            return (*self.metadata, ("authorization", f"Bearer {token}"))
-        return self.metadata
+            return (*found, ("authorization", f"Bearer {token}"))
+        return found
 
     def _deadline(self, deadline: float | None) -> float | None:
         return self.deadline if deadline is None else deadline
@@ -223,6 +232,8 @@ class AccordionClient(_Base):
             with the same request, request id included.
         backoff: first retry delay in seconds (doubling, jittered, at most 2 s).
         metadata: extra metadata on every call.
+        trace: send a W3C ``traceparent`` with every call: ``trace_context()``'s, or a new
+            trace's (``accordion_client.tracecontext``); a ``traceparent`` in ``metadata`` wins.
         options: gRPC channel options; interceptors: client interceptors (e.g. for timing).
     """
 
@@ -243,6 +254,7 @@ class AccordionClient(_Base):
         metadata: Metadata = (),
         options: Sequence[tuple[str, Any]] = (),
         interceptors: Sequence[Any] = (),
+        trace: bool = True,
     ) -> None:
         super().__init__(
             target,
@@ -258,6 +270,7 @@ class AccordionClient(_Base):
             backoff=backoff,
             metadata=metadata,
             options=options,
+            trace=trace,
         )
         raw = (
             grpc.secure_channel(self.address, self.credentials, options=self.options)
@@ -286,10 +299,10 @@ class AccordionClient(_Base):
         The request is sent unchanged on every attempt, so a mutating request keeps its
         ``request_id`` across retries and the server applies it at most once.
         """
-        rpc = getattr(self.stub, method)
+        rpc, metadata = getattr(self.stub, method), self._metadata(token)
         for attempt in range(self.retries + 1):
             try:
-                return rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
+                return rpc(request, timeout=self._deadline(deadline), metadata=metadata)
             except grpc.RpcError as exc:
                 time.sleep(self._retry_delay_or_raise(exc, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -575,6 +588,7 @@ class AsyncAccordionClient(_Base):
         metadata: Metadata = (),
         options: Sequence[tuple[str, Any]] = (),
         interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+        trace: bool = True,
     ) -> None:
         super().__init__(
             target,
@@ -590,6 +604,7 @@ class AsyncAccordionClient(_Base):
             backoff=backoff,
             metadata=metadata,
             options=options,
+            trace=trace,
         )
         icp = list(interceptors) or None
         self.channel = (
@@ -613,10 +628,10 @@ class AsyncAccordionClient(_Base):
         self, method: str, request: Any, *, token: str | None = None, deadline: float | None = None
     ) -> Any:
         """As ``AccordionClient.call``: deadline, token, retries on UNAVAILABLE with the same request."""
-        rpc = getattr(self.stub, method)
+        rpc, metadata = getattr(self.stub, method), self._metadata(token)
         for attempt in range(self.retries + 1):
             try:
-                return await rpc(request, timeout=self._deadline(deadline), metadata=self._metadata(token))
+                return await rpc(request, timeout=self._deadline(deadline), metadata=metadata)
             except grpc.aio.AioRpcError as exc:
                 await asyncio.sleep(self._retry_delay_or_raise(exc, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
