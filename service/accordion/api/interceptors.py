@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, NoReturn, TypeAlias, cast
+from typing import Any, ClassVar, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
@@ -43,9 +43,22 @@ class ClientRate:
     limiter: RateLimiter
     timeout: float = 2.0  # a limiter that cannot decide in this long lets the call through
     method: str = "NewGame"
+    # client → time.monotonic() until which its calls are refused: the limiter said so, and a
+    # refusal changes nothing in GCRA (other processes' calls only push it later), so until
+    # then this process refuses without asking (a client that ignores the RetryInfo and asks
+    # again at once costs no Redis call).
+    _refused: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    MAX_REFUSED: ClassVar[int] = 4096  # clients remembered; beyond, the expired ones are dropped
 
     async def check(self, client: str) -> None:
         """Raises RESOURCE_EXHAUSTED ``RATE_LIMITED`` (with RetryInfo) when ``client`` is over."""
+        refused = self._refused
+        until = refused.get(client)
+        if until is not None:
+            left = until - time.monotonic()
+            if left > 0:
+                raise errors.client_rate_limited(self.method, self.limit.rate, self.limit.burst, left)
+            del refused[client]
         try:
             decision = await asyncio.wait_for(
                 self.limiter.acquire(f"{self.method.lower()}:{client}", self.limit), self.timeout
@@ -55,6 +68,12 @@ class ClientRate:
             log.warning(f"rate limiter unavailable; {self.method} allowed", error=type(exc).__name__)
             return
         if not decision.allowed:
+            if len(refused) >= self.MAX_REFUSED:
+                now = time.monotonic()
+                for name in [name for name, t in refused.items() if t <= now]:
+                    del refused[name]
+            if len(refused) < self.MAX_REFUSED:
+                refused[client] = time.monotonic() + decision.retry_after
             raise errors.client_rate_limited(self.method, self.limit.rate, self.limit.burst, decision.retry_after)
 
 
