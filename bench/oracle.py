@@ -58,11 +58,11 @@ The last pair was not within the noise: a wrong token on an existing game answer
           memory +6.6 [1.7, 11.8] / -4.0 [-10.1, 1.8]   redis +11.8 [5.6, 16.0] / +5.2 [-0.9, 11.0]
           memory +1.2 [-2.5, 6.1] / -1.0 [-5.9, 3.3]    redis +3.7 [-0.2, 7.6] / +0.9 [-3.1, 5.9]
 
-  Every A−B interval overlaps its control's, and the 13 µs gap did not come back in nine runs.
-  On Redis a few µs remain in most runs after 21:10: there the paths do differ in work the
-  callgrind run above does not see (memory store only): an existing game's HMGET answers its
-  version, access record and game bytes, an unknown id's three nils, which redis-py reads and
-  parses. Removing that needs the token checked inside Redis (a script answering nil for a
+  Every A−B interval overlaps its control's (the criterion above). Memory is level in 7 of 8
+  runs (once +6.6). On Redis A is slower by a few µs in most runs after 21:10 (once +11.8,
+  with a control of +5.2): not closed there. There the paths do differ in work the callgrind
+  run above does not see (memory store only): an existing game's HMGET answers its version,
+  access record and game bytes, an unknown id's three nils, which redis-py reads and parses. Removing that needs the token checked inside Redis (a script answering nil for a
   wrong token too), a change to the store interface left for later.
 """
 
