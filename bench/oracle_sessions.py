@@ -48,7 +48,9 @@ async def measure(url: str, pairs: int) -> None:
     await store.ping()
     try:
         play = sessions.Sessions(store, game_ttl=3600)
-        game_id = (await play.deal(engine.new_game("accordion", {}, seed=1), None)).game_id  # cached
+        dealt = await play.deal(engine.new_game("accordion", {}, seed=1), None)  # cached now
+        assert isinstance(dealt, sessions.Dealt)
+        game_id = dealt.game_id
         unknown, wrong = "A" * 22, "w" * 43
         kinds: dict[str, Callable[[str], Callable[[], Awaitable[object]]]] = {
             "store.load": lambda gid: lambda: store.load(gid),
