@@ -667,7 +667,7 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     # NewGame unlimited: the bench deals games from one address as fast as a load tool does, and
     # a per-client NewGame rate (--newgame-rate, issue 28) would refuse them (docs/load.md). By
     # the environment, which a --source tree from before that flag ignores.
-    env = {"ACCORDION_LOG_LEVEL": args.log_level, "ACCORDION_NEWGAME_RATE": "0"}
+    env = {"ACCORDION_LOG_LEVEL": args.log_level, "ACCORDION_NEWGAME_RATE": "0", "ACCORDION_WATCH_RATE": "0"}
     try:
         echo_argv = [sys.executable, __file__, "--serve-echo", *(["--uvloop"] if args.echo_uvloop else [])]
         targets = [("echo", echo_argv, "echo listening on", ["echo"])]

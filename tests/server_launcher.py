@@ -33,10 +33,11 @@ def server_command() -> list[str]:
 
 
 # What every test server gets unless a test says otherwise (its ``env``, or a flag, which wins
-# over the environment): the suites make games from one address far faster than a player, as a
-# load tool does, so NewGame's per-client rate is off for them (docs/load.md). The tests of that
-# rate (tests/security/test_newgame_flood.py) pass --newgame-rate themselves.
-TEST_SERVER_ENV = {"ACCORDION_NEWGAME_RATE": "0"}
+# over the environment): the suites make games and open watches from one address far faster than
+# a player, as a load tool does, so NewGame's and WatchGame's per-client rates are off for them
+# (docs/load.md). The tests of those rates (tests/security/test_newgame_flood.py,
+# test_watch_rate.py) pass --newgame-rate and --watch-rate themselves.
+TEST_SERVER_ENV = {"ACCORDION_NEWGAME_RATE": "0", "ACCORDION_WATCH_RATE": "0"}
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = subprocess.Popen(
             [server_bin, "--listen", args.listen, "--redis-url", redis_url, "--workers", str(args.workers),
              # The load-test stack (docs/load.md): NewGame unlimited (a flag after -- wins)
-             "--log-level", args.log_level, "--newgame-rate", "0", *args.server_args],
+             "--log-level", args.log_level, "--newgame-rate", "0", "--watch-rate", "0", *args.server_args],
             cwd=ROOT,
             env=env,
             process_group=0,

@@ -64,6 +64,8 @@ class Config:
     # memory store's cap may evict a game, and whose x-forwarded-for names the client.
     newgame_rate: float = 10.0  # NewGame calls a second from one client (API keys exempt); 0: off
     newgame_burst: int = 100  # NewGame calls one quiet client may make at once
+    watch_rate: float = 5.0  # WatchGame streams a second one client may open (API keys exempt); 0: off
+    watch_burst: int = 50  # WatchGame streams one quiet client may open at once
     evict_idle: float = 300.0  # seconds untouched before the memory store's cap may evict a game
     trusted_proxies: str = ""  # CIDRs whose x-forwarded-for names the client
     otlp_endpoint: str = ""  # OpenTelemetry traces over OTLP/gRPC to this URL (empty: off)
@@ -220,6 +222,14 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ),
     ("newgame_burst", "ACCORDION_NEWGAME_BURST", int, "NewGame calls one quiet client may make at once"),
     (
+        "watch_rate",
+        "ACCORDION_WATCH_RATE",
+        float,
+        "WatchGame streams a second one client may open, API keys exempt (0: unlimited, for load tests); "
+        "beyond it RESOURCE_EXHAUSTED RATE_LIMITED",
+    ),
+    ("watch_burst", "ACCORDION_WATCH_BURST", int, "WatchGame streams one quiet client may open at once"),
+    (
         "evict_idle",
         "ACCORDION_EVICT_IDLE",
         float,
@@ -305,6 +315,8 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
     if args.newgame_rate < 0 or args.newgame_burst < 1 or args.evict_idle < 0:
         parser.error("--newgame-rate and --evict-idle cannot be negative; --newgame-burst must be at least 1")
+    if args.watch_rate < 0 or args.watch_burst < 1:
+        parser.error("--watch-rate cannot be negative; --watch-burst must be at least 1")
     try:
         parse_networks(args.trusted_proxies)
     except ValueError as exc:

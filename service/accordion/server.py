@@ -13,7 +13,8 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 * a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
   process, per client and (HTTP/2 streams) per connection, watchers per game and per
   connection, a request timeout, and health's own budget (RESOURCE_EXHAUSTED beyond them);
-  NewGame's per-client rate (``--newgame-rate``, in the store's Redis when there is one), a
+  NewGame's and WatchGame's per-client rates (``--newgame-rate``, ``--watch-rate``, in the
+  store's Redis when there is one), a
   client being its address or, behind a proxy in ``--trusted-proxies``, the address in its
   ``x-forwarded-for``;
 * Prometheus metrics on ``--metrics-port`` (0: off);
@@ -45,7 +46,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
-from accordion.api.interceptors import Gate, Host, NewGameRate
+from accordion.api.interceptors import ClientRate, Gate, Host
 from accordion.api.limits import Admission, ClientAddresses, Limits
 from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from accordion.api.solving import Budgets
@@ -179,8 +180,13 @@ class AccordionServer:
             else None
         )
         new_game = (
-            NewGameRate(Limit(config.newgame_rate, config.newgame_burst), limiter, timeout=config.store_timeout)
+            ClientRate(Limit(config.newgame_rate, config.newgame_burst), limiter, timeout=config.store_timeout)
             if config.newgame_rate > 0
+            else None
+        )
+        watch_game = (
+            ClientRate(Limit(config.watch_rate, config.watch_burst), limiter, config.store_timeout, "WatchGame")
+            if config.watch_rate > 0
             else None
         )
         self.addresses = ClientAddresses(parse_networks(config.trusted_proxies))
@@ -189,7 +195,7 @@ class AccordionServer:
         self.server = grpc.aio.server(options=_server_options(config))
         # OpenTelemetry traces when an OTLP endpoint is set (api/tracing.py); None: off, and free.
         self.tracing = _tracing(config)
-        gate = Gate(self.admission, api_keys, self.addresses, new_game, tracing=self.tracing)
+        gate = Gate(self.admission, api_keys, self.addresses, new_game, watch_game, tracing=self.tracing)
         target = Host(self.server, gate)
         budgets = Budgets(
             solve_seconds=config.solve_max_seconds,

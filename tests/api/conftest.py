@@ -63,6 +63,7 @@ async def start_server() -> AsyncIterator[Callable[..., Any]]:
                 health_interval=0.2,
                 grace=1.0,
                 newgame_rate=0,  # the suites make games from one address as fast as a load tool
+                watch_rate=0,  # ... and open watches so
             ),
             **overrides,
         )

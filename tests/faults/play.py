@@ -68,6 +68,7 @@ def start_servers(
     """``n`` accordion-server processes on free ports (``--listen 127.0.0.1:0``), started together."""
     base = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
     base["ACCORDION_NEWGAME_RATE"] = "0"  # many games from one address, as a load tool (docs/load.md)
+    base["ACCORDION_WATCH_RATE"] = "0"  # (and many watches)
     procs = []
     for i in range(n):
         out_path, err_path = tmp / f"server{i}.out", tmp / f"server{i}.err"

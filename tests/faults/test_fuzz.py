@@ -100,7 +100,7 @@ async def target(store_url: str, server_log: io.StringIO) -> AsyncIterator[Targe
     """A server on this test's event loop (the fuzzer calls it from a worker thread), and 4 games."""
     budgets = {k: v for k, v in SMALL_BUDGETS.items() if k in {f.name for f in fields(Config)}}
     config = Config(listen="127.0.0.1:0", redis_url="" if store_url == "memory://" else store_url,
-                    health_interval=0.2, grace=0.5, **budgets)
+                    health_interval=0.2, grace=0.5, watch_rate=0, **budgets)
     server = AccordionServer(config)
     addr = f"127.0.0.1:{await server.start()}"
     try:

@@ -210,17 +210,23 @@ def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> 
     )
 
 
-def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiError:
-    """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's NewGames are over ``--newgame-rate``."""
+def client_rate_limited(method: str, rate: float, burst: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's calls of ``method`` (NewGame, WatchGame)
+    are over their per-client rate (``--newgame-rate``, ``--watch-rate``)."""
     retry, ms = _retry_info(retry_after)
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "RATE_LIMITED",
-        f"too many NewGame calls from this client ({rate:g}/s, burst {burst}): retry in {ms} ms",
-        metadata={"limit": "NewGame per client", "rate": f"{rate:g}", "burst": str(burst),
+        f"too many {method} calls from this client ({rate:g}/s, burst {burst}): retry in {ms} ms",
+        metadata={"limit": f"{method} per client", "rate": f"{rate:g}", "burst": str(burst),
                   "retry_after_ms": str(ms)},
         details=[retry],
     )
+
+
+def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiError:
+    """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's NewGames are over ``--newgame-rate``."""
+    return client_rate_limited("NewGame", rate, burst, retry_after)
 
 
 def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:

@@ -1,5 +1,5 @@
 """What every RPC of every service shares: ``wrap``, the one per-method wrapper (API keys,
-limits, NewGame's per-client rate, the request timeout, error mapping), registered through
+limits, NewGame's and WatchGame's per-client rates, the request timeout, error mapping), registered through
 ``Host``; each call is recorded (access line, metrics) by ``access_log.record``.
 """
 
@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeAlias, cast
 
 import grpc
 import grpc.aio
@@ -29,42 +29,69 @@ if TYPE_CHECKING:  # (imported only when traces are on: server.py)
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 NEW_GAME = "accordion.v1.AccordionService/NewGame"
+WATCH_GAME = "accordion.v1.AccordionService/WatchGame"
 
 
 @dataclass(frozen=True)
-class NewGameRate:
-    """NewGame's per-client rate (``--newgame-rate``, ``--newgame-burst``): NewGame needs no
-    credential and each one takes a place in the store, so one client may not make games
-    faster than this. Callers with an API key are exempt (their key's own rate applies).
-    ``limiter`` is the store's (Redis: shared by every process on it)."""
+class ClientRate:
+    """A per-client rate of one method's calls: NewGame's (``--newgame-rate``, ``--newgame-burst``:
+    NewGame needs no credential and each one takes a place in the store) and WatchGame's
+    (``--watch-rate``, ``--watch-burst``: each stream opened costs a store read and, on Redis, a
+    connection of its own, so opening and cancelling them in a loop took most of a server's
+    CPU, issue 28). Callers with an API key are exempt (their key's own rate applies).
+    ``limiter`` is the store's (Redis: shared by every process on it); ``method`` names the
+    limit in its key and its refusal."""
 
     limit: Limit
     limiter: RateLimiter
     timeout: float = 2.0  # a limiter that cannot decide in this long lets the call through
+    method: str = "NewGame"
+    # client → time.monotonic() until which its calls are refused: the limiter said so, and a
+    # refusal changes nothing in GCRA (other processes' calls only push it later), so until
+    # then this process refuses without asking (a client that ignores the RetryInfo and asks
+    # again at once costs no Redis call).
+    _refused: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
+    MAX_REFUSED: ClassVar[int] = 4096  # clients remembered; beyond, the expired ones are dropped
 
     async def check(self, client: str) -> None:
         """Raises RESOURCE_EXHAUSTED ``RATE_LIMITED`` (with RetryInfo) when ``client`` is over."""
+        refused = self._refused
+        until = refused.get(client)
+        if until is not None:
+            left = until - time.monotonic()
+            if left > 0:
+                raise errors.client_rate_limited(self.method, self.limit.rate, self.limit.burst, left)
+            del refused[client]
         try:
-            decision = await asyncio.wait_for(self.limiter.acquire(f"newgame:{client}", self.limit), self.timeout)
-        except Exception as exc:  # noqa: BLE001 (fail open, as for API keys: the store decides NewGame anyway)
+            decision = await asyncio.wait_for(
+                self.limiter.acquire(f"{self.method.lower()}:{client}", self.limit), self.timeout
+            )
+        except Exception as exc:  # noqa: BLE001 (fail open, as for API keys: the other limits still hold)
             metrics.RATE_LIMITER_ERRORS.inc()
-            log.warning("rate limiter unavailable; NewGame allowed", error=type(exc).__name__)
+            log.warning(f"rate limiter unavailable; {self.method} allowed", error=type(exc).__name__)
             return
         if not decision.allowed:
-            raise errors.newgame_rate_limited(self.limit.rate, self.limit.burst, decision.retry_after)
+            if len(refused) >= self.MAX_REFUSED:
+                now = time.monotonic()
+                for name in [name for name, t in refused.items() if t <= now]:
+                    del refused[name]
+            if len(refused) < self.MAX_REFUSED:
+                refused[client] = time.monotonic() + decision.retry_after
+            raise errors.client_rate_limited(self.method, self.limit.rate, self.limit.burst, decision.retry_after)
 
 
 @dataclass(frozen=True)
 class Gate:
     """What the wrapper checks before a call reaches its handler: who the client is
     (``addresses``), the limits' counters, when keys are configured the API keys, and
-    NewGame's per-client rate (None: unlimited); ``tracing``: a span per call (None: off, and
-    the wrapper is the same as without it)."""
+    NewGame's and WatchGame's per-client rates (None: unlimited); ``tracing``: a span per call
+    (None: off, and the wrapper is the same as without it)."""
 
     admission: Admission
     api_keys: ApiKeyInterceptor | None = None
     addresses: ClientAddresses = field(default_factory=ClientAddresses)
-    new_game: NewGameRate | None = None
+    new_game: ClientRate | None = None
+    watch_game: ClientRate | None = None
     tracing: Tracing | None = None
     timer: RequestTimer = field(init=False)
 
@@ -258,6 +285,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     admission, api_keys, read, addresses = gate.admission, gate.api_keys, gate.timer.read, gate.addresses
     in_flight = metrics.in_flight(method)
     new_game = gate.new_game if method == NEW_GAME else None
+    watch_rate = gate.watch_game if method == WATCH_GAME else None
 
     def admit(client: str) -> str:
         """``client`` counted in, and named as the call's client for what it does next (the
@@ -295,6 +323,8 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         async with _Call(method, health, admission, context, in_flight) as call:
             call.client = admit(address(context)) if api_keys is None else await keyed(context)
+            if watch_rate is not None and not call.client.startswith("key:"):
+                await watch_rate.check(call.client)  # before the request is read: a refusal costs no read
             call.request = request = await read(context)
             if watch:
                 call.enter_watch(request.game_id)
