@@ -25,10 +25,10 @@ from redis_server import free_port
 from server_launcher import ROOT, START_TIMEOUT
 
 SYNAPSE_PYTHON = ROOT / ".venv" / "synapse" / "bin" / "python"
-# Rate limits on, as a homeserver has them, a little looser than Synapse's defaults (0.2/s,
-# burst 10) so that a test's few dozen messages do not wait minutes: still low enough that a
-# bot posting a reply and a picture per message meets 429s and must wait them out.
-RC_MESSAGE = {"per_second": 1, "burst_count": 15}
+# Rate limits on, as a homeserver has them: faster than Synapse's default (0.2/s, burst 10) so
+# that a test's few dozen messages do not wait minutes, a smaller burst so that a bot answering
+# several messages at once (a reply and a picture each) meets 429s and must wait them out.
+RC_MESSAGE = {"per_second": 1, "burst_count": 5}
 
 CONFIG = """\
 server_name: "localhost"
@@ -133,12 +133,13 @@ class Synapse:
             result: dict[str, Any] = json.loads(resp.read())
             return result
 
-    def register(self, name: str, password: str, *, admin: bool = False) -> str:
-        """A new account by the shared secret (Synapse's admin register API); its user id."""
+    def register(self, name: str, password: str, *, admin: bool = False) -> dict[str, Any]:
+        """A new account by the shared secret (Synapse's admin register API): its ``user_id``,
+        ``access_token`` and ``device_id``."""
         nonce = self.request("GET", "/_synapse/admin/v1/register")["nonce"]
         mac = hmac.new(self.secret.encode(), digestmod=hashlib.sha1)
         mac.update(b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"admin" if admin else b"notadmin"]))
         reply = self.request("POST", "/_synapse/admin/v1/register", {
             "nonce": nonce, "username": name, "password": password, "admin": admin, "mac": mac.hexdigest(),
         })
-        return str(reply["user_id"])
+        return reply

@@ -17,7 +17,7 @@ What it does (docs/chat.md has the rest):
 * keeps each person's game across restarts in a state file (mode 0600: it holds play tokens).
 
 Secrets (the password, the access token, game tokens) come from the environment or files and
-are never logged; the log names rooms, event ids and the first word of a command, no more.
+are never logged; the log names rooms, event ids and a message's command word (help, new, ...), no more.
 Encrypted rooms are not supported (the bot reads no encrypted message).
 """
 
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .chat import COMMANDS
 from .chat_rooms import ChatRooms, Reply
 from .client import AccordionClient
 from .flags import add_connection_flags, client_kwargs
@@ -147,7 +148,8 @@ class MatrixBot:
 
     async def _answer(self, room: MatrixRoom, event: RoomMessageText) -> None:
         text = event.body.strip()
-        log.info("%s in %s: %s", event.event_id, room.room_id, (text.split() or [""])[0][:20])
+        word = (text.split() or [""])[0].lower().lstrip("/")
+        log.info("%s in %s: %s", event.event_id, room.room_id, word if word in COMMANDS else "(a move or other text)")
         reply = await self._handle(room.room_id, event.sender, text)
         waited, attempt = 0.0, 0
         while reply.service_down and waited < SERVICE_PATIENCE:
