@@ -188,11 +188,14 @@ async def test_synapse_restarted_mid_game(world: World) -> None:
 
 
 async def test_the_bot_restarted_keeps_the_game_and_ignores_old_messages(world: World) -> None:
-    async with person(world.synapse, world.alice) as alice:
+    async with person(world.synapse, world.alice) as alice, person(world.synapse, world.bob) as bob:
         _, before = await alice.ask(world.room, "show")
         world.bot.stop()
         old = await alice.say(world.room, "help")  # said while the bot is away: history, not answered
+        direct = await bob.create_room(world.bot_account["user_id"])  # an invitation while it is away
         world.bot.start()
+        await bob.wait_for_member(direct, world.bot_account["user_id"])
+        await bob.ask(direct, "new", starts="New game of Accordion.")
         _, after = await alice.ask(world.room, "show")
         assert after["content"]["body"] == before["content"]["body"]  # the game continues
         assert alice.replies(world.room, old) == []
