@@ -86,8 +86,8 @@ class Person:
             for room_id, info in response.rooms.join.items():
                 self.events += [(room_id, event.source) for event in info.timeline.events]
 
-    async def create_room(self, *invite: str) -> str:
-        response = await self.client.room_create(invite=list(invite))
+    async def create_room(self, *invite: str, direct: bool = False) -> str:
+        response = await self.client.room_create(invite=list(invite), is_direct=direct)
         assert isinstance(response, RoomCreateResponse), response
         return str(response.room_id)
 
@@ -103,11 +103,22 @@ class Person:
             await asyncio.sleep(0.3)
         raise AssertionError(f"{user_id} did not join {room_id}")
 
-    async def say(self, room_id: str, text: str, *, thread: str | None = None) -> str:
+    async def say(self, room_id: str, text: str, *, thread: str | None = None, reply_to: str | None = None) -> str:
         content: dict[str, Any] = {"msgtype": "m.text", "body": text}
+        if reply_to is not None:  # as older clients send a reply: the quoted message first
+            content["body"] = f"> <{self.user_id}> an earlier message\n\n{text}"
+            content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
         if thread is not None:
             content["m.relates_to"] = {"rel_type": "m.thread", "event_id": thread, "is_falling_back": True,
                                        "m.in_reply_to": {"event_id": thread}}
+        response = await self.client.room_send(room_id, "m.room.message", content)
+        assert isinstance(response, RoomSendResponse), response
+        return str(response.event_id)
+
+    async def edit(self, room_id: str, event_id: str, text: str) -> str:
+        """Edits ``event_id`` (an ``m.replace``): its new text is ``text``."""
+        content = {"msgtype": "m.text", "body": f"* {text}", "m.new_content": {"msgtype": "m.text", "body": text},
+                   "m.relates_to": {"rel_type": "m.replace", "event_id": event_id}}
         response = await self.client.room_send(room_id, "m.room.message", content)
         assert isinstance(response, RoomSendResponse), response
         return str(response.event_id)

@@ -126,6 +126,13 @@ async def test_a_reply_in_a_thread_stays_in_the_thread(world: World) -> None:
         _, reply = await alice.ask(world.room, "score", starts="Penalty ", thread=root)
         relates = reply["content"]["m.relates_to"]
         assert relates["rel_type"] == "m.thread" and relates["event_id"] == root
+        # a reply to the bot's answer, with the quote older clients put first: the command still reads
+        event_id = await alice.say(world.room, "score", reply_to=reply["event_id"])
+        await alice.reply(world.room, event_id, starts="Penalty ")
+        # an edit is not a new message: not answered
+        edit = await alice.edit(world.room, event_id, "help")
+        await alice.ask(world.room, "score", starts="Penalty ")
+        assert alice.replies(world.room, edit) == []
 
 
 async def test_two_people_in_one_room_have_separate_games(world: World) -> None:
@@ -192,7 +199,7 @@ async def test_the_bot_restarted_keeps_the_game_and_ignores_old_messages(world: 
         _, before = await alice.ask(world.room, "show")
         world.bot.stop()
         old = await alice.say(world.room, "help")  # said while the bot is away: history, not answered
-        direct = await bob.create_room(world.bot_account["user_id"])  # an invitation while it is away
+        direct = await bob.create_room(world.bot_account["user_id"], direct=True)  # invited while it is away
         world.bot.start()
         await bob.wait_for_member(direct, world.bot_account["user_id"])
         await bob.ask(direct, "new", starts="New game of Accordion.")

@@ -129,6 +129,8 @@ class MatrixBot:
     async def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> None:
         if event.sender == self.matrix.user_id:
             return
+        if event.source.get("content", {}).get("m.relates_to", {}).get("rel_type") == "m.replace":
+            return  # an edit of an earlier message: that one was answered already
         key = (room.room_id, event.sender)
         queue = self.queues.get(key)
         if queue is None:  # one worker per person per room: their messages in order, others not kept waiting
@@ -147,7 +149,7 @@ class MatrixBot:
                 log.exception("answering %s in %s failed", event.event_id, room.room_id)
 
     async def _answer(self, room: MatrixRoom, event: RoomMessageText) -> None:
-        text = event.body.strip()
+        text = without_reply_fallback(event.body).strip()
         word = (text.split() or [""])[0].lower().lstrip("/")
         log.info("%s in %s: %s", event.event_id, room.room_id, word if word in COMMANDS else "(a move or other text)")
         reply = await self._handle(room.room_id, event.sender, text)
@@ -212,6 +214,17 @@ class MatrixBot:
             return await call()
         except NETWORK_ERRORS as exc:
             return exc
+
+
+def without_reply_fallback(body: str) -> str:
+    """The message without the quote some clients put before a reply (``> <@bot:hs> …`` lines,
+    then a blank line), so that replying ``x7`` to the bot's answer plays x7."""
+    lines = body.split("\n")
+    if not lines or not lines[0].startswith("> "):
+        return body
+    while lines and lines[0].startswith(">"):
+        lines.pop(0)
+    return "\n".join(lines).lstrip("\n")
 
 
 def _relation(event: RoomMessageText) -> dict[str, Any]:
