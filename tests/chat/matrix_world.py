@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nio import AsyncClient, RoomCreateResponse, RoomSendResponse, SyncResponse
-
 from server_launcher import ROOT, START_TIMEOUT
+
 from tests.chat.synapse import Synapse
 
 BOT_SCRIPT = Path(sys.executable).parent / "accordion-matrix-bot"
@@ -129,9 +129,9 @@ class Person:
         for room, event in self.events:
             content = event.get("content", {})
             relates = content.get("m.relates_to", {})
-            if room == room_id and relates.get("m.in_reply_to", {}).get("event_id") == event_id:
-                if msgtype is None or content.get("msgtype") == msgtype:
-                    found.append(event)
+            replying = room == room_id and relates.get("m.in_reply_to", {}).get("event_id") == event_id
+            if replying and (msgtype is None or content.get("msgtype") == msgtype):
+                found.append(event)
         return found
 
     async def reply(self, room_id: str, event_id: str, msgtype: str = "m.notice", *,

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from accordion_client import AccordionClient, __version__
 from accordion_client.chat_rooms import ChatRooms
-from accordion_client.png import PicturesUnavailable, svg_to_png
 from accordion_client.flags import add_connection_flags, client_kwargs
+from accordion_client.png import PicturesUnavailable, svg_to_png
 
 SPEAKER = re.compile(r"^([A-Za-z0-9_.-]{1,32}):\s+(.*)$")
 
