@@ -81,7 +81,8 @@ class Person:
         self.events: list[tuple[str, dict[str, Any]]] = []  # (room, event) as synced
 
     async def sync(self, timeout_ms: int = 2000) -> None:
-        response = await self.client.sync(timeout=timeout_ms)
+        # (the timeline's default limit, 10 events a sync, would drop replies in a burst)
+        response = await self.client.sync(timeout=timeout_ms, sync_filter={"room": {"timeline": {"limit": 200}}})
         if isinstance(response, SyncResponse):
             for room_id, info in response.rooms.join.items():
                 self.events += [(room_id, event.source) for event in info.timeline.events]

@@ -135,6 +135,16 @@ async def test_a_reply_in_a_thread_stays_in_the_thread(world: World) -> None:
         assert alice.replies(world.room, edit) == []
 
 
+async def test_what_was_said_before_the_bot_joined_is_not_answered(world: World) -> None:
+    async with person(world.synapse, world.bob) as bob:
+        room = await bob.create_room()
+        before = await bob.say(room, "help")
+        await bob.client.room_invite(room, world.bot_account["user_id"])
+        await bob.wait_for_member(room, world.bot_account["user_id"])
+        await bob.ask(room, "variants", starts="Variants: ")  # said after the join: answered
+        assert bob.replies(room, before) == []
+
+
 async def test_two_people_in_one_room_have_separate_games(world: World) -> None:
     async with person(world.synapse, world.alice) as alice, person(world.synapse, world.bob) as bob:
         await bob.join(world.room)
@@ -169,6 +179,7 @@ async def test_a_burst_of_messages_meets_the_rate_limit_and_every_one_is_answere
         replies = [await alice.reply(world.room, event_id, starts="Penalty ") for event_id in said]
         assert [r["origin_server_ts"] for r in replies] == sorted(r["origin_server_ts"] for r in replies)
     assert "Got 429 response (ratelimited), sleeping for" in world.bot.log()
+    assert "went unanswered" not in world.bot.log()  # each sync read every message (SYNC_FILTER)
 
 
 async def test_the_game_service_stopped_and_started(world: World) -> None:

@@ -11,7 +11,8 @@ What it does (docs/chat.md has the rest):
 * answers each message as a reply to it (in its thread when the message was in one), as plain
   text plus HTML with red ♥♦; a PNG of the layout, uploaded to the media repository, when the
   position changed (not for help, rules or a hint);
-* ignores its own messages and the history before it started (the first sync's timeline);
+* ignores its own messages, the history before it started (the first sync's timeline) and
+  what was said in a room before it joined;
 * the game service unreachable: says so in the room, tries the message again with backoff and
   answers when it can; the homeserver unreachable: logs it and syncs again with backoff;
 * keeps each person's game across restarts in a state file (mode 0600: it holds play tokens).
@@ -28,7 +29,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ try:
         JoinError,
         LoginResponse,
         MatrixRoom,
+        RoomMemberEvent,
         RoomMessageText,
         RoomSendResponse,
         SyncResponse,
@@ -67,6 +69,11 @@ CHANNEL_OPTIONS = (
 )
 MAX_BACKOFF = 30.0  # seconds between tries, at most
 SERVICE_PATIENCE = 300.0  # how long a message waits for the game service before the bot gives up
+# A sync returns at most `limit` events of a room's timeline (Synapse: 10 unless asked), the
+# newest: in a busy room more messages than that between two syncs would go unanswered. The
+# first sync's timeline is history, not answered: one event is enough.
+SYNC_FILTER = {"room": {"timeline": {"limit": 200}}}
+FIRST_SYNC_FILTER = {"room": {"timeline": {"limit": 1}}}
 NETWORK_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
@@ -84,29 +91,38 @@ class MatrixBot:
         self.game_lock = asyncio.Lock()  # ChatRooms is not thread-safe: one game call at a time
         self.queues: dict[tuple[str, str], asyncio.Queue[tuple[MatrixRoom, RoomMessageText]]] = {}
         self.workers: set[asyncio.Task[None]] = set()
+        # Rooms whose new messages are answered: those joined at the start, and each room from its
+        # join event on (a room's first sync after the join also brings the history before it).
+        self.live: set[str] = set()
 
     # --- the sync loop ------------------------------------------------------------------------
     async def run(self) -> None:
-        await self._sync_until_ok(full_state=True)  # its timeline is history: not answered
-        for room_id in list(self.matrix.invited_rooms):
-            await self._join(room_id)
+        await self._sync_until_ok(FIRST_SYNC_FILTER, full_state=True)  # its timeline is history: not answered
+        self.live |= set(self.matrix.rooms)
+        self.matrix.add_event_callback(self._on_member, RoomMemberEvent)
         self.matrix.add_event_callback(self._on_message, RoomMessageText)
         self.matrix.add_event_callback(self._on_invite, InviteMemberEvent)
+        for room_id in list(self.matrix.invited_rooms):  # invitations that came while it was away
+            self._spawn(self._join(room_id))
         log.info("ready as %s in %d rooms", self.matrix.user_id, len(self.matrix.rooms))
         while True:
-            await self._sync_until_ok()
+            live = set(self.live)
+            response = await self._sync_until_ok(SYNC_FILTER)
+            for room_id, joined in response.rooms.join.items():
+                if joined.timeline.limited and room_id in live:  # more than SYNC_FILTER's limit since the last sync
+                    log.warning("%s: messages came faster than the bot reads; some went unanswered", room_id)
 
-    async def _sync_until_ok(self, full_state: bool = False) -> None:
+    async def _sync_until_ok(self, sync_filter: dict[str, Any], full_state: bool = False) -> SyncResponse:
         attempt = 0
         while True:
             try:
-                response = await self.matrix.sync(timeout=30_000, full_state=full_state)
+                response = await self.matrix.sync(timeout=30_000, sync_filter=sync_filter, full_state=full_state)
             except NETWORK_ERRORS as exc:
                 response = exc
             if isinstance(response, SyncResponse):
                 if attempt:
                     log.info("the homeserver answers again")
-                return
+                return response
             wait = backoff(attempt)
             log.warning("the homeserver is not answering (%s); syncing again in %.0f s", _brief(response), wait)
             attempt += 1
@@ -114,7 +130,19 @@ class MatrixBot:
 
     async def _on_invite(self, room: MatrixRoom, event: InviteMemberEvent) -> None:
         if event.state_key == self.matrix.user_id and event.membership == "invite":
-            await self._join(room.room_id)
+            self._spawn(self._join(room.room_id))  # apart: a join retried must not hold up the sync
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self.workers.add(task)  # (a task nobody holds may be collected before it ends)
+        task.add_done_callback(self.workers.discard)
+
+    async def _on_member(self, room: MatrixRoom, event: RoomMemberEvent) -> None:
+        if event.state_key == self.matrix.user_id:
+            if event.membership == "join":
+                self.live.add(room.room_id)  # what follows in the timeline is said to the bot
+            elif event.membership in ("leave", "ban"):
+                self.live.discard(room.room_id)
 
     async def _join(self, room_id: str) -> None:
         for attempt in range(6):
@@ -127,17 +155,15 @@ class MatrixBot:
 
     # --- messages -------------------------------------------------------------------------------
     async def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> None:
-        if event.sender == self.matrix.user_id:
-            return
+        if event.sender == self.matrix.user_id or room.room_id not in self.live:
+            return  # its own, or said before it joined
         if event.source.get("content", {}).get("m.relates_to", {}).get("rel_type") == "m.replace":
             return  # an edit of an earlier message: that one was answered already
         key = (room.room_id, event.sender)
         queue = self.queues.get(key)
         if queue is None:  # one worker per person per room: their messages in order, others not kept waiting
             queue = self.queues[key] = asyncio.Queue()
-            task = asyncio.create_task(self._work(queue))
-            self.workers.add(task)
-            task.add_done_callback(self.workers.discard)
+            self._spawn(self._work(queue))
         queue.put_nowait((room, event))
 
     async def _work(self, queue: asyncio.Queue[tuple[MatrixRoom, RoomMessageText]]) -> None:
