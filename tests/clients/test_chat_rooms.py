@@ -40,7 +40,7 @@ def test_a_picture_only_when_the_position_changed(client: AccordionClient) -> No
 
 
 def test_the_state_file_keeps_each_game_across_a_restart(client: AccordionClient, tmp_path: Path) -> None:
-    state = tmp_path / "state.json"
+    state = tmp_path / "bot" / "state.json"  # its folder made on the first save
     rooms = ChatRooms(client, pictures=True, state_path=state)
     rooms.handle("r", "alice", "new royal-marriage seed 3")
     shown = rooms.handle("r", "alice", "show").text

@@ -160,6 +160,7 @@ class ChatRooms:
         ]
         body = json.dumps({"version": 1, "sessions": rows}, indent=1)
         # Atomic, and readable by the bot's user only: the file holds play tokens.
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".state-")
         try:
             with os.fdopen(fd, "w") as f:
