@@ -4,12 +4,16 @@ changed, the HTML reply, and the state file across a restart (issue 33)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from accordion_client import AccordionClient
 from accordion_client.chat_rooms import ChatRooms, reply_html
 from accordion_client.png import png_size, svg_to_png
+
+from tests.clients.conftest import script
 
 
 def test_the_html_reply_colours_red_cards_and_keeps_lines() -> None:
@@ -58,3 +62,15 @@ def test_the_state_file_keeps_each_game_across_a_restart(client: AccordionClient
     assert again.handle("r", "carol", "show").text.startswith("No game yet")
     rows = json.loads(state.read_text())["sessions"]
     assert {(r["room"], r["person"]) for r in rows} == {("r", "alice"), ("r", "bob")}
+
+
+def test_the_matrix_bot_says_what_it_lacks_in_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MATRIX_", "ACCORDION_"))}
+    bot = script("accordion-matrix-bot")
+    done = subprocess.run(bot, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "--homeserver and --user are needed" in done.stderr
+    env |= {"MATRIX_HOMESERVER": "http://127.0.0.1:9", "MATRIX_USER": "@bot:localhost"}
+    done = subprocess.run(bot, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    assert done.returncode == 1 and "give a password" in done.stderr and "Traceback" not in done.stderr
+    version = subprocess.run([*bot, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    assert version.stdout.startswith("accordion-matrix-bot (accordion-client ")
