@@ -14,6 +14,9 @@ and its count). In a game dealt ``open`` the message names the face-down cards; 
 as faces of a paler kind (``card face open-down``) where the backs would be, and the stock's
 next card shows on it.
 
+Above each pile is its name as moves write it (``3``, ``f2``, ``w``: ``pile_number``), so a chat
+player can read a move off the picture.
+
 The SVG carries hooks for the web page, which shows it inline and makes it clickable:
 ``<g class="pile" data-zone="row" data-pile="3">`` per pile (1-based, as in the notation),
 ``<g class="stock" data-zone="stock">`` for the stock. No script, no external reference: the
