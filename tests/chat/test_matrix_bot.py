@@ -153,6 +153,11 @@ async def test_two_people_in_one_room_have_separate_games(world: World) -> None:
         _, reply = await alice.ask(world.room, "show")
         assert "foundation" in reply["content"]["body"].lower() or "1: " in reply["content"]["body"]
         assert world.saved_game(alice.user_id)["game_id"] != world.saved_game(bob.user_id)["game_id"]
+        # three in the room now: talk among people is not answered, a message naming the bot is
+        chatter = await alice.say(world.room, "nice weather today, bob")
+        _, reply = await bob.ask(world.room, "accordion: what now", starts="I can't read 'what now'")
+        await alice.ask(world.room, "score", starts="Penalty ")
+        assert alice.replies(world.room, chatter) == []
 
 
 async def test_a_watcher_and_a_deal_code(world: World) -> None:

@@ -82,6 +82,11 @@ class ChatRooms:
             self.sessions[key] = ChatSession(self.client, variant=self.variant)
         return self.sessions[key]
 
+    def has_game(self, room: str, person: str) -> bool:
+        """Whether ``person`` plays or watches a game in ``room`` (one kept in the state file too)."""
+        session = self.sessions.get((room, person))
+        return (session is not None and session.shown is not None) or (room, person) in self._saved
+
     def handle(self, room: str, person: str, text: str) -> Reply:
         """The reply to ``person``'s ``text`` in ``room``; never raises for a user's text or a
         server error."""

@@ -8,6 +8,7 @@ itself) and on ``ChatRooms``/``ChatSession``, so the game logic is the one every
 What it does (docs/chat.md has the rest):
 
 * joins the rooms it is invited to (a direct room too); each person in a room has their own game;
+  in a room of more than two it answers commands, moves and messages that name it, not chatter;
 * answers each message as a reply to it (in its thread when the message was in one), as plain
   text plus HTML with red ♥♦; a PNG of the layout, uploaded to the media repository, when the
   position changed (not for help, rules or a hint);
@@ -74,6 +75,7 @@ SERVICE_PATIENCE = 300.0  # how long a message waits for the game service before
 # first sync's timeline is history, not answered: one event is enough.
 SYNC_FILTER = {"room": {"timeline": {"limit": 200}}}
 FIRST_SYNC_FILTER = {"room": {"timeline": {"limit": 1}}}
+MOVE_WORDS = frozenset({"draw", "deal", "redeal", "claim", "resign", "undo"})  # moves without a digit
 NETWORK_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
@@ -175,7 +177,10 @@ class MatrixBot:
                 log.exception("answering %s in %s failed", event.event_id, room.room_id)
 
     async def _answer(self, room: MatrixRoom, event: RoomMessageText) -> None:
-        text = without_reply_fallback(event.body).strip()
+        said = self._said_to_me(room, event, without_reply_fallback(event.body).strip())
+        if said is None:
+            return  # people talking among themselves
+        text = said
         word = (text.split() or [""])[0].lower().lstrip("/")
         log.info("%s in %s: %s", event.event_id, room.room_id, word if word in COMMANDS else "(a move or other text)")
         reply = await self._handle(room.room_id, event.sender, text)
@@ -194,6 +199,23 @@ class MatrixBot:
         await self._post(room.room_id, event, _message(reply))
         if reply.picture is not None:
             await self._post_picture(room.room_id, event, reply.picture)
+
+    def _said_to_me(self, room: MatrixRoom, event: RoomMessageText, text: str) -> str | None:
+        """The text the bot should answer, or None. In a room of two (a direct chat) everything; in
+        a group, a command, a move from someone with a game, or a message that names the bot
+        (``accordion: help``, a mention): chatter there is not the bot's to answer."""
+        me = self.matrix.user_id
+        names = {me, me.split(":")[0].lstrip("@"), room.user_name(me) or ""} - {""}
+        for name in sorted(names, key=len, reverse=True):
+            if text.lower().startswith((name + ":").lower()) or text.lower().startswith((name + ",").lower()):
+                return text[len(name) + 1 :].strip()
+        mentions = event.source.get("content", {}).get("m.mentions", {}).get("user_ids", [])
+        if room.joined_count <= 2 or me in mentions:
+            return text
+        word = (text.split() or [""])[0].lower().lstrip("/")
+        if word in COMMANDS or (self.rooms.has_game(room.room_id, event.sender) and looks_like_move(text)):
+            return text
+        return None
 
     async def _handle(self, room_id: str, person: str, text: str) -> Reply:
         async with self.game_lock:
@@ -240,6 +262,14 @@ class MatrixBot:
             return await call()
         except NETWORK_ERRORS as exc:
             return exc
+
+
+def looks_like_move(text: str) -> bool:
+    """Whether ``text`` reads as a move (``8d>9d``, ``x7``, ``3>7 x4``, ``draw``), not as talk."""
+    words = text.lower().split()
+    if not words or len(words) > 4 or len(text) > 40:
+        return False
+    return words[0] in MOVE_WORDS or any(c.isdigit() for c in text) or ">" in text
 
 
 def without_reply_fallback(body: str) -> str:
