@@ -79,7 +79,23 @@ api-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/api
 
 clients-test: $(STAMP) $(COMPILED)
-	$(BIN)/python -m pytest -q tests/clients
+	$(BIN)/python -m pytest -q tests/clients tests/chat
+
+# --- Synapse, the Matrix homeserver tests/chat starts (docs/chat.md): in its own virtual
+# environment, so its pins (Twisted, pydantic, ...) never meet the service's; and DejaVu Sans,
+# the font the PNG pictures are drawn with (resvg reads the system's fonts).
+SYNAPSE := $(VENV)/synapse/.installed
+SYNAPSE_VERSION := 1.163.2
+DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+$(SYNAPSE):
+	@test -e $(DEJAVU) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; }
+	$(PYTHON) -m venv $(VENV)/synapse
+	$(VENV)/synapse/bin/pip install --quiet --upgrade pip
+	$(VENV)/synapse/bin/pip install --quiet 'matrix-synapse==$(SYNAPSE_VERSION)'
+	touch $(SYNAPSE)
+.PHONY: synapse
+synapse: $(SYNAPSE)
+test clients-test: $(SYNAPSE)  # (after SYNAPSE's definition: prerequisites expand where read)
 
 # deploy/ validated offline (Kubernetes and compose schemas, the Dockerfile, `envoy --mode validate`),
 # and the multi-process server, TLS/mTLS, API keys and limits against real processes.

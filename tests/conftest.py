@@ -74,6 +74,7 @@ WHOLE_DIRECTORIES = ("tests/web/",)
 # with module-scoped fixtures. pytest_collection_modifyitems checks that none is missing.
 WHOLE_MODULES = (
     "tests/rest/",
+    "tests/chat/",  # a Synapse, a game service and the bot per module (issue 33)
     "tests/security/",
     "tests/faults/test_wait.py",
     "tests/faults/test_cluster_store.py",
@@ -88,6 +89,7 @@ LONG_FIRST = (
     "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh
     "tests/web/",  # `npm run build`, then headless Chromium
     "tests/clients/test_load_report.py",
+    "tests/chat/",  # Synapse restarted twice, 429s waited out
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
     "tests/api/test_solver_cancel.py",

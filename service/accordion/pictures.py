@@ -14,6 +14,9 @@ and its count). In a game dealt ``open`` the message names the face-down cards; 
 as faces of a paler kind (``card face open-down``) where the backs would be, and the stock's
 next card shows on it.
 
+Above each pile is its name as moves write it (``3``, ``f2``, ``w``: ``pile_number``), so a chat
+player can read a move off the picture.
+
 The SVG carries hooks for the web page, which shows it inline and makes it clickable:
 ``<g class="pile" data-zone="row" data-pile="3">`` per pile (1-based, as in the notation),
 ``<g class="stock" data-zone="stock">`` for the stock. No script, no external reference: the
@@ -35,6 +38,7 @@ GAP = 10  # between piles
 MARGIN = 16
 HEADER_H = 34  # the title line
 ZONE_LABEL_H = 18
+NUMBER_H = 14  # a line of pile numbers above each line of piles (moves name piles by number)
 ROW_COLUMNS = 13  # a row of up to 52 piles wraps after 13 (a deck's suit length)
 FAN_DOWN = 10  # vertical offset between face-down cards of a tableau pile
 FAN_UP = 22  # ... and between face-up cards
@@ -63,6 +67,7 @@ STYLE = """
 .count{font:700 12px sans-serif;fill:#fff}
 .count-bg{fill:#000;fill-opacity:.55}
 .open-down{fill:#dfe6f3}
+.pile-number{font:700 12px sans-serif;fill:#fff}
 """
 
 
@@ -203,6 +208,24 @@ def _count(x: int, y: int, n: int) -> str:
     )
 
 
+# How a zone's piles are named in the notation: 3>7 (row, tableau), f2>5 (foundations), w>5 (the waste).
+_NUMBER_PREFIX = {"foundation": "f", "waste": "w"}
+
+
+def pile_number(zone: Zone, index: int) -> str:
+    """The pile's name in move notation, printed above it: ``3``, ``f2``, ``w`` (one waste)."""
+    prefix = _NUMBER_PREFIX.get(zone.name, "")
+    if prefix == "w" and len(zone.piles) == 1:
+        return "w"
+    return f"{prefix}{index}"
+
+
+def _number(zone: Zone, index: int, x: int, y: int) -> str:
+    """The pile's number, centred above the pile (``y`` is the pile's top)."""
+    label = escape(pile_number(zone, index))
+    return f'<text class="pile-number" x="{x + CARD_W // 2}" y="{y - 3}" text-anchor="middle">{label}</text>'
+
+
 def _pile(zone: Zone, index: int, pile: PileView, x: int, y: int) -> tuple[str, int]:
     """One pile's group and the height it takes."""
     parts = [f'<g class="pile" data-zone="{zone.name}" data-pile="{index}">']
@@ -250,17 +273,19 @@ def render_svg(layout: Layout) -> str:
         body.append(
             f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} pile{"s" if n != 1 else ""}</text>'
         )
-        y += ZONE_LABEL_H
+        y += ZONE_LABEL_H + NUMBER_H
         columns = max(1, min(ROW_COLUMNS, len(zone.piles))) if not zone.fanned else max(1, len(zone.piles))
         width = max(width, MARGIN * 2 + columns * (CARD_W + GAP) - GAP)
         line_height = CARD_H
         for i, pile in enumerate(zone.piles):
             col = i % columns
             if i and col == 0:
-                y += line_height + GAP
+                y += line_height + GAP + NUMBER_H
                 line_height = CARD_H
-            group, height = _pile(zone, i + 1, pile, MARGIN + col * (CARD_W + GAP), y)
+            x = MARGIN + col * (CARD_W + GAP)
+            group, height = _pile(zone, i + 1, pile, x, y)
             body.append(group)
+            body.append(_number(zone, i + 1, x, y))
             line_height = max(line_height, height)
         y += line_height + GAP * 2
     if layout.stock is not None:

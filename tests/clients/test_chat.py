@@ -8,6 +8,7 @@ are the same on every run. After a deliberate change of wording, rewrite the fil
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from accordion import engine
 from accordion.engine.cards import card_text
@@ -140,10 +142,11 @@ def test_the_example_bot_on_stdin_and_stdout(server: ServerProcess) -> None:
     assert replies[5].startswith("@bob I can't read 'qq' as a move or a command. Legal now: 10D>4D")
 
 
-def test_the_example_bot_posts_a_picture_beside_each_reply(server: ServerProcess, tmp_path: Path) -> None:
-    """Issue 15: the chat example posts the layout's picture beside the text; a stock game's
-    picture names no card of the stock."""
-    lines = "alice: new accordion-stock seed 7\nalice: deal\nalice: help\n"
+def test_the_example_bot_posts_a_picture_when_the_position_changed(server: ServerProcess, tmp_path: Path) -> None:
+    """Issues 15 and 33: the chat example posts the layout's picture, SVG and PNG (the PNG at the
+    SVG's size), when the position changed, not again for help or a hint; a stock game's picture
+    names no card of the stock."""
+    lines = "alice: new accordion-stock seed 7\nalice: deal\nalice: help\nalice: hint\n"
     done = subprocess.run(
         [sys.executable, str(ROOT / "clients" / "python" / "examples" / "chat_bot.py"),
          "--target", server.addr, "--pictures", str(tmp_path)],
@@ -152,10 +155,16 @@ def test_the_example_bot_posts_a_picture_beside_each_reply(server: ServerProcess
     assert done.returncode == 0, done.stderr
     posted = [line for line in done.stdout.splitlines() if line.startswith("@alice [picture: ")]
     files = sorted(tmp_path.glob("alice-*.svg"))
-    assert len(posted) == 3 and len(files) == 2  # the help reply re-posts the latest version's picture
+    assert len(posted) == 2 and len(files) == 2  # the new game, the deal; not help, not hint
     for path in files:
         svg = path.read_text()
-        assert ET.fromstring(svg).tag.endswith("svg") and "image/svg+xml" in posted[0]
+        root = ET.fromstring(svg)
+        assert root.tag.endswith("svg")
+        png = path.with_suffix(".png").read_bytes()
+        with Image.open(io.BytesIO(png)) as image:
+            image.load()  # decodes every pixel
+            assert image.format == "PNG" and image.size == (int(root.get("width", "0")), int(root.get("height", "0")))
+        assert f"{path.with_suffix('.png')} (image/png), {path} (image/svg+xml)" in "\n".join(posted)
     game = engine.new_game("accordion-stock", seed=7)
     hidden = [card_text(c, symbols=True) for c in game.state.stock[1:]]  # still in the stock after one deal
     after_deal = next(path.read_text() for path in files if path.name.endswith("-v2.svg"))

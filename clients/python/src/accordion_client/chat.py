@@ -92,6 +92,7 @@ class ChatSession:
         self.game: GameHandle | None = None
         self.watching: WatchHandle | None = None  # a game watched with a watch key (read-only)
         self._known_variants: list[pb.Variant] = []
+        self.unavailable = False  # the last message's answer was "the service is not answering"
 
     @property
     def shown(self) -> WatchHandle | None:
@@ -99,6 +100,7 @@ class ChatSession:
         return self.watching if self.watching is not None else self.game
 
     def handle(self, text: str) -> str:
+        self.unavailable = False
         words = text.strip().split()
         if not words:
             return "Say a move (like 8d>9d) or a command; help lists them."
@@ -119,6 +121,7 @@ class ChatSession:
             wait = f" in {exc.retry_delay:.1f} s" if exc.retry_delay is not None else " in a moment"
             return f"Too many requests for now; try again{wait}."
         except (errors.Unavailable, errors.DeadlineExceeded, errors.ResourceExhausted):
+            self.unavailable = True  # a bot may say so and try again later
             return "The game service is not answering right now; try again in a moment."
         except (errors.Unauthenticated, errors.PermissionDenied):
             self.game = None
