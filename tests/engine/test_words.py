@@ -80,7 +80,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
      "the pile that moves and the pile it goes on must be two piles of the window 4-5"),
     # 1: 7♥ 2: ## 6♥ … 7: ## ×6 8♣ | waste Q♠ 4♣ 6♠
     ("klondike", 1, ["draw"], "w>7", "w>7", "6♠ cannot go on 8♣: it needs a red 7"),
-    ("klondike", 1, ["draw"], "w>f", "w>f", "6♠ cannot go to the foundations yet: it needs 5♠ there first"),
+    ("klondike", 1, ["draw"], "w>f", "w>f", "6♠ cannot go to the foundations yet: a ♠ foundation must be up to 5 first"),
     ("klondike", 1, ["draw"], "6H>7H", "2>1", "6♥ cannot go on 7♥: it needs a black 7"),
     ("klondike", 1, ["draw"], Transfer(T, 4, T, 0, 2), "5>1 x2", "a face-down card cannot move: pile 5 has only 1 card face up"),
     ("klondike", 1, ["draw"], Transfer(W, 0, T, 0, 2), "w>1", "you can only take the top card of the waste"),
@@ -92,7 +92,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
      "turn the waste over again only after a move other than a draw"),
     # outer cards 3♦ 2♣ 9♦ 7♣ 4♠ 2♦ 8♠ 10♠
     ("streets-and-alleys", 1, [], "1>2", "1>2", "3♦ cannot go on 2♣: it needs a 4 of any suit"),
-    ("streets-and-alleys", 1, [], "1>f", "1>f", "3♦ cannot go to the foundations yet: it needs 2♦ there first"),
+    ("streets-and-alleys", 1, [], "1>f", "1>f", "3♦ cannot go to the foundations yet: a ♦ foundation must be up to 2 first"),
     ("streets-and-alleys", 1, [], Transfer(T, 0, T, 4, 2), "1>5 x2", "cards move one at a time"),
     ("streets-and-alleys", 1, [], Transfer(W, 0, T, 4, 1), "w>5", "this game has no waste"),
     ("streets-and-alleys", 1, [], "draw", "draw", "drawing is not a move in this game"),
@@ -105,7 +105,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("emperor", 1, [], "5>6", "5>6", "A♣ must go to the foundations first: Aces go there as soon as they can"),
     ("emperor", 1, [], "draw", "draw", "A♣ must go to the foundations first: Aces go there as soon as they can"),
     ("emperor", 1, ["7>f", "8>f", "9>f", "8>f"], "1>2", "1>2", "8♥ cannot go on 9♥: it needs a black 9"),
-    ("emperor", 1, ["7>f", "8>f", "9>f", "8>f"], "3>f", "3>f", "Q♥ cannot go to the foundations yet: it needs J♥ there first"),
+    ("emperor", 1, ["7>f", "8>f", "9>f", "8>f"], "3>f", "3>f", "Q♥ cannot go to the foundations yet: a ♥ foundation must be up to Jack first"),
     ("emperor", 1, ["7>f", "8>f", "9>f", "8>f"], Transfer(T, 3, F, 0, 1), "4>f", "foundation 1 is for ♠, not ♥"),
     ("emperor", 1, ["7>f", "8>f", "9>f", "8>f"], Transfer(T, 3, T, 3, 1), "4>4", "a pile cannot move onto itself"),
     # tops 6♦ K♦ 3♦ K♠ J♣ 10♥ 5♣ 5♥ 2♥ 3♣

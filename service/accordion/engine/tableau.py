@@ -282,7 +282,9 @@ class TableauRules(Rules):
         if not fits:
             if RANK[moving] == 1:
                 return f"{card(moving)} has no empty foundation left"
-            return f"{card(moving)} cannot go to the foundations yet: it needs {card(moving - 1)} there first"
+            # (the card below it is not named: it may be face down, and no error names such a card)
+            return (f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
+                    f"be up to {rank_name(RANK[moving] - 1)} first")
         if 0 <= dst < len(foundations) and dst not in fits:
             return f"{card(moving)} goes on foundation {fits[0] + 1}"
         return None
