@@ -29,6 +29,9 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("accordion", 1, [], Stack(60, 1), "61>2", "there is no pile 61; there are 52"),
     ("accordion", 1, [], Stack(3, 3), "8D>8D", "a pile cannot go onto itself"),
     ("accordion", 1, [], "x5", "x5", "removing cards is not a move in this game"),
+    # Text that names a pile or card that is not there answers in the same shape, quoting it.
+    ("accordion", 1, [], "99>1", "99>1", "there is no pile 99; there are 52"),
+    ("accordion", 1, [], "9s", "9s", "that pile cannot move now"),
     # 7♥ 9♠ 4♥ 8♦ 8♥ | stock 47
     ("accordion-stock", 1, ["deal"] * 4, "8H>9S", "8H>9S",
      "8♥ can go onto the pile 1 or 3 to its left when they match in suit or rank: 9♠ does not match"),
@@ -87,6 +90,8 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("klondike", 1, ["draw"], "redeal", "redeal", "you can turn the waste over only when the stock is empty"),
     ("klondike", 1, ["draw"], Transfer(F, 0, T, 2, 1), "f1>3", "cards do not come back off the foundations in this game"),
     ("klondike", 1, [], "w>1", "w>1", "the waste is empty"),
+    ("klondike", 1, [], "QS>1", "QS>1", "Q♠ is not a face-up card that can move"),  # (in the stock)
+    ("klondike", 1, [], "9>1", "9>1", "there is no tableau pile 9; there are 7"),
     ("klondike-draw-one", 1, ["draw"] * 24, "draw", "draw", "the stock is empty: turn the waste over with redeal"),
     ("klondike-draw-one", 1, ["draw"] * 24, "redeal", "redeal",
      "turn the waste over again only after a move other than a draw"),

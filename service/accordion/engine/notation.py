@@ -26,7 +26,7 @@ from .errors import EngineError, IllegalMoveError, InvalidMoveError
 from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone
 from .tableau import TableauRules, face_up_count
 from .tableau_notation import parse_tableau_move
-from .words import why_illegal
+from .words import said, why_illegal
 from .zones import ZoneView, render_zones
 
 COMBOS = ("pair", "three", "flush", "run", "straight-flush", "fifteen")
@@ -96,14 +96,14 @@ def _pile_index(state: State, word: str, original: str) -> int:
     if word.isdigit():
         pos = int(word) - 1
         if not 0 <= pos < len(state.row):
-            raise IllegalMoveError(f"{original!r}: there is no pile {word}; the row has {len(state.row)}")
+            raise IllegalMoveError(f"{said(original)} is not legal: there is no pile {word}; there are {len(state.row)}")
         return pos
     card = parse_card(word)
     found = [i for i, pile in enumerate(state.row) if pile[-1] == card]
     if not found:
-        raise IllegalMoveError(f"{original!r}: {card_text(card)} is not on top of any pile")
+        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not on top of any pile")
     if len(found) > 1:
-        raise IllegalMoveError(f"{original!r}: {card_text(card)} tops several piles; name it by position")
+        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} tops several piles; name it by position")
     return found[0]
 
 
@@ -143,8 +143,8 @@ def _parse(state: State, legal: Sequence[Move], text: str) -> Move:
         if len(options) == 1:
             return options[0]
         if not options:
-            raise IllegalMoveError(f"{text!r}: that pile cannot move now")
-        raise IllegalMoveError(f"{text!r}: that pile can move to more than one place; say where with >")
+            raise IllegalMoveError(f"{said(text)} is not legal: that pile cannot move now")
+        raise IllegalMoveError(f"{said(text)} is not legal: that pile can move to more than one place; say where with >")
     raise InvalidMoveError(f"{text!r} is not a move")
 
 

@@ -42,6 +42,12 @@ def why_illegal(rules: Rules, state: State, move: Move, legal: Sequence[Move]) -
     return rules.explain(state, move) or GENERIC
 
 
+def said(text: str) -> str:
+    """What the player typed, as an error repeats it: spaces collapsed, at most 40 characters."""
+    words = " ".join(text.split())
+    return words if len(words) <= 40 else words[:39] + "…"
+
+
 def card(c: int) -> str:
     """``8♦``: a card as players write it."""
     return card_text(c, True)
