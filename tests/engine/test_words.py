@@ -25,7 +25,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("accordion", 1, [], "9S>4H", "9S>4H", "9♠ can go only onto the pile 1 or 3 to its left; 4♥ is 1 to its right"),
     ("accordion", 1, [], "3>2", "4H>9S",
      "4♥ can go onto the pile 1 or 3 to its left when they match in suit or rank: 9♠ does not match"),
-    ("accordion", 1, [], "deal", "deal", "every card was dealt at the start: there is no stock"),
+    ("accordion", 1, [], "deal", "deal", "there is no stock: every card was dealt at the start"),
     ("accordion", 1, [], Stack(60, 1), "61>2", "there is no pile 61; there are 52"),
     ("accordion", 1, [], Stack(3, 3), "8D>8D", "a pile cannot go onto itself"),
     ("accordion", 1, [], "x5", "x5", "removing cards is not a move in this game"),
@@ -35,7 +35,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     # 7♥ 9♠ 4♥ 8♦ 8♥ | stock 47
     ("accordion-stock", 1, ["deal"] * 4, "8H>9S", "8H>9S",
      "8♥ can go onto the pile 1 or 3 to its left when they match in suit or rank: 9♠ does not match"),
-    ("accordion-stock", 1, ["deal"] * 51, "deal", "deal", "every card is dealt: the stock is empty"),
+    ("accordion-stock", 1, ["deal"] * 51, "deal", "deal", "the stock is empty"),
     ("compacted", 1, ["deal"] * 4, "deal", "deal",
      "while a pile can be stacked, it must be before the next card is dealt"),
     # 7♥ 9♠ 4♥ 8♥×2: 8♥ can slide onto 4♥, so it may not leap onto 7♥
@@ -50,7 +50,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("23-skidoo", 1, [], "9S>7H", "9S>7H", "9♠ can go only onto the pile 2 or 3 to its left; 7♥ is 1 to its left"),
     ("bayan", 1, [], "x1,2", "x1-2", "7♥ and 9♠ do not match in suit or rank"),
     ("bayan", 1, [], "x1,3", "x1,3", "two matching cards 1 or 3 apart go together: name those two"),
-    ("bayan", 1, [], "deal", "deal", "every card was dealt at the start: there is no stock"),
+    ("bayan", 1, [], "deal", "deal", "there is no stock: every card was dealt at the start"),
     # Q♥ A♠ 4♣ 6♣ J♦ …
     ("royal-marriage", 1, [], "x2", "x2", "Q♥ and 4♣ around it do not match in suit or rank"),
     ("royal-marriage", 1, [], "x1", "x1", "cards go only from between a matching pair: it needs a card on each side"),
@@ -105,7 +105,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("wish", 1, [], "x1,2", "x1,2", "10♥ and J♦ are not the same rank"),
     ("wish", 1, [], Remove((0, 0)), "x1,1",
      "two top cards of the same rank, on two different piles, go together: name those two piles"),
-    ("wish", 1, [], "1>5", "1>5", "moving cards between zones is not a move in this game"),
+    ("wish", 1, [], "1>5", "1>5", "moving cards from pile to pile is not a move in this game"),
     # tops 8♥ 9♥ Q♥ 3♥ 6♠ 7♥ A♣ A♥ A♣ 6♥: the Aces first
     ("emperor", 1, [], "5>6", "5>6", "A♣ must go to the foundations first: Aces go there as soon as they can"),
     ("emperor", 1, [], "draw", "draw", "A♣ must go to the foundations first: Aces go there as soon as they can"),
@@ -117,7 +117,7 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
     ("spider", 1, [], "1>2", "1>2", "6♦ cannot go on K♦: it needs a 7 of any suit"),
     ("spider", 1, [], "1>f", "1>f", "cards leave for the foundations only as a full suit, King to Ace, lifted off by itself"),
     ("spider", 1, ["7>1"], Transfer(T, 0, T, 1, 2), "1>2 x2",
-     "only cards of one suit in sequence move together: pile 1's top 1 card does"),
+     "only cards of one suit in sequence move together: pile 1's top card moves alone"),
     ("spider", 1, [], "draw", "draw", "drawing is not a move in this game"),
 ]
 

@@ -28,7 +28,7 @@ _KIND_WORDS = {
     MoveKind.REMOVE: "removing cards",
     MoveKind.REDEAL: "redealing",
     MoveKind.CLAIM: "claiming",
-    MoveKind.MOVE: "moving cards between zones",
+    MoveKind.MOVE: "moving cards from pile to pile",
     MoveKind.DRAW: "drawing",
 }
 

@@ -163,8 +163,7 @@ def deal_words(dealing: str, compel: str, state: State) -> str | None:
     """Why DEAL is refused in a stacking game (Bayan too); ``compel`` is "none" when no pile can
     be stacked now."""
     if not state.stock:
-        return "every card is dealt: the stock is empty" if dealing == "stock" else \
-            "every card was dealt at the start: there is no stock"
+        return "the stock is empty" if dealing == "stock" else "there is no stock: every card was dealt at the start"
     if compel != "none":
         return "while a pile can be stacked, it must be before the next card is dealt"
     return None

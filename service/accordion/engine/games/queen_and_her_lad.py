@@ -76,7 +76,7 @@ class QueenAndHerLadRules(EliminatorRules):
 
     def explain(self, state: State, move: Move) -> str | None:
         if isinstance(move, Deal):
-            return "every card is dealt: the stock is empty" if not state.stock else None
+            return "the stock is empty" if not state.stock else None
         return super().explain(state, move)
 
     def between_words(self, tops: list[int], positions: tuple[int, ...]) -> str | None:

@@ -117,8 +117,8 @@ class SpiderRules(TableauRules):
         unit = unit_length(TABLEAU.get(state)[pile], DOWN.get(state)[pile])
         if count <= unit:
             return None
-        return (f"only cards of one suit in sequence move together: pile {pile + 1}'s top "
-                f"{cards_count(unit)} {'does' if unit == 1 else 'do'}")
+        which = "top card moves alone" if unit == 1 else f"top {cards_count(unit)} do"
+        return f"only cards of one suit in sequence move together: pile {pile + 1}'s {which}"
 
     def build_words(self, moving: int, onto: int) -> str | None:
         return self.any_suit_words(moving, onto)
