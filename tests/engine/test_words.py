@@ -81,6 +81,12 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
      "a window is 2 or 3 piles side by side"),
     ("cribbage-solitaire", 1, ["deal"] * 4, Claim(3, 4, "pair", 2, 3), "claim 4-5 pair 3>4",
      "the pile that moves and the pile it goes on must be two piles of the window 4-5"),
+    # 1:Q♦ 2:3♣ 3:4♠ 4:5♦ 5:7♦: the run 3♣ 4♠ 5♦ was there before 7♦ was dealt
+    ("cribbage-solitaire", 2, ["deal"] * 4, "claim 2-4 run 3>2", "claim 2-4 run 3>2",
+     "the window 3♣ 4♠ 5♦ was there before the latest deal: only a new window scores"),
+    # the pair 8♦ 8♥ (piles 4-5) came with the 4th deal: claimable until the 6th
+    ("cribbage-solitaire", 1, ["deal"] * 6, "claim 4-5 pair 5>4", "claim 4-5 pair 5>4",
+     "the pair 8♦ 8♥ is old: a pair scores only until the second deal after it appeared"),
     # 1: 7♥ 2: ## 6♥ … 7: ## ×6 8♣ | waste Q♠ 4♣ 6♠
     ("klondike", 1, ["draw"], "w>7", "w>7", "6♠ cannot go on 8♣: it needs a red 7"),
     ("klondike", 1, ["draw"], "w>f", "w>f", "6♠ cannot go to the foundations yet: a ♠ foundation must be up to 5 first"),

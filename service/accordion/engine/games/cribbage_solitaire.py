@@ -210,6 +210,8 @@ class CribbageSolitaireRules(Rules):
             return f"{shown} {'is' if len(tops) == 2 else 'are'} not {COMBO_WORDS[move.combo]}"
         if move in self.legal_moves(state):
             return None
+        if move.combo == "pair":
+            return f"the pair {shown} is old: a pair scores only until the second deal after it appeared"
         return f"the window {shown} was there before the latest deal: only a new window scores"
 
     def apply(self, state: State, move: Move) -> State:
