@@ -165,6 +165,18 @@ def test_klondike_spaces_and_runs(piles: list[str], down: list[int], move: str |
     assert f" is not legal: {why}; legal now: " in _refusal(game, move)
 
 
+@pytest.mark.parametrize(("options", "before", "move", "why"), [
+    ({"passes": 1}, ["draw"] * 8, "redeal", "no pass is left: this game allows 1 pass through the stock"),
+    ({"foundation_return": True}, [], Transfer(F, 0, T, 2, 1), "foundation 1 is empty"),
+])
+def test_klondike_options_have_their_words(options: dict[str, object], before: list[str], move: str | Move,
+                                           why: str) -> None:
+    game = new_game("klondike", options, seed=1)
+    for text in before:
+        game.play(text)
+    assert f" is not legal: {why}; legal now: " in _refusal(game, move)
+
+
 def test_spider_deals_only_when_no_pile_is_empty() -> None:
     game = position("spider", ["KS QS", "", "AH", "2H", "3H", "4H", "5H", "6H", "7H", "8H"], down=[0] * 10,
                     foundations=[""] * 8)

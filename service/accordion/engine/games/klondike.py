@@ -125,7 +125,8 @@ class KlondikeRules(TableauRules):
             if not WASTE.get(state):
                 return "the waste is empty: there is nothing to turn over"
             if self.passes and REDEALS.get(state) >= self.passes - 1:
-                return f"no pass is left: this game allows {self.passes} through the stock"
+                passes = "1 pass" if self.passes == 1 else f"{self.passes} passes"
+                return f"no pass is left: this game allows {passes} through the stock"
             if not MOVED.get(state):
                 return "turn the waste over again only after a move other than a draw"
             return None
