@@ -285,7 +285,7 @@ class TableauRules(Rules):
             # (the card below it is not named: it may be face down, and no error names such a card)
             return (f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
                     f"be up to {rank_name(RANK[moving] - 1)} first")
-        if 0 <= dst < len(foundations) and dst not in fits:
+        if dst not in fits:  # (-1: a move that names no foundation, sent to the engine as it is)
             return f"{card(moving)} goes on foundation {fits[0] + 1}"
         return None
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from .cards import RANK, SUIT, SUIT_SYMBOLS, card_text
 from .core import Rules, State
-from .moves import Move, MoveKind
+from .moves import Move, MoveKind, Remove
 
 GENERIC = "the rules do not allow that move now"
 GAME_OVER = "the game is over"
@@ -39,6 +39,8 @@ def why_illegal(rules: Rules, state: State, move: Move, legal: Sequence[Move]) -
         return GAME_OVER
     if move.kind not in rules.move_kinds:
         return f"{_KIND_WORDS.get(move.kind, 'that')} is not a move in this game"
+    if isinstance(move, Remove) and list(move.positions) != sorted(move.positions):
+        return "name the positions left to right"  # (the notation sorts them; a structured move may not)
     return rules.explain(state, move) or GENERIC
 
 

@@ -116,8 +116,10 @@ class StackingRules(Rules):
         if not MATCH[moving][onto]:
             return f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not match"
         if self.compel == "strict" and distance == far:
-            return (f"{card(moving)} can go onto its neighbour, so it must go there "
-                    f"(a pile that can move {near} must not leap {far})")
+            neighbours = [src - near] + ([src + near] if self.rightward else [])
+            if any(0 <= n < len(row) and MATCH[moving][row[n][-1]] for n in neighbours):
+                return (f"{card(moving)} can go onto its neighbour, so it must go there "
+                        f"(a pile that can move {near} must not leap {far})")
         return None
 
     def apply(self, state: State, move: Move) -> State:
