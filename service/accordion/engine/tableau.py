@@ -249,9 +249,6 @@ class TableauRules(Rules):
             if count > up:
                 return f"a face-down card cannot move: pile {src + 1} has only {cards_count(up)} face up"
             moving = pile[-count]
-            words = self.count_words(state, src, count)
-            if words is not None:
-                return words
         else:
             return "cards leave the stock only when it is dealt or drawn"
         words = self.compelled_words(state, move)
@@ -268,6 +265,10 @@ class TableauRules(Rules):
             return no_pile(dst + 1, len(tableau))
         if move.src_zone is Zone.TABLEAU and dst == src:
             return "a pile cannot move onto itself"
+        if move.src_zone is Zone.TABLEAU:
+            words = self.count_words(state, src, count)
+            if words is not None:
+                return words
         if not tableau[dst]:
             return self.space_words(moving)
         return self.build_words(moving, tableau[dst][-1])
@@ -285,7 +286,7 @@ class TableauRules(Rules):
             # (the card below it is not named: it may be face down, and no error names such a card)
             return (f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
                     f"be up to {rank_name(RANK[moving] - 1)} first")
-        if dst not in fits:  # (-1: a move that names no foundation, sent to the engine as it is)
+        if dst != fits[0]:  # (-1: no foundation named; Emperor: the first of two equal ones is the move listed)
             return f"{card(moving)} goes on foundation {fits[0] + 1}"
         return None
 
