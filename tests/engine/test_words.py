@@ -159,6 +159,9 @@ def test_every_variant_has_a_row() -> None:
     # The seed's Klondike moves a face-up run as a unit.
     (["AH 10S 9H 8S", "9D", "10C", ""], [1, 0, 0, 0], Transfer(T, 0, T, 2, 2),
      "a face-up run moves as a whole: pile 1's 3 face-up cards go together"),
+    # The top card of a run goes to the foundations alone: the run rule is not the reason.
+    (["AH 10S 9H 8S", "9D", "10C", ""], [1, 0, 0, 0], "1>f",
+     "8♠ cannot go to the foundations yet: a ♠ foundation must be up to 7 first"),
 ])
 def test_klondike_spaces_and_runs(piles: list[str], down: list[int], move: str | Move, why: str) -> None:
     game = position("klondike", piles, down=down)

@@ -82,7 +82,7 @@ def _pick(rules: TableauRules, state: State, legal: Sequence[Move], zone: Zone, 
         found = [mv for mv in found if mv.count == count]
     if not found:  # not legal: a value the caller reports (why, and the legal moves)
         if count is None:  # what ``3>7`` means: the game's plain count (the caller says why it cannot go)
-            count = max(rules.plain_count(state, src), 1) if zone is Zone.TABLEAU else 1
+            count = max(rules.plain_count(state, src), 1) if zone is Zone.TABLEAU and dst_zone is Zone.TABLEAU else 1
         return Transfer(zone, src, dst_zone, -1 if dst is None else dst, count)
     whole = rules.plain_count(state, src) if zone is Zone.TABLEAU else 1
     for mv in found:
