@@ -203,5 +203,5 @@ def test_plain_text_takes_the_whole_run_else_the_longest_legal_part() -> None:
     assert game.move_text(game.parse_move("w")) == "w>f"  # a lone source that can go one place only
     assert game.parse_move("AS>f") == game.parse_move("w>f1") == game.parse_move("w>f")
     assert game.move_text(game.parse_move("KD>4")) == "5>4"  # a whole pile into a space: legal, if idle
-    with pytest.raises(IllegalMoveError, match="'d' is not legal now"):
+    with pytest.raises(IllegalMoveError, match="^deal is not legal: dealing is not a move in this game; legal now: "):
         game.parse_move("d")  # DEAL, not DRAW

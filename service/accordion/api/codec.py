@@ -131,9 +131,7 @@ def decode_move(msg: pb.Move, game: Game) -> Move:
     else:
         move = _transfer(msg, game) if msg.kind == pb.MOVE_KIND_MOVE else _structured(msg)
     if not game.is_legal(move):
-        legal = game.legal_texts()
-        listing = ", ".join(legal) or "nothing (the game is over)"
-        raise engine.IllegalMoveError(f"{describe(msg)} is not legal now; legal now: {listing}", legal)
+        raise game.illegal(move)  # (the engine says why, in the player's words)
     # Clients mostly send back a move as listed, notation included: the canonical text needs no parse.
     if msg.notation and msg.notation != game.move_text(move) and game.parse_move(msg.notation) != move:
         raise errors.invalid_request([("move.notation", "names a different move than the structured fields")])

@@ -236,6 +236,12 @@ class Rules:
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         raise NotImplementedError
 
+    def explain(self, state: State, move: Move) -> str | None:
+        """Why ``move``, of a kind this game has, is not legal in ``state``: the player's words
+        (``words.why_illegal`` adds the game over and the generic sentence), or None when the
+        game has nothing more specific to say. Made only from what the player sees."""
+        return None
+
     def apply(self, state: State, move: Move) -> State:
         """The position after ``move``, which must be legal (not checked here)."""
         raise NotImplementedError

@@ -28,7 +28,7 @@ from .errors import (
     NothingToUndoError,
 )
 from .moves import RESIGN, Move, MoveKind
-from .notation import move_text, parse_move, render
+from .notation import illegal_move, move_text, parse_move, render
 from .state_string import format_state, parse_state
 from .rng import MASK64, SplitMix64
 from .zones import ZoneView
@@ -209,7 +209,7 @@ class Game:
         """The legal move ``text`` names (see ``notation``); raises if none."""
         move = parse_move(self.rules, self._state, self.legal_moves(), text)
         if move.kind is MoveKind.RESIGN and not self.can_resign():
-            raise IllegalMoveError(f"{text.strip()!r} is not legal now: the game is over", ())
+            raise illegal_move(self.rules, self._state, move, (), ())
         return move
 
     def play(self, move: Move | str) -> Move:
@@ -221,11 +221,14 @@ class Game:
         if isinstance(move, str):
             move = self.parse_move(move)
         elif not self.is_legal(move):
-            legal = self.legal_texts()
-            raise IllegalMoveError(f"{move!r} is not legal now; legal now: {', '.join(legal) or 'nothing'}", legal)
+            raise self.illegal(move)
         self._advance(move)
         self._redo.clear()
         return move
+
+    def illegal(self, move: Move) -> IllegalMoveError:
+        """The error for ``move``, not legal now: why, in the player's words, and the legal moves."""
+        return illegal_move(self.rules, self._state, move, self.legal_moves(), self.legal_texts())
 
     def _advance(self, move: Move) -> None:
         self._history.append((move, self._state))

@@ -26,6 +26,7 @@ from .errors import EngineError, IllegalMoveError, InvalidMoveError
 from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone
 from .tableau import TableauRules, face_up_count
 from .tableau_notation import parse_tableau_move
+from .words import said, why_illegal
 from .zones import ZoneView, render_zones
 
 COMBOS = ("pair", "three", "flush", "run", "straight-flush", "fifteen")
@@ -95,14 +96,14 @@ def _pile_index(state: State, word: str, original: str) -> int:
     if word.isdigit():
         pos = int(word) - 1
         if not 0 <= pos < len(state.row):
-            raise IllegalMoveError(f"{original!r}: there is no pile {word}; the row has {len(state.row)}")
+            raise IllegalMoveError(f"{said(original)} is not legal: there is no pile {word}; there are {len(state.row)}")
         return pos
     card = parse_card(word)
     found = [i for i, pile in enumerate(state.row) if pile[-1] == card]
     if not found:
-        raise IllegalMoveError(f"{original!r}: {card_text(card)} is not on top of any pile")
+        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not on top of any pile")
     if len(found) > 1:
-        raise IllegalMoveError(f"{original!r}: {card_text(card)} tops several piles; name it by position")
+        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} tops several piles; name it by position")
     return found[0]
 
 
@@ -142,8 +143,8 @@ def _parse(state: State, legal: Sequence[Move], text: str) -> Move:
         if len(options) == 1:
             return options[0]
         if not options:
-            raise IllegalMoveError(f"{text!r}: that pile cannot move now")
-        raise IllegalMoveError(f"{text!r}: that pile can move to more than one place; say where with >")
+            raise IllegalMoveError(f"{said(text)} is not legal: that pile cannot move now")
+        raise IllegalMoveError(f"{said(text)} is not legal: that pile can move to more than one place; say where with >")
     raise InvalidMoveError(f"{text!r} is not a move")
 
 
@@ -178,10 +179,33 @@ def parse_move(rules: Rules, state: State, legal: Sequence[Move], text: str) -> 
     except EngineError as bad:  # (its own name: compiled code types a name by its first except)
         raise InvalidMoveError(f"{bad}; legal now: {_listing(legal_texts)}", legal_texts) from None
     if move not in legal and move is not RESIGN:
-        raise IllegalMoveError(
-            f"{text.strip()!r} is not legal now; legal now: {_listing(legal_texts)}", legal_texts
-        )
+        raise illegal_move(rules, state, move, legal, legal_texts)
     return move
+
+
+def illegal_move(rules: Rules, state: State, move: Move, legal: Sequence[Move],
+                 legal_texts: Sequence[str]) -> IllegalMoveError:
+    """The error for ``move``, not among ``legal``: ``<move> is not legal: <why>; legal now: …``,
+    the why in the player's words (``words.why_illegal``)."""
+    why = why_illegal(rules, state, move, legal)
+    return IllegalMoveError(f"{_safe_text(rules, state, move)} is not legal: {why}; legal now: "
+                            f"{_listing(legal_texts)}", legal_texts)
+
+
+def _safe_text(rules: Rules, state: State, move: Move) -> str:
+    """The move's notation, also for piles that are not there (a structured request's numbers)."""
+    try:
+        text = move_text(state, move, rules)
+        return text if len(text) <= _ECHO else text[: _ECHO - 1] + "…"  # (a request's 104 positions)
+    except IndexError:
+        if isinstance(move, Stack):
+            return f"{move.src + 1}>{move.dst + 1}"
+        if isinstance(move, Transfer):
+            return transfer_text(state, move, move.count)
+        raise
+
+
+_ECHO = 40  # the longest move text an error repeats
 
 
 def _listing(texts: Sequence[str]) -> str:

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .cards import DECK_SIZE, RANK, SUIT, card_code
+from .cards import DECK_SIZE, RANK, SUIT, SUIT_SYMBOLS, card_code
 from .core import Option, Rules
 from .errors import InvalidStateError
 from .fields import COUNTS, CARDS, PILES, Field, Pile, Row, State
-from .moves import Transfer, Zone, transfer
+from .moves import Draw, Move, Transfer, Zone, transfer
 from .search import NoSearch, Search
+from .words import card, cards_count, is_king, no_pile, other_colour, rank_name, suit_symbol
 from .zones import PileView, ZoneView
 
 TABLEAU: Field[Row] = Field("tableau", (), PILES, tag=10)
@@ -204,6 +205,123 @@ class TableauRules(Rules):
         replace: Any = state._replace
         result: State = replace(tableau=tableau, down=down, foundations=foundations, waste=waste, **extras)
         return result
+
+    # --- why a move is not legal (words.why_illegal), from what the player sees only ----------
+    # The shared ground says where cards come from and go to; each game's hooks below say its
+    # building rule, what a space takes, how many cards move together and its compulsions.
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Draw):
+            return "the stock is empty" if not state.stock else self.compelled_words(state, move)
+        if isinstance(move, Transfer):
+            return self.transfer_words(state, move)
+        return None
+
+    def transfer_words(self, state: State, move: Transfer) -> str | None:
+        tableau, down, foundations, waste = TABLEAU.get(state), DOWN.get(state), FOUNDATIONS.get(state), WASTE.get(state)
+        src, count = move.src, move.count
+        if move.src_zone is Zone.WASTE:
+            if not self.has_waste():
+                return "this game has no waste"
+            if not waste:
+                return "the waste is empty"
+            if count != 1:
+                return "you can only take the top card of the waste"
+            moving = waste[-1]
+        elif move.src_zone is Zone.FOUNDATION:
+            if not 0 <= src < len(foundations):
+                return no_pile(src + 1, len(foundations), "foundation")
+            if not self.returns_from_foundations():
+                return "cards do not come back off the foundations in this game"
+            if not foundations[src]:
+                return f"foundation {src + 1} is empty"
+            if count != 1:
+                return "only the top card of a foundation can come back"
+            moving = foundations[src][-1]
+        elif move.src_zone is Zone.TABLEAU:
+            if not 0 <= src < len(tableau):
+                return no_pile(src + 1, len(tableau))
+            pile = tableau[src]
+            if not pile:
+                return f"pile {src + 1} is empty"
+            up = len(pile) - down[src]
+            if count > len(pile):
+                return f"pile {src + 1} holds only {cards_count(len(pile))}"
+            if count > up:
+                return f"a face-down card cannot move: pile {src + 1} has only {cards_count(up)} face up"
+            moving = pile[-count]
+        else:
+            return "cards leave the stock only when it is dealt or drawn"
+        words = self.compelled_words(state, move)
+        if words is not None:
+            return words
+        dst = move.dst
+        if move.dst_zone is Zone.FOUNDATION:
+            if count != 1:
+                return "cards go to the foundations one at a time"
+            return self.foundation_words(foundations, moving, dst)
+        if move.dst_zone is not Zone.TABLEAU:
+            return f"cards do not go onto the {move.dst_zone.value}"
+        if not 0 <= dst < len(tableau):
+            return no_pile(dst + 1, len(tableau))
+        if move.src_zone is Zone.TABLEAU and dst == src:
+            return "a pile cannot move onto itself"
+        if move.src_zone is Zone.TABLEAU:
+            words = self.count_words(state, src, count)
+            if words is not None:
+                return words
+        if not tableau[dst]:
+            return self.space_words(moving)
+        return self.build_words(moving, tableau[dst][-1])
+
+    def foundation_words(self, foundations: Row, moving: int, dst: int) -> str | None:
+        """Why ``moving`` cannot go onto foundation ``dst`` (-1: any): foundations go up in suit from the Ace."""
+        suit = SUIT[moving]
+        homes = [f for f in range(len(foundations)) if f % 4 == suit]  # (Emperor: two per suit)
+        fits = [f for f in homes if len(foundations[f]) == RANK[moving] - 1]
+        if 0 <= dst < len(foundations) and dst not in homes:
+            return f"foundation {dst + 1} is for {SUIT_SYMBOLS[dst % 4]}, not {suit_symbol(moving)}"
+        if not fits:
+            if RANK[moving] == 1:
+                return f"{card(moving)} has no empty foundation left"
+            # (the card below it is not named: it may be face down, and no error names such a card)
+            return (f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
+                    f"be up to {rank_name(RANK[moving] - 1)} first")
+        if dst != fits[0]:  # (-1: no foundation named; Emperor: the first of two equal ones is the move listed)
+            return f"{card(moving)} goes on foundation {fits[0] + 1}"
+        return None
+
+    def returns_from_foundations(self) -> bool:
+        """Whether a foundation's top card may come back onto the tableau (Klondike's option)."""
+        return False
+
+    def build_words(self, moving: int, onto: int) -> str | None:
+        """Why ``moving`` (heading what moves) cannot go on ``onto``: here down in alternating colours."""
+        if BUILDS_ON[moving][onto]:
+            return None
+        if is_king(moving):
+            return f"{card(moving)} cannot go on {card(onto)}: a King goes only into an empty pile"
+        return f"{card(moving)} cannot go on {card(onto)}: it needs a {other_colour(moving)} {rank_name(RANK[moving] + 1)}"
+
+    def any_suit_words(self, moving: int, onto: int) -> str | None:
+        """``build_words`` of games that build down in any suit (Streets and Alleys, Spider)."""
+        if RANK[onto] == RANK[moving] + 1:
+            return None
+        if is_king(moving):
+            return f"{card(moving)} cannot go on {card(onto)}: a King goes only into an empty pile"
+        return f"{card(moving)} cannot go on {card(onto)}: it needs a {rank_name(RANK[moving] + 1)} of any suit"
+
+    def space_words(self, moving: int) -> str | None:
+        """Why ``moving`` (heading what moves) cannot go into an empty pile: here any card may."""
+        return None
+
+    def count_words(self, state: State, pile: int, count: int) -> str | None:
+        """Why the top ``count`` face-up cards of tableau pile ``pile`` may not move together:
+        here a face-up run moves whole or in part."""
+        return None
+
+    def compelled_words(self, state: State, move: Move) -> str | None:
+        """Why a compulsion forbids ``move`` (Emperor's Aces); none here."""
+        return None
 
     def search(self, state: State) -> Search:
         return NoSearch(reason="this tableau game declares no search")

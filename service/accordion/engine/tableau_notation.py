@@ -23,6 +23,7 @@ from .errors import IllegalMoveError, InvalidMoveError
 from .fields import State
 from .moves import DEAL, DRAW, REDEAL, RESIGN, Move, Remove, Transfer, Zone
 from .tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
+from .words import said
 
 _SEP = r"\s*(?:>|->|→|\bon\b|\bonto\b|\bto\b)\s*"
 _TRANSFER_RE = re.compile(rf"^(\S+?){_SEP}(\S+?)(?:\s*[x*]\s*(\d+))?$")
@@ -65,8 +66,8 @@ def parse_tableau_move(rules: TableauRules, state: State, legal: Sequence[Move],
         if len({(mv.dst_zone, mv.dst) for mv in found}) == 1:
             return _pick(rules, state, legal, zone, src, count, found[0].dst_zone, found[0].dst)
         if not found:
-            raise IllegalMoveError(f"{text!r}: that cannot move now")
-        raise IllegalMoveError(f"{text!r}: that can move to more than one place; say where with >")
+            raise IllegalMoveError(f"{said(text)} is not legal: that cannot move now")
+        raise IllegalMoveError(f"{said(text)} is not legal: that can move to more than one place; say where with >")
     raise InvalidMoveError(f"{text!r} is not a move; write e.g. 3>7, w>f, draw")
 
 
@@ -79,8 +80,10 @@ def _pick(rules: TableauRules, state: State, legal: Sequence[Move], zone: Zone, 
              and mv.dst_zone is dst_zone and (dst is None or mv.dst == dst)]
     if count is not None:
         found = [mv for mv in found if mv.count == count]
-    if not found:  # not legal: a value the caller reports with the legal moves
-        return Transfer(zone, src, dst_zone, -1 if dst is None else dst, count or 1)
+    if not found:  # not legal: a value the caller reports (why, and the legal moves)
+        if count is None:  # what ``3>7`` means: the game's plain count (the caller says why it cannot go)
+            count = max(rules.plain_count(state, src), 1) if zone is Zone.TABLEAU and dst_zone is Zone.TABLEAU else 1
+        return Transfer(zone, src, dst_zone, -1 if dst is None else dst, count)
     whole = rules.plain_count(state, src) if zone is Zone.TABLEAU else 1
     for mv in found:
         if mv.count == whole:
@@ -91,7 +94,7 @@ def _pick(rules: TableauRules, state: State, legal: Sequence[Move], zone: Zone, 
 def _number(word: str, size: int, what: str, original: str) -> int:
     pos = int(word) - 1
     if not 0 <= pos < size:
-        raise IllegalMoveError(f"{original!r}: there is no {what} {word}; there are {size}")
+        raise IllegalMoveError(f"{said(original)} is not legal: there is no {what} {word}; there are {size}")
     return pos
 
 
@@ -113,7 +116,7 @@ def _source(state: State, word: str, original: str) -> Place:
     for i, pile in enumerate(FOUNDATIONS.get(state)):
         if pile and pile[-1] == card:
             return Zone.FOUNDATION, i, None
-    raise IllegalMoveError(f"{original!r}: {card_text(card)} is not a face-up card that can move")
+    raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not a face-up card that can move")
 
 
 def _destination(state: State, word: str, original: str) -> tuple[Zone, int | None]:
@@ -130,7 +133,7 @@ def _destination(state: State, word: str, original: str) -> tuple[Zone, int | No
     for i, pile in enumerate(FOUNDATIONS.get(state)):
         if pile and pile[-1] == card:
             return Zone.FOUNDATION, i
-    raise IllegalMoveError(f"{original!r}: {card_text(card)} is not on top of a pile")
+    raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not on top of a pile")
 
 
 def _top_pile(state: State, word: str, original: str) -> int:
@@ -142,4 +145,4 @@ def _top_pile(state: State, word: str, original: str) -> int:
     for i, pile in enumerate(tableau):
         if pile and pile[-1] == card:
             return i
-    raise IllegalMoveError(f"{original!r}: {card_text(card)} is not on top of a pile")
+    raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not on top of a pile")

@@ -3,7 +3,7 @@
     session = ChatSession(AccordionClient("127.0.0.1:50051"))
     session.handle("new royal-marriage")   # -> the row and the status
     session.handle("x7")                   # -> the move, the row, the status
-    session.handle("8d>9d")                # -> "8D>9D is not legal now. Legal: x2, x4-5, …"
+    session.handle("8d>9d")                # -> "8D>9D is not legal: 8♦ can go only onto … Legal: x2, …"
 
 A chat platform keeps one ``ChatSession`` per conversation (or per user) and sends each
 message's text to ``handle``; the reply is plain text of a few short lines, with suit symbols
@@ -298,7 +298,7 @@ class ChatSession:
         try:
             move = game.play(text)
         except errors.IllegalMove as exc:
-            return f"{text} is not legal now. Legal: {legal_summary(exc.legal_moves)}"
+            return f"{exc.why}. Legal: {legal_summary(exc.legal_moves)}"  # (the service says why)
         except errors.InvalidMove as exc:
             return (
                 f"I can't read {text!r} as a move or a command. Legal now: "

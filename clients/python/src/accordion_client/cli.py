@@ -185,7 +185,7 @@ class TerminalPlayer:
                 self.say(f"played {played.notation}", GREEN)
                 self.show()
         except errors.IllegalMove as exc:
-            self.say(f"{line} is not legal now; legal: {legal_summary(exc.legal_moves)}", YELLOW)
+            self.say(f"{exc.why}; legal: {legal_summary(exc.legal_moves)}", YELLOW)  # (the service says why)
         except errors.InvalidMove as exc:
             self.say(f"can't read {line!r} (? for help); legal: {legal_summary(exc.legal_moves)}", YELLOW)
         except errors.NothingToUndo:

@@ -96,6 +96,13 @@ class MoveRejected(AccordionError):
     def legal(self) -> list[pb.Move]:
         return list(self._legal)
 
+    @property
+    def why(self) -> str:
+        """The service's words without the legal moves it lists after them: for an illegal move
+        ``8D>9D is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♦ is 7 to its
+        right`` (the list is ``legal_moves``)."""
+        return self.message.split("; legal now:")[0]
+
 
 class InvalidArgument(AccordionError):
     code = grpc.StatusCode.INVALID_ARGUMENT

@@ -18,6 +18,7 @@ from ..core import Option, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Stack, stack
 from ..rng import SplitMix64
 from ..search import Search, StackSearch
+from ..words import card, no_pile
 
 DEALING = Option("dealing", "all", ("all", "stock"),
                  "all: every card face up from the start; stock: dealt one by one with DEAL")
@@ -92,6 +93,35 @@ class StackingRules(Rules):
             out.append(DEAL)
         return tuple(out)
 
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Deal):
+            stackable = bool(self.stack_moves([p[-1] for p in state.row]))
+            return deal_words(self.dealing, self.compel if stackable else "none", state)
+        if not isinstance(move, Stack):
+            return None
+        row, src, dst = state.row, move.src, move.dst
+        for pile in (src, dst):
+            if not 0 <= pile < len(row):
+                return no_pile(pile + 1, len(row))
+        if src == dst:
+            return "a pile cannot go onto itself"
+        near, far = self.distances
+        moving, onto = row[src][-1], row[dst][-1]
+        sides = "left or right" if self.rightward else "left"
+        where = f"the pile {near} or {far} to its {sides}"
+        distance = abs(src - dst) if self.rightward else src - dst
+        if distance not in (near, far):
+            side = "left" if dst < src else "right"
+            return f"{card(moving)} can go only onto {where}; {card(onto)} is {abs(src - dst)} to its {side}"
+        if not MATCH[moving][onto]:
+            return f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not match"
+        if self.compel == "strict" and distance == far:
+            neighbours = [src - near] + ([src + near] if self.rightward else [])
+            if any(0 <= n < len(row) and MATCH[moving][row[n][-1]] for n in neighbours):
+                return (f"{card(moving)} can go onto its neighbour, so it must go there "
+                        f"(a pile that can move {near} must not leap {far})")
+        return None
+
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Stack):
             row = list(state.row)
@@ -129,6 +159,16 @@ class StackingRules(Rules):
         cards = [c for p in state.row for c in p] + list(state.stock)
         open_rules = type(self)({**self.values, "dealing": "all"})
         return open_rules, open_rules.state(tuple((c,) for c in cards))
+
+
+def deal_words(dealing: str, compel: str, state: State) -> str | None:
+    """Why DEAL is refused in a stacking game (Bayan too); ``compel`` is "none" when no pile can
+    be stacked now."""
+    if not state.stock:
+        return "the stock is empty" if dealing == "stock" else "there is no stock: every card was dealt at the start"
+    if compel != "none":
+        return "while a pile can be stacked, it must be before the next card is dealt"
+    return None
 
 
 @final

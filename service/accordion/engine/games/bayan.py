@@ -27,7 +27,8 @@ from ..core import Option, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
 from ..search import Removal, RemoveSearch, Search
-from .accordion import DEALING
+from ..words import card, no_pile
+from .accordion import DEALING, deal_words
 
 # Interned moves by the left card's position: neighbours, and cards three apart.
 _MAX_ROW = DECK_SIZE
@@ -68,6 +69,20 @@ class BayanRules(Rules):
         if state.stock:
             append(DEAL)
         return tuple(out)
+
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Deal):
+            return deal_words(self.dealing, "none", state)
+        if not isinstance(move, Remove):
+            return None
+        tops = [p[-1] for p in state.row]
+        for p in move.positions:
+            if not 0 <= p < len(tops):
+                return no_pile(p + 1, len(tops), "card")
+        if len(move.positions) != 2 or move.positions[1] - move.positions[0] not in (1, 3):
+            return "two matching cards 1 or 3 apart go together: name those two"
+        a, b = (tops[p] for p in move.positions)
+        return None if MATCH[a][b] else f"{card(a)} and {card(b)} do not match in suit or rank"
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Remove):

@@ -54,6 +54,7 @@ from ..fields import SIGNED, Field, FieldCodec, Reader, unzigzag, varint, zigzag
 from ..moves import DEAL, Claim, Deal, Move, MoveKind
 from ..rng import SplitMix64
 from ..search import NoSearch, Search
+from ..words import card, no_pile
 
 TARGET = 61
 POINTS = {"pair": 2, "three": 6, "flush": 3, "run": 3, "straight-flush": 6, "fifteen": 2}
@@ -92,6 +93,10 @@ class MarksCodec(FieldCodec[Marks]):
 SCORE = Field("score", 0, SIGNED, tag=2, show=lambda n: f"score {n}")
 # (row just before the latest DEAL, row just before the DEAL before it); () reads as ((), ()).
 MARKS = Field("marks", (), MarksCodec(), tag=5)
+
+
+COMBO_WORDS = {"pair": "a pair", "three": "three of a kind", "flush": "three of a suit",
+               "run": "a run of three", "straight-flush": "a three-card straight flush", "fifteen": "fifteen"}
 
 
 def combos2(a: int, b: int) -> tuple[str, ...]:
@@ -182,6 +187,32 @@ class CribbageSolitaireRules(Rules):
                         extend(claims(i, i + 2, combo))
         out.append(DEAL)
         return tuple(out)
+
+    def explain(self, state: State, move: Move) -> str | None:
+        if not isinstance(move, Claim):
+            return None  # (DEAL is legal while the game goes on)
+        row, first, last = state.row, move.first, move.last
+        for p in (first, last, move.src, move.dst):
+            if not 0 <= p < len(row):
+                return no_pile(p + 1, len(row))
+        if last - first not in (1, 2):
+            return "a window is 2 or 3 piles side by side"
+        if move.src == move.dst or not (first <= move.src <= last and first <= move.dst <= last):
+            return f"the pile that moves and the pile it goes on must be two piles of the window {first + 1}-{last + 1}"
+        tops = [p[-1] for p in row[first:last + 1]]
+        held = combos2(tops[0], tops[1]) if len(tops) == 2 else combos3(tops[0], tops[1], tops[2])
+        shown = " ".join(map(card, tops))
+        if move.combo not in held:
+            if move.combo not in ("pair", "fifteen") and len(tops) == 2:
+                return f"{COMBO_WORDS[move.combo]} needs a window of 3 piles"
+            if move.combo == "pair" and len(tops) == 3:
+                return "a pair is claimed in a window of 2 piles"
+            return f"{shown} {'is' if len(tops) == 2 else 'are'} not {COMBO_WORDS[move.combo]}"
+        if move in self.legal_moves(state):
+            return None
+        if move.combo == "pair":
+            return f"the pair {shown} is old: a pair scores only until the second deal after it appeared"
+        return f"the window {shown} was there before the latest deal: only a new window scores"
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Claim):

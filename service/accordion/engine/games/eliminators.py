@@ -19,6 +19,7 @@ from ..cards import DECK_SIZE, MATCH
 from ..core import Row, Rules, State
 from ..moves import Move, MoveKind, Remove, remove
 from ..search import Removal, RemoveSearch, Search
+from ..words import card, cards_count, no_pile
 
 # The longest row any eliminator has (Push Pin's two decks).
 MAX_ROW = 2 * DECK_SIZE
@@ -101,6 +102,46 @@ class EliminatorRules(Rules):
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         return tuple(self.removals(state))
+
+    def explain(self, state: State, move: Move) -> str | None:
+        if not isinstance(move, Remove):
+            return None
+        tops = [p[0] for p in state.row]
+        positions = move.positions
+        for p in positions:
+            if not 0 <= p < len(tops):
+                return no_pile(p + 1, len(tops), "card")
+        if self.outer:  # Concertina: the REMOVE names the matching pair itself
+            between = positions[-1] - positions[0] - 1
+            if len(positions) != 2 or between not in self.gaps:
+                return f"name the two matching cards with {self.gap_text()} between them"
+            a, b = tops[positions[0]], tops[positions[1]]
+            return None if MATCH[a][b] else f"{card(a)} and {card(b)} do not match in suit or rank"
+        if any(b != a + 1 for a, b in zip(positions, positions[1:])):
+            return "the cards that go must lie side by side"
+        words = self.between_words(tops, positions)
+        if words is not None:
+            return words
+        left, right = positions[0] - 1, positions[-1] + 1
+        them = "it" if len(positions) == 1 else "them"
+        if left < 0 or right >= len(tops):
+            return f"cards go only from between a matching pair: {them} {'needs' if them == 'it' else 'need'} a card on each side"
+        a, b = tops[left], tops[right]
+        if not MATCH[a][b]:
+            return f"{card(a)} and {card(b)} around {them} do not match in suit or rank"
+        return None
+
+    def gap_text(self) -> str:
+        """``1 or 2 cards``, ``exactly 1 card``."""
+        if len(self.gaps) > 1:
+            return " or ".join(map(str, self.gaps)) + " cards"
+        return "exactly " + cards_count(self.gaps[0])
+
+    def between_words(self, tops: list[int], positions: tuple[int, ...]) -> str | None:
+        """Why these cards (side by side) may not go as the cards between a pair, whatever the pair."""
+        if len(positions) not in self.gaps:
+            return f"{'only ' if len(self.gaps) > 1 else ''}{self.gap_text()} between a matching pair can go"
+        return None
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Remove):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from ..cards import RANK, SUIT
 from ..core import State, Variant, register
-from ..moves import DRAW, Draw, Move, MoveKind, Transfer
+from ..moves import DRAW, Draw, Move, MoveKind, Transfer, Zone
 from ..rng import SplitMix64
 from ..search import EmperorSearch, Search
+from ..words import card
 from ..tableau import (
     BUILDS_ON,
     FOUNDATIONS,
@@ -68,6 +69,22 @@ class EmperorRules(TableauRules):
 
     def plain_count(self, state: State, pile: int) -> int:
         return 1  # one card at a time
+
+    def count_words(self, state: State, pile: int, count: int) -> str | None:
+        return "cards move one at a time" if count != 1 else None
+
+    def compelled_words(self, state: State, move: Move) -> str | None:
+        """Aces are compelled: while one is a top card or the waste's top, only Aces go, to the foundations."""
+        tops = [pile[-1] for pile in TABLEAU.get(state) if pile] + list(WASTE.get(state)[-1:])
+        aces = [c for c in tops if RANK[c] == 1]
+        if not aces:
+            return None
+        if isinstance(move, Transfer) and move.dst_zone is Zone.FOUNDATION and move.count == 1:
+            # (the source is there: ``transfer_words`` checked it before asking)
+            pile = WASTE.get(state) if move.src_zone is Zone.WASTE else TABLEAU.get(state)[move.src]
+            if move.src_zone is not Zone.FOUNDATION and RANK[pile[-1]] == 1:
+                return None
+        return f"{card(aces[0])} must go to the foundations first: Aces go there as soon as they can"
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         tableau, foundations, waste = TABLEAU.get(state), FOUNDATIONS.get(state), WASTE.get(state)

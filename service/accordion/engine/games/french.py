@@ -49,6 +49,15 @@ class FrenchRules(EliminatorRules):
             return (REDEAL,)
         return tuple(out)
 
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Redeal):
+            if REDEALS.get(state) >= self.MAX_REDEALS:
+                return "the one redeal is used"
+            if self.removals(state):
+                return "you may redeal only when no card can be removed"
+            return None
+        return super().explain(state, move)
+
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Redeal):
             gen = SplitMix64(0)

@@ -21,9 +21,10 @@ from ..fields import COUNT, Field
 from ..moves import DRAW, REDEAL, Draw, Move, MoveKind, Redeal, Transfer
 from ..rng import SplitMix64
 from ..search import KlondikeSearch, Search
+from ..words import card
 from ..tableau import (
     FOUNDATION_TO_TABLEAU, ONTO_ALTERNATE, OPEN, TABLEAU_FIELDS, TABLEAU_TO_FOUNDATION, WASTE,
-    WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, TableauRules, tableau_to_tableau,
+    WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, TableauRules, face_up_count, tableau_to_tableau,
 )
 
 PILES = 7
@@ -115,6 +116,39 @@ class KlondikeRules(TableauRules):
         elif waste and s.moved and (not self.passes or s.redeals < self.passes - 1):
             append(REDEAL)
         return tuple(out)
+
+    # --- why a move is not legal (TableauRules.explain) ------------------------------------
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Redeal):
+            if state.stock:
+                return "you can turn the waste over only when the stock is empty"
+            if not WASTE.get(state):
+                return "the waste is empty: there is nothing to turn over"
+            if self.passes and REDEALS.get(state) >= self.passes - 1:
+                passes = "1 pass" if self.passes == 1 else f"{self.passes} passes"
+                return f"no pass is left: this game allows {passes} through the stock"
+            if not MOVED.get(state):
+                return "turn the waste over again only after a move other than a draw"
+            return None
+        if isinstance(move, Draw) and not state.stock:
+            if WASTE.get(state):
+                return "the stock is empty: turn the waste over with redeal"
+            return "the stock and the waste are empty"
+        return super().explain(state, move)
+
+    def returns_from_foundations(self) -> bool:
+        return self.foundation_return
+
+    def space_words(self, moving: int) -> str | None:
+        if RANK[moving] == KING:
+            return None
+        return f"only a King can go into an empty pile, not {card(moving)}"
+
+    def count_words(self, state: State, pile: int, count: int) -> str | None:
+        up = face_up_count(state, pile)
+        if self.partial_runs or count == up:
+            return None
+        return f"a face-up run moves as a whole: pile {pile + 1}'s {up} face-up cards go together"
 
     def apply(self, state: State, move: Move) -> State:
         replace: Any = state._replace

@@ -24,6 +24,7 @@ from ..errors import InvalidDealError
 from ..moves import DEAL, Deal, Move, MoveKind, remove
 from ..rng import SplitMix64
 from ..search import GenericSearch, Search
+from ..words import card
 from .eliminators import INNER1, EliminatorRules
 
 HEARTS = 1
@@ -72,6 +73,21 @@ class QueenAndHerLadRules(EliminatorRules):
                     out.append(remove(*range(i + 1, j)))
                 p = j
         return out
+
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Deal):
+            return "the stock is empty" if not state.stock else None
+        return super().explain(state, move)
+
+    def between_words(self, tops: list[int], positions: tuple[int, ...]) -> str | None:
+        if len(positions) == 1:
+            return None
+        if len(positions) % 2:
+            return "one card can go, or pairs of cards that match each other, between a matching pair"
+        for a, b in zip(positions[::2], positions[1::2]):
+            if not MATCH[tops[a]][tops[b]]:
+                return f"cards between a matching pair go in pairs that match: {card(tops[a])} and {card(tops[b])} do not"
+        return None
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         out = self.removals(state)

@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cards import RANK
-from ..core import Option, State, Variant, register
+from ..core import Option, Row, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Transfer
 from ..rng import SplitMix64
 from ..search import Search, SpiderSearch
+from ..words import cards_count
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TABLEAU_TO_TABLEAU, TableauRules, turned_up
 
 PILES = 10
@@ -101,6 +102,29 @@ class SpiderRules(TableauRules):
         """``3>7`` moves the whole unit when it can (else the longest part that can)."""
         tableau = TABLEAU.get(state)
         return unit_length(tableau[pile], DOWN.get(state)[pile]) if tableau[pile] else 0
+
+    # --- why a move is not legal (TableauRules.explain) ------------------------------------
+    def explain(self, state: State, move: Move) -> str | None:
+        if isinstance(move, Deal):
+            if not state.stock:
+                return "the stock is empty"
+            if not all(TABLEAU.get(state)):
+                return "you can deal only when no pile is empty"
+            return None
+        return super().explain(state, move)
+
+    def count_words(self, state: State, pile: int, count: int) -> str | None:
+        unit = unit_length(TABLEAU.get(state)[pile], DOWN.get(state)[pile])
+        if count <= unit:
+            return None
+        which = "top card moves alone" if unit == 1 else f"top {cards_count(unit)} do"
+        return f"only cards of one suit in sequence move together: pile {pile + 1}'s {which}"
+
+    def build_words(self, moving: int, onto: int) -> str | None:
+        return self.any_suit_words(moving, onto)
+
+    def foundation_words(self, foundations: Row, moving: int, dst: int) -> str | None:
+        return "cards leave for the foundations only as a full suit, King to Ace, lifted off by itself"
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         tableau, down = TABLEAU.get(state), DOWN.get(state)

@@ -37,6 +37,12 @@ class StreetsAndAlleysRules(TableauRules):
     def has_stock(self) -> bool:
         return False
 
+    def count_words(self, state: State, pile: int, count: int) -> str | None:
+        return "cards move one at a time" if count != 1 else None
+
+    def build_words(self, moving: int, onto: int) -> str | None:
+        return self.any_suit_words(moving, onto)
+
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         s: Any = state
         tableau, foundations = s.tableau, s.foundations

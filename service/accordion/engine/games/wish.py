@@ -14,6 +14,7 @@ from ..core import State, Variant, register
 from ..moves import Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
 from ..search import Search, TopPairsSearch
+from ..words import card, no_pile
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TableauRules, turned_up
 
 PILES = 8
@@ -47,6 +48,21 @@ class WishRules(TableauRules):
                     if tops[j] == rank:
                         out.append(remove(i, j))
         return tuple(out)
+
+    def explain(self, state: State, move: Move) -> str | None:
+        if not isinstance(move, Remove):
+            return None
+        tableau = TABLEAU.get(state)
+        for p in move.positions:
+            if not 0 <= p < len(tableau):
+                return no_pile(p + 1, len(tableau))
+        if len(set(move.positions)) != 2 or len(move.positions) != 2:
+            return "two top cards of the same rank, on two different piles, go together: name those two piles"
+        for p in move.positions:
+            if not tableau[p]:
+                return f"pile {p + 1} is empty"
+        a, b = (tableau[p][-1] for p in move.positions)
+        return None if RANK[a] == RANK[b] else f"{card(a)} and {card(b)} are not the same rank"
 
     def apply(self, state: State, move: Move) -> State:
         assert isinstance(move, Remove)
