@@ -150,7 +150,7 @@ function fillPile(pile: HTMLElement, game: Game, zone: string, n: number, down: 
   } else if (zone === "waste") {
     const fan = cards.slice(-Math.max(1, wasteFan));
     fan.forEach((c, i) => place(shown(c), i * wasteStep, 0));
-    pile.setAttribute("aria-label", `${name}: ${cards.length ? `${words(cards.at(-1)!)} on top, ${cards.length} cards` : "empty"}`);
+    pile.setAttribute("aria-label", `${name}: ${cards.length ? `${words(cards.at(-1)!)} on top, ${cards.length} card${cards.length === 1 ? "" : "s"}` : "empty"}`);
   } else {
     if (cards.length > 1) pile.append(Object.assign(document.createElement("div"), { className: "depth" }));
     const last = cards.at(-1);

@@ -204,9 +204,12 @@ setInterval(() => {
   if (state.game?.status === GameStatus.IN_PROGRESS) el("clock").textContent = clockText();
 }, 1000);
 
-/** Auto-complete (an option): with nothing hidden and nothing left to draw, the cards go home. */
+/** Auto-complete (an option): every card face up, stock and waste empty: the cards go home. */
 async function autoComplete(of: Game): Promise<void> {
-  if (!el<HTMLInputElement>("auto-complete").checked || !isTableau(of) || hidesCards(of) || of.stockSize > 0) return;
+  if (!el<HTMLInputElement>("auto-complete").checked || !isTableau(of)) return;
+  const left = (kind: ZoneKind): number => of.zones.find((z) => z.kind === kind)?.piles.reduce((n, p) => n + p.cards.length + p.faceDown, 0) ?? 0;
+  const faceDown = of.zones.some((z) => z.kind === ZoneKind.TABLEAU && z.piles.some((p) => p.faceDown > 0));
+  if (faceDown || left(ZoneKind.STOCK) > 0 || left(ZoneKind.WASTE) > 0) return;
   const home = of.legalMoves.find((m) => m.kind === MoveKind.MOVE && m.toZone === ZoneKind.FOUNDATION);
   if (!home) return;
   await new Promise((resolve) => setTimeout(resolve, reducedMotion() ? 0 : 150));
