@@ -20,7 +20,7 @@ def npm(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     npm_bin = shutil.which("npm")
     assert npm_bin, "npm is missing"
     if not (WEB / "node_modules" / ".package-lock.json").exists():
-        done = subprocess.run([npm_bin, "install", "--no-audit", "--no-fund"], cwd=WEB, capture_output=True, text=True,
+        done = subprocess.run([npm_bin, "ci", "--no-audit", "--no-fund"], cwd=WEB, capture_output=True, text=True,
                               timeout=timeout)
         assert done.returncode == 0, done.stdout + done.stderr
     return subprocess.run([npm_bin, *args], cwd=WEB, capture_output=True, text=True, timeout=timeout)
