@@ -25,10 +25,10 @@ import { dropMove, homeMove, stockMove } from "./moves";
 import { PageError, newGameRequest, renderOptions, seedOf } from "./setup";
 import { savedToken, saveToken, showLinks, wireShare } from "./share";
 import { client, el, reducedMotion, state } from "./state";
+import { follow, spectate } from "./watch";
 
 const board = el<HTMLDivElement>("board");
 const variantSelect = el<HTMLSelectElement>("variant");
-let following: AbortController | undefined; // the WatchGame stream the player's page follows
 let solving: Move[] = []; // the solver's line, played a move at a time
 
 const STATUS_WORD: Record<number, string> = {
@@ -114,7 +114,7 @@ function started(reply: NewGameResponse): void {
   el("setup").hidden = true;
   el("end-panel").hidden = true;
   setGame(reply.game);
-  follow(id);
+  follow(id, setGame);
 }
 
 // --- the game ---------------------------------------------------------------------------------
@@ -394,56 +394,6 @@ document.addEventListener("keydown", (event) => {
   event.preventDefault();
 });
 
-// --- following the player's own game ------------------------------------------------------------
-/**
- * Follows the game through WatchGame while this page plays it, so a move from another tab or
- * device updates this page (its version, its legal moves) before its next move is sent.
- */
-function follow(gameId: string): void {
-  following?.abort();
-  const abort = new AbortController();
-  following = abort;
-  void (async () => {
-    while (!abort.signal.aborted && state.game?.id === gameId) {
-      try {
-        for await (const event of client.watch(gameId, state.game?.version ?? 0n, abort.signal)) {
-          if (event.game && state.game?.id === gameId) setGame(event.game);
-        }
-      } catch (err) {
-        if (abort.signal.aborted) return;
-        const reason = AccordionError.from(err).reason;
-        if (reason === "GAME_NOT_FOUND" || reason === "MISSING_TOKEN") return; // nothing to follow
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream ended: reconnect
-    }
-  })();
-}
-
-// --- spectating -------------------------------------------------------------------------------
-async function spectate(gameId: string, watch: string): Promise<void> {
-  state.readonly = true;
-  state.token = watch; // it can read, never play
-  const watcher = client.watcher(gameId, watch);
-  el("setup").hidden = true;
-  el("play").hidden = true;
-  el("spectating").hidden = false;
-  await attempt(loadVariants);
-  for (;;) {
-    try {
-      const current = await watcher.getGame();
-      setGame(current);
-      for await (const event of watcher.watch(current.version)) {
-        if (event.game) setGame(event.game);
-      }
-    } catch (err) {
-      showError(err);
-      // A rotated watch token (or an expired game) opens nothing: asking again would not help.
-      if (AccordionError.from(err).reason === "GAME_NOT_FOUND") return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // the stream ended: reconnect
-  }
-}
-
 // --- start ------------------------------------------------------------------------------------
 async function start(): Promise<void> {
   const params = new URLSearchParams(window.location.hash.slice(1));
@@ -455,7 +405,13 @@ async function start(): Promise<void> {
     // "#watch=<id>.<watch token>" (an older link: "#watch=<id>&token=<token>").
     const dot = watch.indexOf(".");
     const [gameId, watchWith] = dot < 0 ? [watch, linkToken] : [watch.slice(0, dot), watch.slice(dot + 1)];
-    if (gameId && watchWith) return spectate(gameId, watchWith);
+    if (gameId && watchWith) {
+      el("setup").hidden = true;
+      el("play").hidden = true;
+      el("spectating").hidden = false;
+      await attempt(loadVariants);
+      return spectate(gameId, watchWith, setGame, showError);
+    }
   }
   await attempt(loadVariants);
   if (deal) {
@@ -479,7 +435,7 @@ async function start(): Promise<void> {
       el("play").hidden = false;
       el("setup").hidden = true;
       setGame(current);
-      follow(reopen);
+      follow(reopen, setGame);
     });
     try {
       const shared = await client.shareGame(reopen);
