@@ -66,13 +66,13 @@ function tableauLayout(b: BoardIn): BoardOut {
   const rows = Math.ceil(n / most);
   const cols = Math.ceil(n / rows);
   const byWidth = Math.floor((b.width - (cols - 1) * gap) / cols);
-  const topUnits = b.top.length + (b.wasteFan > 1 ? 0.7 : 0);
+  const topUnits = b.top.length + (b.wasteFan > 1 ? 0.84 : 0);
   const topLines = Math.max(b.top.length ? 1 : 0, Math.ceil(topUnits / cols));
   // Tall enough for the top lines and tableau rows fanned to ~1.8 cards each.
   const byHeight = (b.height - topLines * gap - rows * (LABEL_H + gap)) / (RATIO * (topLines + 1.8 * rows));
   const w = Math.max(Math.min(MIN_W, byWidth), Math.floor(Math.min(MAX_W, byWidth, byHeight)));
   const h = Math.round(w * RATIO);
-  const wasteStep = Math.round(w * 0.32);
+  const wasteStep = Math.round(w * 0.42); // a corner's width: "10♥" shows whole
   const places = new Map<string, Place>();
   const stacked = (x: number, y: number, pw = w): Place => ({ x, y, w: pw, h, downStep: 0, upStep: 0, label: false });
   const full = cols * w + (cols - 1) * gap;

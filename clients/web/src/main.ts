@@ -170,7 +170,8 @@ function setGame(next: Game): void {
   el<HTMLButtonElement>("hint").disabled = over || next.legalMoves.length === 0;
   // Solve searches positions with every card known: a hidden card (a face-down one, the stock)
   // is never looked at, so the button says why it cannot help.
-  const why = over ? "" : hidesCards(next) ? "Solve needs every card face up (deal an open game)." : "";
+  const canOpen = state.variants.find((v) => v.id === next.variant)?.options.some((o) => o.name === "open") ?? false;
+  const why = over || !hidesCards(next) ? "" : `Solve needs every card face up${canOpen ? " (deal an open game: New, “Deal face up”)" : ": this game hides cards"}.`;
   const solve = el<HTMLButtonElement>("solve");
   solve.disabled = over || why !== "";
   el("solve-why").textContent = why;
@@ -206,7 +207,9 @@ setInterval(() => {
 
 /** Auto-complete (an option): every card face up, stock and waste empty: the cards go home. */
 async function autoComplete(of: Game): Promise<void> {
-  if (!el<HTMLInputElement>("auto-complete").checked || !isTableau(of)) return;
+  // Games dealt with hidden cards and a stock (Klondike, Emperor); not Streets and Alleys, open
+  // from its deal, where sending cards home is the player's whole game.
+  if (!el<HTMLInputElement>("auto-complete").checked || !of.zones.some((z) => z.kind === ZoneKind.STOCK)) return;
   const left = (kind: ZoneKind): number => of.zones.find((z) => z.kind === kind)?.piles.reduce((n, p) => n + p.cards.length + p.faceDown, 0) ?? 0;
   const faceDown = of.zones.some((z) => z.kind === ZoneKind.TABLEAU && z.piles.some((p) => p.faceDown > 0));
   if (faceDown || left(ZoneKind.STOCK) > 0 || left(ZoneKind.WASTE) > 0) return;

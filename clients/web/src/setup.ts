@@ -15,7 +15,7 @@ export class PageError extends Error {
 }
 
 const LABEL: Record<string, string> = {
-  dealing: "Deal",
+  dealing: "How the row is dealt",
   compel: "Must play when able",
   leap: "Leap reaches",
   win_piles: "Piles left to win",

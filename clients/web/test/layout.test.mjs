@@ -3,7 +3,7 @@
 // of at least 44×44 CSS px on the phone, Klondike's whole board in view on the desktop — and
 // axe-core (run inside the page) with no serious or critical violation, on the New game panel
 // and on each board. Screenshots of each game at both sizes go to SCREENSHOTS, and to DOC_SHOTS
-// when set (docs/web/, as JPEG, shown in docs/web.md). One browser, one page per size, reused.
+// when set (docs/web/, shown in docs/web.md). One browser, one page per size, reused.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -71,7 +71,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
     await page.waitForSelector("#variant option[value='klondike']", { state: "attached" });
     assert.equal(await overflow(page), 0, "the New game panel fits the width");
     assert.deepEqual(await axeViolations(page), [], "the New game panel");
-    if (DOC_SHOTS) await page.screenshot({ path: join(DOC_SHOTS, `${size}-new-game.jpg`), quality: 80 });
+    if (DOC_SHOTS) await page.screenshot({ path: join(DOC_SHOTS, `${size}-new-game.png`) });
     const variants = await page.$$eval("#variant option", (os) => os.map((o) => o.value));
     assert.ok(variants.length >= 10, variants.join(","));
     for (const variant of variants) {
@@ -102,7 +102,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       }
       assert.deepEqual(await axeViolations(page), [], `${variant}: axe-core`);
       await page.screenshot({ path: join(SHOTS, `layout-${size}-${variant}.png`) });
-      if (DOC_SHOTS) await page.screenshot({ path: join(DOC_SHOTS, `${size}-${variant}.jpg`), quality: 80 });
+      if (DOC_SHOTS) await page.screenshot({ path: join(DOC_SHOTS, `${size}-${variant}.png`) });
     }
     await page.close();
   });
