@@ -172,3 +172,29 @@ test("seeds are checked on the page; Solve on a game with hidden cards is disabl
   assert.match(await page.title(), /^Wish/);
   await page.close();
 });
+
+// A deal of Accordion won (win_piles 50) in two moves: 6C>9C, then 6C>6H.
+const SHORT_WIN =
+  "QH 7C 8S 4C 8H 2D 3H 2S QC 9D 4H 6D 3S AD 10C KH JC 7D 8C 6S AC KD 2C 4D 5H AS 2H 8D KC 4S " +
+  "3C QD 7H 10D JS 5D QS AH 10S 9H 5C 3D 7S 10H 9S JH 5S 6H KS JD 9C 6C";
+
+test("Solve plays its line on the board a move at a time; reduced motion: no card slides", async () => {
+  const page = await context.newPage();
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector("#variant option[value='accordion']", { state: "attached" });
+  await page.selectOption("#variant", "accordion");
+  await page.fill("#option-win_piles", "50");
+  await page.fill("#deal", SHORT_WIN);
+  await page.click("#new-game");
+  await waitVersion(page, 1);
+  assert.equal(await page.isDisabled("#solve"), false, "every card face up: Solve can help");
+  await page.click("#solve");
+  await waitVersion(page, 2); // the first move of the line, then the second
+  assert.equal(await page.evaluate(() => document.getAnimations().length), 0, "no slide when motion is reduced");
+  await waitVersion(page, 3);
+  assert.equal(await page.getAttribute("#status", "data-status"), "won");
+  assert.match(await page.textContent("#end-panel"), /You won!/);
+  assert.equal(await page.isDisabled("#solve"), true);
+  await page.close();
+});
