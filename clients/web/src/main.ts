@@ -164,6 +164,7 @@ function setGame(next: Game): void {
   status.dataset["status"] = STATUS_WORD[next.status] ?? "";
   status.dataset["version"] = String(next.version);
   el("move-count").textContent = String(next.movesPlayed);
+  el("stats").hidden = false;
   const over = next.status !== GameStatus.IN_PROGRESS;
   el<HTMLButtonElement>("undo").disabled = !next.canUndo;
   el<HTMLButtonElement>("resign").disabled = over;
@@ -194,6 +195,7 @@ function showEnd(next: Game, was: Game | undefined): void {
   el("end-words").textContent = `${variantName(next.variant)} · ${next.movesPlayed} moves · ${clockText()} · penalty ${next.penalty}`;
   el("end-actions").hidden = state.readonly;
   panel.hidden = false;
+  if (!state.readonly) el("end-new").focus({ preventScroll: true }); // the keyboard's next step
 }
 
 function clockText(): string {
