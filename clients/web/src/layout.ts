@@ -132,9 +132,13 @@ export function cornerHeight(w: number): number {
   return Math.round(Math.max(12, w * 0.26));
 }
 
+/** A row game is sized for a whole deck's row, whatever is left of it: the columns (and the
+ * cards' size) stay put as piles go, so a move slides only the piles after it. */
+const ROW_SLOTS = 52;
+
 function rowLayout(b: BoardIn): BoardOut {
   const gap = gapFor(b.width);
-  const n = Math.max(1, b.main.length);
+  const n = Math.max(ROW_SLOTS, b.main.length);
   const most = Math.min(n, maxColumns(b.width, gap));
   let best = { cols: most, w: 0 };
   for (let cols = most; cols >= 1; cols--) {

@@ -414,6 +414,7 @@ async function start(): Promise<void> {
       el("setup").hidden = true;
       el("play").hidden = true;
       el("spectating").hidden = false;
+      el("keys").hidden = true; // a spectator plays nothing
       await attempt(loadVariants);
       return spectate(gameId, watchWith, setGame, showError);
     }
