@@ -198,3 +198,35 @@ test("Solve plays its line on the board a move at a time; reduced motion: no car
   assert.equal(await page.isDisabled("#solve"), true);
   await page.close();
 });
+
+test("on a phone (390×844, touch): a finger drags a pile onto its target, and tap-tap moves", async () => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
+  await deal(page, { variant: "accordion", seed: "7" });
+  const legal = () => page.$$eval("#moves button", (bs) => bs.map((b) => [Number(b.dataset.from), Number(b.dataset.to)]));
+  const centre = async (n) => {
+    const r = await page.locator(`#board .pile[data-pile="${n}"]`).boundingBox();
+    return { x: Math.round(r.x + r.width / 2), y: Math.round(r.y + r.height / 2) };
+  };
+  const [from, to] = (await legal())[0];
+  const a = await centre(from);
+  const b = await centre(to);
+  await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [a] });
+  for (let i = 1; i <= 5; i++) {
+    const p = { x: Math.round(a.x + ((b.x - a.x) * i) / 5), y: Math.round(a.y + ((b.y - a.y) * i) / 5) };
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: [p] });
+  }
+  assert.equal(await page.locator(".ghost .card").count(), 1, "the card follows the finger");
+  await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+  await waitVersion(page, 2);
+  const [from2, to2] = (await legal())[0];
+  for (const n of [from2, to2]) {
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [await centre(n)] });
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+  }
+  await waitVersion(page, 3);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0);
+  await page.close();
+});
