@@ -19,6 +19,7 @@ import {
   type MoveInit,
   type NewGameResponse,
 } from "@accordion/client/browser";
+import { announceMove } from "./announce";
 import { drawBoard, decorate } from "./board";
 import { wireBoard } from "./input";
 import { dropMove, homeMove, stockMove } from "./moves";
@@ -248,7 +249,10 @@ async function play(move: MoveInit): Promise<void> {
   if (!current || state.readonly) return;
   await attempt(async () => {
     const reply = await client.move(current.id, move, { expectedVersion: current.version });
-    if (reply.game) setGame(reply.game);
+    if (reply.game) {
+      setGame(reply.game);
+      announceMove(current, move, reply.game);
+    }
   });
 }
 
@@ -299,6 +303,7 @@ const hint = (): Promise<void> =>
     state.hinted = reply.move;
     const source = reply.source === HintSource.SOLVER ? "the solver" : "a look at the visible cards";
     el("status").textContent = state.hinted ? `Hint: ${state.hinted.notation} (from ${source})` : "No hint: the game is over.";
+    el("announce").textContent = el("status").textContent; // heard too (the board marks the piles)
     renderMoves();
     decorate(board);
   });

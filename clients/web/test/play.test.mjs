@@ -144,6 +144,8 @@ test("keyboard only: focus a pile, pick it up with Enter, put it down; d draws, 
   const v = await version(page);
   await page.keyboard.press("Enter");
   await waitVersion(page, v + 1);
+  // A screen reader hears the move in words ("7 of hearts onto tableau pile 5").
+  assert.match(await page.textContent("#announce"), /^(ace|king|queen|jack|\d+) of (hearts|spades|diamonds|clubs)( and \d+ more)? onto (tableau pile \d+|foundation)\.$/);
   await page.keyboard.press("u");
   await waitVersion(page, v + 2);
   await page.keyboard.press("h");
