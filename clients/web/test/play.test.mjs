@@ -232,3 +232,18 @@ test("on a phone (390×844, touch): a finger drags a pile onto its target, and t
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0);
   await page.close();
 });
+
+test("auto-move (an option): aces and twos go to the foundations by themselves", async () => {
+  const page = await context.newPage();
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector("#variant option[value='streets-and-alleys']", { state: "attached" });
+  await page.check("#auto-home");
+  await page.selectOption("#variant", "streets-and-alleys");
+  await page.fill("#seed", "5"); // aces on top of piles at the deal
+  await page.click("#new-game");
+  await page.waitForFunction(() => document.querySelectorAll('#board .pile[data-zone="foundation"] .card-face').length >= 2);
+  const home = await page.$$eval('#board .pile[data-zone="foundation"] .card-face', (cs) => cs.map((c) => c.dataset.card));
+  assert.ok(home.every((card) => /^[A2]/.test(card)), home.join(" "));
+  assert.ok((await version(page)) >= 3, "the moves were the page's own, played on the server");
+  await page.close();
+});
