@@ -178,15 +178,22 @@ WEB := clients/web
 WEB_STAMP := $(WEB)/node_modules/.npm-ci
 CHROMIUM := /usr/bin/chromium
 test: $(WEB_STAMP)  # (here: a prerequisite's variable is expanded where the rule is read)
-# `npm install` with the committed lock, not `npm ci`: the registry's lock file here lacks rollup's
-# optional per-platform packages, which `npm ci` then refuses as out of sync.
+# `npm ci`: exactly the committed lock (complete, rollup's per-platform packages included), so a
+# fresh clone stays clean (`npm install` may rewrite the lock).
 $(WEB_STAMP): $(WEB)/package-lock.json
-	cd $(WEB) && npm install --no-audit --no-fund
+	cd $(WEB) && npm ci --no-audit --no-fund
 	touch $(WEB_STAMP)
 
-# Page, REST and docs on one origin: http://127.0.0.1:8080/ (tools/serve_web.py; --cors-origin URL for others).
-serve-web: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP)
+# The page is built only when its sources (or the TypeScript client's) changed: a stamp in dist/.
+WEB_BUILT := $(WEB)/dist/.built
+WEB_SOURCES := $(wildcard $(WEB)/src/*) $(WEB)/index.html $(WEB)/docs/index.html $(WEB)/vite.config.ts \
+	$(WEB)/tsconfig.json $(WEB)/package.json $(shell find $(TS)/src -name '*.ts' 2>/dev/null)
+$(WEB_BUILT): $(WEB_SOURCES) $(WEB_STAMP) $(NPM_STAMP)
 	cd $(WEB) && npm run build
+	touch $(WEB_BUILT)
+
+# Page, REST and docs on one origin: http://127.0.0.1:8080/ (tools/serve_web.py; --cors-origin URL for others).
+serve-web: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP) $(WEB_BUILT)
 	$(BIN)/python tools/serve_web.py
 
 # The page in a real headless Chromium: Debian's package, installed when missing (CI runs as root;
