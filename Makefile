@@ -28,21 +28,24 @@ $(COMPILED): $(STAMP) $(COMPILED_SOURCES)
 
 install: $(STAMP) $(COMPILED)
 
-# The engine, store and API suites against the pure-Python build: a copy of the package without
-# the mypyc extensions (the solver's C cores kept), first on PYTHONPATH, also for the servers the
-# tests start; ACCORDION_PURE=1 tells tests/ops/test_compiled.py which build to expect.
+# The engine and API suites against the pure-Python build: a copy of the package without the
+# mypyc extensions (the solver's C cores kept), first on PYTHONPATH, also for the servers the
+# tests start; ACCORDION_PURE=1 tells tests/ops/test_compiled.py which build to expect. Not
+# tests/store: the store is interpreted in both builds and neither it nor its tests import a
+# compiled module (test_compiled.py holds that), so a pure run would repeat the same code.
 PURE := $(VENV)/pure
+PURE_TESTS := tests/engine tests/api tests/ops/test_compiled.py
 # pytest's exit status 5 (no test selected) is no failure for the `-m serial` phase.
 NONE_IS_FINE := || test $$? -eq 5
 test-pure: $(STAMP)
 	rm -rf $(PURE) && mkdir -p $(PURE) && cp -r service/accordion $(PURE)/
 	find $(PURE) -name '*.so' ! -path '*/solver/*' -delete
 	ACCORDION_PURE=1 PYTHONPATH=$(abspath $(PURE)) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		-n $(TEST_WORKERS) -m "not serial" tests/engine tests/store tests/api tests/ops/test_compiled.py
+		-n $(TEST_WORKERS) -m "not serial" $(PURE_TESTS)
 	ACCORDION_PURE=1 PYTHONPATH=$(abspath $(PURE)) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		-m serial tests/engine tests/store tests/api tests/ops/test_compiled.py $(NONE_IS_FINE)
+		-m serial $(PURE_TESTS) $(NONE_IS_FINE)
 
-# The whole suite against the compiled build, then the engine, store and API suites against the
+# The whole suite against the compiled build, then the engine and API suites against the
 # pure one beside the TypeScript client's (docs/performance.md: how long each takes). pytest runs
 # on TEST_WORKERS processes (pytest-xdist; tests/conftest.py: which tests go together, and the
 # long ones first), then the tests marked `serial` one at a time.

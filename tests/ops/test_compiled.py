@@ -1,6 +1,6 @@
 """Which build runs: the hot path compiled by mypyc (setup.py, ``accordion.build_info``), or
 the same Python source interpreted. ``make test`` runs the whole suite against the compiled
-build and the engine, store and API suites again against the pure one (``make test-pure``,
+build and the engine and API suites again against the pure one (``make test-pure``,
 which sets ``ACCORDION_PURE=1``: then every listed module must be the ``.py``).
 
 A module that mypyc stops compiling (a new game module with a construct it rejects, a C
@@ -13,6 +13,8 @@ import ast
 import importlib
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -67,3 +69,27 @@ def test_no_function_of_the_compiled_code_reuses_an_except_name_for_another_type
                         types.setdefault(node.name, set()).add(ast.unparse(node.type))
                 reused += [f"{source}: {fn.name}: {name}" for name, kinds in types.items() if len(kinds) > 1]
     assert not reused, reused
+
+
+def test_the_store_and_its_suite_use_no_compiled_module() -> None:
+    # Why `make test-pure` leaves tests/store out: the store is interpreted in both builds and
+    # imports nothing that mypyc compiles, nor do its tests, so a pure run of them would run the
+    # same code twice. (Its one test that starts a server makes NewGames: the pure server's
+    # NewGame is the API suite's, which the pure run keeps.) Here that premise is held.
+    root = Path(__file__).resolve().parents[2]
+    modules = [f"tests.store.{p.stem}" for p in sorted((root / "tests" / "store").glob("test_*.py"))]
+    stores = [f"accordion.store.{p.stem}" for p in sorted((root / "service/accordion/store").glob("*.py"))]
+    assert len(modules) >= 5 and "accordion.store.redis" in stores
+    probe = (
+        "import importlib, json, sys\n"
+        f"for name in {stores + modules!r}: importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH", ""), str(root), str(root / "tests")) if p)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert set(modules) <= loaded
+    assert not loaded & set(compiled_modules()), sorted(loaded & set(compiled_modules()))
