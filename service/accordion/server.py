@@ -30,6 +30,7 @@ import errno
 import gc
 import importlib.util
 import logging
+import os
 import signal
 import socket
 import sys
@@ -45,6 +46,8 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
+from accordion.api.callinfo import install_arrival_stamp
+from accordion.api.server_watch import ServerWatch
 from accordion.api.interceptors import Gate, Host, NewGameRate
 from accordion.api.limits import Admission, ClientAddresses, Limits
 from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
@@ -71,12 +74,18 @@ log = structlog.get_logger("accordion.server")
 
 
 def configure_logging(
-    level: str, stream: TextIO = sys.stderr, fields: Mapping[str, object] | None = None, sample_every: int = 1
+    level: str,
+    stream: TextIO = sys.stderr,
+    fields: Mapping[str, object] | None = None,
+    sample_every: int = 1,
+    access_path: str = "",
 ) -> None:
     """JSON lines on ``stream``: one per RPC from the interceptor, plus lifecycle events.
 
     ``fields`` are added to every line (a worker process adds its index and pid);
-    ``sample_every``: 1 in that many of the per-call info lines is written (``--access-log-sample``)."""
+    ``sample_every``: 1 in that many of the per-call info lines is written (``--access-log-sample``);
+    ``access_path``: the per-call lines are appended to that file instead (``--access-log``;
+    O_APPEND: worker processes' whole-line writes do not interleave)."""
     extra = dict(fields or {})
     structlog.configure(
         processors=[
@@ -93,7 +102,11 @@ def configure_logging(
         cache_logger_on_first_use=False,
     )
     # The per-call access line bypasses the chain above (same JSON, a third of the cost).
-    configure_access_log(stream, logging.getLevelName(level.upper()), extra, sample_every)
+    access = stream
+    if access_path:
+        os.makedirs(os.path.dirname(os.path.abspath(access_path)), exist_ok=True)
+        access = open(access_path, "a", encoding="utf-8")  # noqa: SIM115 (open for the process's life)
+    configure_access_log(access, logging.getLevelName(level.upper()), extra, sample_every)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -208,6 +221,9 @@ class AccordionServer:
         self.port = 0
         self.serving: bool | None = None
         self._health_task: asyncio.Task[None] | None = None
+        self.watch = ServerWatch()  # ops: loop lag and grpc core's channelz counters
+        self.admin_server: grpc.aio.Server | None = None
+        self.admin_port = 0
 
     async def start(self) -> int:
         """Listen and serve; the bound port. Raises ``ListenError`` when the address is taken."""
@@ -239,9 +255,32 @@ class AccordionServer:
                     f"cannot listen on {host}:{self.config.health_port} (--health-port): {_bind_failure(exc)}"
                 ) from None
             await self.health_server.start()
+        await self._start_admin(host)
+        install_arrival_stamp(asyncio.get_running_loop())  # ops: when each call arrives (callinfo)
         await self.server.start()
+        self.watch.start()
         self._health_task = asyncio.create_task(self._health_loop(), name="store-health")
         return self.port
+
+    async def _start_admin(self, host: str) -> None:
+        """ops: ``--admin-port``: channelz (grpcio-channelz) and health on a gRPC port of their
+        own: no limits, no API keys, so it answers when the main port is saturated, which is
+        when an operator needs it; never the clients' port (channelz lists every peer)."""
+        if not self.config.admin_port:
+            return
+        from grpc_channelz.v1 import channelz
+
+        _check_free(f"{host}:{self.config.admin_port}", " (--admin-port)")
+        self.admin_server = grpc.aio.server()
+        channelz.add_channelz_servicer(self.admin_server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.admin_server)
+        try:
+            self.admin_port = self.admin_server.add_insecure_port(f"{host}:{self.config.admin_port}")
+        except RuntimeError as exc:
+            raise ListenError(
+                f"cannot listen on {host}:{self.config.admin_port} (--admin-port): {_bind_failure(exc)}"
+            ) from None
+        await self.admin_server.start()
 
     async def check_store(self) -> bool:
         """Ping the store once and set health to match. Logs each change."""
@@ -270,12 +309,15 @@ class AccordionServer:
     async def stop(self, grace: float | None = None) -> None:
         """Health NOT_SERVING first (load balancers stop sending), then drain, then close the store."""
         await self.health.enter_graceful_shutdown()
+        self.watch.stop()
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
         self.servicer.solving.close()  # the drained calls' searches are stopped; take no more
         if self.health_server is not None:
             await self.health_server.stop(0)
+        if self.admin_server is not None:
+            await self.admin_server.stop(0)
         await self.store.close()
         flush_access_log()
 

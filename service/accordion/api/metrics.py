@@ -39,7 +39,10 @@ LATENCY = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 ERRORS = Counter(
-    "accordion_rpc_errors_total", "RPCs that ended with a status other than OK, by code", ["method", "code"]
+    "accordion_rpc_errors_total",
+    "RPCs that ended with a status other than OK, by code and the ErrorInfo reason the client got "
+    "('none': no ErrorInfo); calls ended by their client are not errors (accordion_rpc_client_ended_total)",
+    ["method", "code", "reason"],
 )
 STORE_ERRORS = Counter(
     "accordion_store_errors_total",
@@ -53,6 +56,60 @@ RATE_LIMITER_ERRORS = Counter(
     "accordion_rate_limiter_errors_total",
     "Rate-limit decisions the backend could not make in time (the call was let through)",
 )
+
+# --- what the client feels (issue 34; docs/operations.md, /work names: callinfo's "arrival") --------
+
+_WAIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+QUEUED = Histogram(
+    "accordion_rpc_queued_seconds",
+    "Time from a call's arrival in Python to its handler's start (admission, API key, rate limits "
+    "and the request message read), by full method; calls whose handler started",
+    ["method"],
+    buckets=_WAIT_BUCKETS,
+)
+SERVER_TIME = Histogram(
+    "accordion_rpc_server_seconds",
+    "Time from a call's arrival in Python to its reply handed to grpc (streams: until the stream "
+    "ends), by full method and status code; every call, refused ones included",
+    ["method", "code"],
+    buckets=_WAIT_BUCKETS,
+)
+REFUSED = Counter(
+    "accordion_rpc_refused_total",
+    "Calls refused before their handler (or their work) ran, by full method, the layer that "
+    "refused them and the ErrorInfo reason the client got ('none': the core sent no reason)",
+    ["method", "layer", "reason"],
+)
+CLIENT_ENDED = Counter(
+    "accordion_rpc_client_ended_total",
+    "Calls ended by their client, not errors (not in accordion_rpc_errors_total): outcome "
+    "cancelled (the client cancelled or went away) or deadline (a stream ended by its deadline)",
+    ["method", "outcome"],
+)
+LOOP_LAG = Histogram(
+    "accordion_event_loop_lag_seconds",
+    "How late a periodic timer on the event loop fired: the wait any callback (a call's next "
+    "step) had in the loop's ready queue at that moment",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+GRPC_CALLS = Counter(
+    "accordion_grpc_server_calls_total",
+    "grpc core's own count of this process's server calls (channelz), by outcome: started, "
+    "succeeded, failed (includes calls the core ended before Python saw them)",
+    ["outcome"],
+)
+GRPC_STREAMS = Counter(
+    "accordion_grpc_streams_total",
+    "HTTP/2 streams on this process's client connections (channelz socket data), by outcome: "
+    "started, succeeded, failed (reset: RST_STREAM either way, refused streams included)",
+    ["outcome"],
+)
+GRPC_CONNECTIONS = Gauge(
+    "accordion_grpc_connections",
+    "Client connections open on this process's gRPC ports (channelz)",
+    multiprocess_mode="livesum",
+)
+
 
 # --- games, moves and the store (told by the session layer: ``SessionMetrics``) ---------------
 
