@@ -26,6 +26,7 @@ from .service import Malformed
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 NEW_GAME = "accordion.v1.AccordionService/NewGame"
+DEADLINE_SLACK = 0.25  # seconds: a call cancelled this close to its deadline was ended by it
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,9 @@ class _Call:
             # core cancels the handler then). A stream's deadline is how clients end watches;
             # a unary call past its deadline was answered too late: an error.
             left = self.context.time_remaining()
-            if left is not None and left <= 0:
+            # (the client's own timer fires first and resets the stream: the server's copy of
+            # the deadline, set on arrival, is then a network delay ahead)
+            if left is not None and left <= DEADLINE_SLACK:
                 code = grpc.StatusCode.DEADLINE_EXCEEDED
                 return code, "client_deadline" if self.streaming else "error"
             return code, "client_cancelled"
