@@ -106,8 +106,10 @@ GRPC_STREAMS = Counter(
 )
 GRPC_CONNECTIONS = Gauge(
     "accordion_grpc_connections",
-    "Client connections open on this process's gRPC ports (channelz)",
-    multiprocess_mode="livesum",
+    "Client connections open on this process's gRPC ports (channelz); with --workers one series "
+    "per live worker (label pid): SO_REUSEPORT spreads connections, not calls, so this shows "
+    "how evenly the kernel spread them",
+    multiprocess_mode="liveall",
 )
 
 
