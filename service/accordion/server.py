@@ -221,7 +221,8 @@ class AccordionServer:
         self.port = 0
         self.serving: bool | None = None
         self._health_task: asyncio.Task[None] | None = None
-        self.watch = ServerWatch()  # ops: loop lag and grpc core's channelz counters
+        # ops: loop lag and grpc core's channelz counters (the admin port's calls are not wrapped)
+        self.watch = ServerWatch(unwrapped_ports=(config.admin_port,))
         self.admin_server: grpc.aio.Server | None = None
         self.admin_port = 0
 

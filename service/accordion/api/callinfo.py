@@ -75,8 +75,21 @@ def from_metadata(metadata: Iterable[Any] | None) -> CallInfo:
     return CallInfo(request_id or new_request_id(), trace_id)
 
 
+class _Arrivals:
+    """Calls Python has seen in this process (``server_watch`` compares it with grpc core's count)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+ARRIVALS = _Arrivals()
+
+
 def arrival() -> float:
-    """When the current call arrived (``ARRIVAL``), or now when no factory stamped it."""
+    """When the current call arrived (``ARRIVAL``), or now when no factory stamped it; counts it."""
+    ARRIVALS.count += 1
     return ARRIVAL.get() or time.perf_counter()
 
 

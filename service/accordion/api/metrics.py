@@ -104,6 +104,13 @@ GRPC_STREAMS = Counter(
     "started, succeeded, failed (reset: RST_STREAM either way, refused streams included)",
     ["outcome"],
 )
+CALLS_IN_CORE = Gauge(
+    "accordion_grpc_calls_waiting",
+    "Calls grpc core has started that Python has not picked up yet (channelz calls started minus "
+    "calls seen by the wrapper, read every second): the queue before arrival, where a busy event "
+    "loop makes calls wait unseen by the other timings; with --workers summed over live workers",
+    multiprocess_mode="livesum",
+)
 GRPC_CONNECTIONS = Gauge(
     "accordion_grpc_connections",
     "Client connections open on this process's gRPC ports (channelz); with --workers one series "

@@ -8,6 +8,9 @@ streams reset, connections open).
 * ``accordion_grpc_server_calls_total{outcome}``: channelz's per-server calls started,
   succeeded, failed (every status but OK), summed over this process's gRPC servers, read every
   ``CORE_EVERY`` seconds and added as the difference since the last reading.
+* ``accordion_grpc_calls_waiting``: channelz's calls started minus the calls the wrapper has
+  seen (``callinfo.ARRIVALS``), on the servers whose calls it wraps (not the admin port's): the
+  calls waiting in grpc core for the event loop to ask for them, before "arrival".
 * ``accordion_grpc_streams_total{outcome}``, ``accordion_grpc_connections``: channelz's
   per-connection (socket) HTTP/2 streams started, succeeded, failed (reset), and the number of
   connections. A connection that closes between two readings loses its last difference (at
@@ -27,10 +30,10 @@ from typing import Any
 
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (channelz in the C core: no stubs)
 
-from . import metrics
+from . import callinfo, metrics
 
 LAG_EVERY = 0.25
-CORE_EVERY = 2.0
+CORE_EVERY = 1.0
 MAX_SOCKETS = 512  # connections read per server and reading (each is a call into the core)
 _failures = logging.getLogger(__name__)
 
@@ -38,8 +41,12 @@ _failures = logging.getLogger(__name__)
 class ServerWatch:
     """``start()`` on the running loop; ``stop()`` when the server stops."""
 
-    def __init__(self, lag_every: float = LAG_EVERY, core_every: float = CORE_EVERY) -> None:
+    def __init__(
+        self, lag_every: float = LAG_EVERY, core_every: float = CORE_EVERY, unwrapped_ports: tuple[int, ...] = ()
+    ) -> None:
+        """``unwrapped_ports``: ports of servers whose calls the wrapper never sees (--admin-port)."""
         self.lag_every, self.core_every = lag_every, core_every
+        self.unwrapped = tuple(f":{port}" for port in unwrapped_ports if port)
         self._lag: asyncio.TimerHandle | None = None
         self._core: asyncio.TimerHandle | None = None
         self._calls = {"started": 0, "succeeded": 0, "failed": 0}  # the last reading (totals)
@@ -75,8 +82,13 @@ class ServerWatch:
         """One reading of channelz: the differences since the last one added to the counters."""
         totals = {"started": 0, "succeeded": 0, "failed": 0}
         sockets: dict[str, tuple[int, int, int]] = {}
+        wrapped_started = 0
+        seen = callinfo.ARRIVALS.count  # (read before channelz: a call in between is not "waiting")
         for server in _servers():
             data = server.get("data", {})
+            listening = " ".join(s.get("name", "") for s in server.get("listenSocket", []))
+            if not any(listening.endswith(port) for port in self.unwrapped):
+                wrapped_started += int(data.get("callsStarted", 0))
             totals["started"] += int(data.get("callsStarted", 0))
             totals["succeeded"] += int(data.get("callsSucceeded", 0))
             totals["failed"] += int(data.get("callsFailed", 0))
@@ -96,6 +108,7 @@ class ServerWatch:
                 child.inc(grown)
         self._streams = sockets
         metrics.GRPC_CONNECTIONS.set(len(sockets))
+        metrics.CALLS_IN_CORE.set(max(0, wrapped_started - seen))
 
 
 def _servers() -> list[dict[str, Any]]:
