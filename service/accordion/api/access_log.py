@@ -2,9 +2,13 @@
 written by the one per-method wrapper (``interceptors.wrap``) through ``record``.
 
 The log line has the method, the game id (from the request or NewGame's reply), the final
-status code and the latency. It never has metadata (the token travels there), request
-bodies or error details. A game id that is not one (too long, odd characters: anything a
-client sends) is cut to ``MAX_LOGGED_ID`` characters.
+status code, the time from arrival to reply, and (issue 34, ``_call_fields``) the request id
+returned to the client, the W3C trace id, the caller, the variant, the ErrorInfo reason, the
+outcome and refusing layer, the bytes in and out, and the time queued and served. It never has
+other metadata (the token travels there), request bodies or error messages. A game id that is
+not one (too long, odd characters: anything a client sends) is cut to ``MAX_LOGGED_ID``
+characters. Errors and refusals are always written; OK calls and calls their client ended 1 in
+``--access-log-sample``.
 
 What it costs per call, since it runs on every one: the wrapped handler is built once per
 method, and the call itself only appends a tuple (method, game id, code, latency, time) to a
