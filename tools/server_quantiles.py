@@ -73,13 +73,16 @@ def grown_by(before: Samples, after: Samples, name: str, *keys: str) -> dict[tup
 def report(before: Samples, after: Samples) -> str:
     server = histograms(before, after, "accordion_rpc_server_seconds", "method")
     queued = histograms(before, after, "accordion_rpc_queued_seconds", "method")
-    lines = [f"{'method':<14}{'calls':>9}{'p50 ms':>10}{'p99 ms':>10}{'queued p50':>12}{'queued p99':>12}"]
+    core = histograms(before, after, "accordion_rpc_core_wait_seconds", "method")
+    lines = [f"{'method':<14}{'calls':>9}{'p50 ms':>10}{'p99 ms':>10}{'queued p50':>12}{'queued p99':>12}"
+             f"{'core≥ p50':>12}{'core≥ p99':>12}"]
     rows = sorted((m, b) for m, b in server.items() if b and b[-1][1] > 0)
     for method, buckets in rows:
-        q = queued.get(method, [])
+        q, c = queued.get(method, []), core.get(method, [])
         lines.append(
             f"{method.rsplit('/', 1)[-1]:<14}{buckets[-1][1]:>9.0f}{quantile(buckets, 0.5) * 1000:>10.2f}"
             f"{quantile(buckets, 0.99) * 1000:>10.2f}{quantile(q, 0.5) * 1000:>12.2f}{quantile(q, 0.99) * 1000:>12.2f}"
+            f"{quantile(c, 0.5) * 1000:>12.2f}{quantile(c, 0.99) * 1000:>12.2f}"
         )
     for title, name, keys in (
         ("refused", "accordion_rpc_refused_total", ("method", "layer", "reason")),

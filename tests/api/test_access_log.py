@@ -65,7 +65,7 @@ async def batch_written() -> None:
 
 # The fields issue 34 added (docs/operations.md): joinable ids, who, what, why, size and time.
 CALL_FIELDS = ["request_id", "trace_id", "caller", "variant", "reason", "outcome", "layer", "bytes_in",
-               "bytes_out", "queued_ms", "served_ms"]
+               "bytes_out", "queued_ms", "served_ms", "core_wait_ms"]
 
 
 async def test_access_lines_are_structlogs_json_and_cut_long_ids(
@@ -140,7 +140,7 @@ def structlog_json(
     event |= {
         "request_id": request_id, "trace_id": None, "caller": "", "variant": None, "reason": None,
         "outcome": "ok" if code is grpc.StatusCode.OK else "error", "layer": None, "bytes_in": 0, "bytes_out": 0,
-        "queued_ms": None, "served_ms": None,
+        "queued_ms": None, "served_ms": None, "core_wait_ms": None,
     }
     event |= {"event": "rpc", **extra, "level": level, "timestamp": stamp}
     return json.dumps(event, ensure_ascii=False)
@@ -377,6 +377,8 @@ async def test_a_request_over_64_kib_is_logged_and_counted_as_the_resource_exhau
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await empty(_no_messages(), timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # (the client has its status a moment before the wrapper records the call)
+    await eventually("both lines", lambda: len([ln for ln in lines(log_stream) if ln["event"] == "rpc"]) >= 2)
     rpcs = [(ln["method"], ln["code"]) for ln in lines(log_stream) if ln["event"] == "rpc"]
     assert rpcs == [(method, "RESOURCE_EXHAUSTED"), (method, "INVALID_ARGUMENT")]
     assert value("accordion_rpc_total", method=method, code="RESOURCE_EXHAUSTED") == before["RESOURCE_EXHAUSTED"] + 1

@@ -200,6 +200,8 @@ def test_queue_time_and_loop_lag_under_a_stopped_loop(tmp_path: Path) -> None:
     ok = codes.count(grpc.StatusCode.OK) + 1
     assert value(samples, "accordion_rpc_queued_seconds_count", method=GET) == ok
     assert value(samples, "accordion_rpc_queued_seconds_sum", method=GET) > 0
+    # every call has its lower bound of the wait in grpc core before arrival (channelz's count)
+    assert value(samples, "accordion_rpc_core_wait_seconds_count", method=GET) == 101
     # the stop (1.5 s) shows as at least one lag sample above 1 s
     assert value(samples, "accordion_event_loop_lag_seconds_bucket", le="+Inf") > value(
         samples, "accordion_event_loop_lag_seconds_bucket", le="1.0")

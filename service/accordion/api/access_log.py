@@ -38,7 +38,7 @@ import grpc.aio
 import structlog
 
 from . import auth, errors, metrics
-from .callinfo import CallInfo, new_request_id
+from .callinfo import CORE_COUNTS, CallInfo, new_request_id
 
 log = structlog.get_logger("accordion.rpc")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -292,11 +292,14 @@ def _call_fields(
     layer = f'"{info.layer}"' if info.layer else "null"
     queued_ms = round(queued * 1000, 3) if queued >= 0 else None
     served_ms = round((elapsed - queued) * 1000, 3) if queued >= 0 else None
+    in_core = CORE_COUNTS.waited(info.seq, info.arrived)
+    core_ms = round(in_core * 1000, 3) if in_core is not None else None
     return (
         f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {json.dumps(caller)}, '
         f'"variant": {json.dumps(variant)}, "reason": {reason}, "outcome": "{outcome}", "layer": {layer}, '
         f'"bytes_in": {size_of(request)}, "bytes_out": {size_of(response) + info.bytes_out}, '
-        f'"queued_ms": {json.dumps(queued_ms)}, "served_ms": {json.dumps(served_ms)}'
+        f'"queued_ms": {json.dumps(queued_ms)}, "served_ms": {json.dumps(served_ms)}, '
+        f'"core_wait_ms": {json.dumps(core_ms)}'
     )
 
 
@@ -362,12 +365,18 @@ def _count(calls: list[Call]) -> None:
         try:  # one key failing (say, no room to grow a metrics file) does not lose the others
             rpcs, latency, server, queued = _metric_children(method, code)
             rpcs.inc(len(group))
+            core_wait, in_core = None, CORE_COUNTS.waited
             for call in group:
-                elapsed, waited = call[3], call[5]
+                elapsed, waited, info = call[3], call[5], call[6]
                 latency.observe(elapsed)
                 server.observe(elapsed)
                 if waited >= 0:
                     queued.observe(waited)
+                before = in_core(info.seq, info.arrived)
+                if before is not None:
+                    if core_wait is None:
+                        core_wait = _other(metrics.CORE_WAIT, method)
+                    core_wait.observe(before)
             if code is not _OK:
                 _count_unanswered(method, code, group)
         except Exception:

@@ -18,6 +18,7 @@ shows how busy the loop is, the proxy for that part.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextvars
 import itertools
 import os
@@ -43,7 +44,7 @@ class CallInfo:
     """One call's notes (see the module doc). ``reason``/``layer``: set by ``errors.abort``
     (``layer`` only for refusals, ``errors.ApiError.layer``); ``bytes_out``: a stream's items."""
 
-    __slots__ = ("request_id", "trace_id", "reason", "layer", "bytes_out", "handler_started")
+    __slots__ = ("request_id", "trace_id", "reason", "layer", "bytes_out", "handler_started", "seq", "arrived")
 
     def __init__(self, request_id: str, trace_id: str | None) -> None:
         self.request_id, self.trace_id = request_id, trace_id
@@ -51,6 +52,8 @@ class CallInfo:
         self.layer = ""
         self.bytes_out = 0
         self.handler_started = 0.0  # perf_counter() when the handler started (0: it never did)
+        self.seq = 0  # this call's number among the calls Python saw (ARRIVALS), 0: not counted
+        self.arrived = 0.0  # perf_counter() at arrival
 
 
 CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar("accordion_call", default=None)
@@ -85,6 +88,46 @@ class _Arrivals:
 
 
 ARRIVALS = _Arrivals()
+
+
+class CoreCounts:
+    """grpc core's count of calls started on the wrapped servers, read often (``server_watch``):
+    (perf_counter(), count) pairs, the latest ``KEEP`` or more. Calls reach Python in the order
+    the core started them, so call number n of Python's (``ARRIVALS``) had started in the core
+    by the first reading whose count is n or more: arriving later than that reading, it waited
+    in the core at least that long. A lower bound, to within the readings' interval; calls the
+    core ended before Python saw them (a deadline passing in its queue) shift the numbering and
+    make it overstate (``accordion_grpc_server_calls_total{outcome="failed"}`` shows them)."""
+
+    KEEP = 4096
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.counts: list[int] = []
+
+    def add(self, when: float, count: int) -> None:
+        if self.counts and count < self.counts[-1]:  # (a server gone: start again)
+            self.times.clear()
+            self.counts.clear()
+        self.times.append(when)
+        self.counts.append(count)
+        if len(self.counts) > 2 * self.KEEP:
+            del self.times[: self.KEEP], self.counts[: self.KEEP]
+
+    def waited(self, seq: int, arrived: float) -> float | None:
+        """At least how long call ``seq`` waited in the core before ``arrived`` (None: unknown)."""
+        counts = self.counts
+        if seq <= 0 or not counts:
+            return None
+        i = bisect.bisect_left(counts, seq)
+        if i == len(counts):
+            return 0.0  # no reading had counted it yet: it reached Python before the next one
+        if i == 0 and len(counts) >= self.KEEP:
+            return None  # older than the readings kept
+        return max(0.0, arrived - self.times[i])
+
+
+CORE_COUNTS = CoreCounts()
 
 
 def arrival() -> float:

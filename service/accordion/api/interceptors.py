@@ -187,6 +187,7 @@ class _Call:
         self.streaming = streaming  # a response stream: its deadline ending it is no error
         # The request id and trace id (one pass over the headers); published for errors.abort.
         self.info = info = callinfo.from_metadata(context.invocation_metadata())
+        info.seq, info.arrived = callinfo.ARRIVALS.count, self.arrived
         callinfo.CURRENT.set(info)
         self.client: str | None = None  # counted in (None: not yet, or refused)
         # The connection and game whose watch slot the call holds (None: none; "" is a game id

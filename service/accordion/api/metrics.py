@@ -59,7 +59,9 @@ RATE_LIMITER_ERRORS = Counter(
 
 # --- what the client feels (issue 34; docs/operations.md, /work names: callinfo's "arrival") --------
 
-_WAIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+_WAIT_BUCKETS = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30, 60
+)
 QUEUED = Histogram(
     "accordion_rpc_queued_seconds",
     "Time from a call's arrival in Python to its handler's start (admission, API key, rate limits "
@@ -72,6 +74,13 @@ SERVER_TIME = Histogram(
     "Time from a call's arrival in Python to its reply handed to grpc (streams: until the stream "
     "ends), by full method and status code; every call, refused ones included",
     ["method", "code"],
+    buckets=_WAIT_BUCKETS,
+)
+CORE_WAIT = Histogram(
+    "accordion_rpc_core_wait_seconds",
+    "At least how long a call waited in grpc core before its arrival in Python (a lower bound from "
+    "grpc core's count of calls started, read every 50 ms: callinfo.CoreCounts), by full method",
+    ["method"],
     buckets=_WAIT_BUCKETS,
 )
 REFUSED = Counter(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any
 
 from grpc._cython import cygrpc  # type: ignore[attr-defined]  # (channelz in the C core: no stubs)
@@ -34,6 +35,7 @@ from . import callinfo, metrics
 
 LAG_EVERY = 0.25
 CORE_EVERY = 1.0
+COUNT_EVERY = 0.05  # grpc core's count of calls started, for callinfo.CoreCounts
 MAX_SOCKETS = 512  # connections read per server and reading (each is a call into the core)
 _failures = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class ServerWatch:
         self.unwrapped = tuple(f":{port}" for port in unwrapped_ports if port)
         self._lag: asyncio.TimerHandle | None = None
         self._core: asyncio.TimerHandle | None = None
+        self._count: asyncio.TimerHandle | None = None
         self._calls = {"started": 0, "succeeded": 0, "failed": 0}  # the last reading (totals)
         self._streams: dict[str, tuple[int, int, int]] = {}  # socket id → its last reading
         self._lag_child = metrics.LOOP_LAG
@@ -59,12 +62,28 @@ class ServerWatch:
         loop = asyncio.get_running_loop()
         self._lag = loop.call_at(loop.time() + self.lag_every, self._lag_due, loop, loop.time() + self.lag_every)
         self._core = loop.call_later(self.core_every, self._core_due, loop)
+        self._count = loop.call_later(COUNT_EVERY, self._count_due, loop)
 
     def stop(self) -> None:
-        for handle in (self._lag, self._core):
+        for handle in (self._lag, self._core, self._count):
             if handle is not None:
                 handle.cancel()
-        self._lag = self._core = None
+        self._lag = self._core = self._count = None
+
+    def _count_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            started = sum(
+                int(server.get("data", {}).get("callsStarted", 0)) for server in _servers() if self._wrapped(server)
+            )
+            callinfo.CORE_COUNTS.add(time.perf_counter(), started)
+        except Exception:  # skipped; the next reading tries again
+            _failures.exception("reading grpc's channelz call count failed")
+        self._count = loop.call_later(COUNT_EVERY, self._count_due, loop)
+
+    def _wrapped(self, server: dict[str, Any]) -> bool:
+        """Whether the wrapper sees ``server``'s calls (not the admin port's)."""
+        listening = " ".join(s.get("name", "") for s in server.get("listenSocket", []))
+        return not any(listening.endswith(port) for port in self.unwrapped)
 
     def _lag_due(self, loop: asyncio.AbstractEventLoop, due: float) -> None:
         now = loop.time()
@@ -86,8 +105,7 @@ class ServerWatch:
         seen = callinfo.ARRIVALS.count  # (read before channelz: a call in between is not "waiting")
         for server in _servers():
             data = server.get("data", {})
-            listening = " ".join(s.get("name", "") for s in server.get("listenSocket", []))
-            if not any(listening.endswith(port) for port in self.unwrapped):
+            if self._wrapped(server):
                 wrapped_started += int(data.get("callsStarted", 0))
             totals["started"] += int(data.get("callsStarted", 0))
             totals["succeeded"] += int(data.get("callsSucceeded", 0))
