@@ -138,6 +138,7 @@ def test_the_access_line_has_the_request_id_the_client_got_and_its_trace_id(tmp_
     assert new_line["bytes_in"] > 0 and new_line["bytes_out"] > 0 and new_line["outcome"] == "ok"
     assert new_line["queued_ms"] >= 0 and new_line["served_ms"] >= 0
     assert given and given == get_line["request_id"] and get_line["trace_id"] is None
+    assert get_line["core_wait_ms"] >= 0, "grpc core's count had been read by the second call"
     assert reply.token not in log.read_text() and '"event": "rpc"' not in stderr, "access lines go to the file"
 
 

@@ -292,7 +292,7 @@ def _call_fields(
     layer = f'"{info.layer}"' if info.layer else "null"
     queued_ms = round(queued * 1000, 3) if queued >= 0 else None
     served_ms = round((elapsed - queued) * 1000, 3) if queued >= 0 else None
-    in_core = CORE_COUNTS.waited(info.seq, info.arrived)
+    in_core = info.core_wait  # (set by _count, which runs first)
     core_ms = round(in_core * 1000, 3) if in_core is not None else None
     return (
         f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {json.dumps(caller)}, '
@@ -372,7 +372,7 @@ def _count(calls: list[Call]) -> None:
                 server.observe(elapsed)
                 if waited >= 0:
                     queued.observe(waited)
-                before = in_core(info.seq, info.arrived)
+                info.core_wait = before = in_core(info.seq, info.arrived)  # (kept for the line)
                 if before is not None:
                     if core_wait is None:
                         core_wait = _other(metrics.CORE_WAIT, method)

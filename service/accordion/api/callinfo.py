@@ -44,7 +44,9 @@ class CallInfo:
     """One call's notes (see the module doc). ``reason``/``layer``: set by ``errors.abort``
     (``layer`` only for refusals, ``errors.ApiError.layer``); ``bytes_out``: a stream's items."""
 
-    __slots__ = ("request_id", "trace_id", "reason", "layer", "bytes_out", "handler_started", "seq", "arrived")
+    __slots__ = (
+        "request_id", "trace_id", "reason", "layer", "bytes_out", "handler_started", "seq", "arrived", "core_wait"
+    )
 
     def __init__(self, request_id: str, trace_id: str | None) -> None:
         self.request_id, self.trace_id = request_id, trace_id
@@ -54,6 +56,7 @@ class CallInfo:
         self.handler_started = 0.0  # perf_counter() when the handler started (0: it never did)
         self.seq = 0  # this call's number among the calls Python saw (ARRIVALS), 0: not counted
         self.arrived = 0.0  # perf_counter() at arrival
+        self.core_wait: float | None = None  # CORE_COUNTS.waited, worked out once in the batch
 
 
 CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar("accordion_call", default=None)
