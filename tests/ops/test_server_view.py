@@ -224,3 +224,21 @@ def test_channelz_on_the_admin_port_counts_the_calls_grpc_core_saw(tmp_path: Pat
         assert value(samples, "accordion_grpc_calls_waiting") == 0
         assert value(samples, "accordion_grpc_server_calls_total", outcome="started") >= value(
             samples, "accordion_rpc_total")
+
+
+def test_a_burst_past_the_stream_cap_is_never_reset_unseen(tmp_path: Path) -> None:
+    """300 calls at once on one new connection (the cap is 100 streams): grpc core's overload
+    protection reset about half of them (REFUSED_STREAM, the client's UNAVAILABLE) and the server
+    counted none; with it off (server._server_options) they wait, and every call the client saw
+    end is one the server counted."""
+    with running_server(tmp_path) as server:
+        game = new_game(server.addr)
+        results = asyncio.run(_get_burst(server.addr, game, 300))
+        codes = [code for code, _ in results]
+        assert grpc.StatusCode.UNAVAILABLE not in codes, f"{codes.count(grpc.StatusCode.UNAVAILABLE)} reset"
+        eventually("the burst recorded", lambda: value(
+            scrape(server.metrics_port), "accordion_rpc_total", method=GET) == 300)
+        samples = scrape(server.metrics_port)
+    refused = codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED)  # (--max-rpcs-per-client 250)
+    assert value(samples, "accordion_rpc_total", method=GET, code="OK") == codes.count(grpc.StatusCode.OK)
+    assert value(samples, "accordion_rpc_refused_total", method=GET) == refused
