@@ -58,8 +58,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--log-level",
-        default="info",
-        help="the server's log level (default: %(default)s; info logs each call, to --access-log when given)",
+        default="",
+        help="the server's log level (default: info when the server has --access-log, which takes "
+        "the per-call lines, else warning: no line per call on the terminal)",
     )
     argv = list(sys.argv[1:] if argv is None else argv)
     server_args: list[str] = []
@@ -69,6 +70,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         argv, server_args = argv[:at], [a for a in argv[at + 1 :] if a != "--"]
     args = parser.parse_args(argv)
     args.server_args = server_args
+    if not args.log_level:
+        args.log_level = "info" if any(a.startswith("--access-log") and a != "--access-log-sample"
+                                       for a in server_args) else "warning"
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.redis_port in FORBIDDEN_REDIS_PORTS:
