@@ -63,15 +63,24 @@ test: $(STAMP) $(COMPILED) proto-check lint-proto proto-breaking typecheck
 engine-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/engine
 
+# make serve: one process on the embedded store. Access lines (one JSON line per call) go to
+# $(ACCESS_LOG), lifecycle lines to the terminal; /metrics on the first free port from 9100 and
+# channelz (--admin-port) from 50061, both printed in the banner. More flags: ARGS='--flag value'
+# (a flag given twice: the last wins), e.g. make serve ARGS='--access-log-sample 10'.
+ACCESS_LOG ?= $(VENV)/log/access.log
 serve: $(STAMP) $(COMPILED)
-	$(BIN)/accordion-server --listen 127.0.0.1:50051
+	$(BIN)/accordion-server --listen 127.0.0.1:50051 --access-log $(ACCESS_LOG) \
+		--metrics-port $$($(BIN)/python tools/free_port.py 9100) \
+		--admin-port $$($(BIN)/python tools/free_port.py 50061) $(ARGS)
 
 # Redis (AOF in .venv/redis-data) and the server with $(WORKERS) workers on it, until Ctrl-C; no Docker.
-# More flags: SERVE_REDIS_ARGS='--listen 127.0.0.1:50052 --data-dir DIR -- --metrics-port 9100'.
+# More flags: SERVE_REDIS_ARGS='--listen 127.0.0.1:50052 --data-dir DIR', and the server's own
+# with ARGS='--flag value' as for make serve. Access lines to $(ACCESS_LOG), /metrics from 9100.
 .PHONY: serve-redis
 WORKERS ?= 2
 serve-redis: $(STAMP) $(COMPILED)
-	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS)
+	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS) -- \
+		--access-log $(ACCESS_LOG) --metrics-port $$($(BIN)/python tools/free_port.py 9100) $(ARGS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict service/accordion

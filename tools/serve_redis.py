@@ -10,7 +10,7 @@ Both children run in their own process group: Ctrl-C reaches only this script, w
 in that order (Redis must outlive the server's last call). Flags after `--` go to accordion-server.
 
     .venv/bin/python tools/serve_redis.py --workers 2 --listen 127.0.0.1:50051
-    make serve-redis WORKERS=4 SERVE_REDIS_ARGS='--data-dir /tmp/acc-data -- --metrics-port 9100'
+    make serve-redis WORKERS=4 SERVE_REDIS_ARGS='--data-dir /tmp/acc-data' ARGS='--access-log-sample 10'
 """
 
 from __future__ import annotations
@@ -58,16 +58,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--log-level",
-        default="warning",
-        help="the server's log level (default: %(default)s; info logs each call)",
+        default="",
+        help="the server's log level (default: info when the server has --access-log, which takes "
+        "the per-call lines, else warning: no line per call on the terminal)",
     )
     argv = list(sys.argv[1:] if argv is None else argv)
     server_args: list[str] = []
     if "--" in argv:
         at = argv.index("--")
-        argv, server_args = argv[:at], argv[at + 1 :]
+        # (make serve-redis adds its own "--" after SERVE_REDIS_ARGS, which may hold one too)
+        argv, server_args = argv[:at], [a for a in argv[at + 1 :] if a != "--"]
     args = parser.parse_args(argv)
     args.server_args = server_args
+    if not args.log_level:
+        args.log_level = "info" if any(a.startswith("--access-log") and a != "--access-log-sample"
+                                       for a in server_args) else "warning"
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.redis_port in FORBIDDEN_REDIS_PORTS:

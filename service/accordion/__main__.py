@@ -25,8 +25,10 @@ from accordion.workers import resolve_workers, supervise  # noqa: E402
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``accordion-server`` console script."""
     config = parse_args(argv)
-    configure_logging(config.log_level, sample_every=config.access_log_sample)
     workers = resolve_workers(config)
+    # ops: the supervisor of workers writes no access lines (its workers do, to the same file).
+    access_path = config.access_log if workers <= 1 else ""
+    configure_logging(config.log_level, sample_every=config.access_log_sample, access_path=access_path)
     if workers > 1:  # a supervisor of N worker processes on one port (see accordion.workers)
         sys.exit(supervise(replace(config, workers=workers)))
     try:

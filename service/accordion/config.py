@@ -30,6 +30,8 @@ class Config:
     metrics_port: int = 0
     log_level: str = "info"
     access_log_sample: int = 1  # ops: write 1 in N of the per-call info lines (1: all)
+    access_log: str = ""  # ops: a file the per-call lines are appended to ("": with the log, stderr)
+    admin_port: int = 0  # ops: gRPC channelz and health on the listen host (0: off; workers: + index)
     health_interval: float = 1.0
     store_timeout: float = 2.0
     workers: int = 0  # 0: one per available core with Redis, 1 with the memory store
@@ -103,6 +105,19 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "ACCORDION_ACCESS_LOG_SAMPLE",
         int,
         "write 1 in N of the per-call info lines (server faults always; metrics count every call)",
+    ),
+    (  # ops
+        "access_log",
+        "ACCORDION_ACCESS_LOG",
+        str,
+        "file the per-call access lines are appended to (empty: stderr, with the other log lines)",
+    ),
+    (  # ops
+        "admin_port",
+        "ACCORDION_ADMIN_PORT",
+        int,
+        "gRPC admin port on the listen host: channelz and health, no limits, not for clients "
+        "(0: off; with --workers, worker i listens on this port + i)",
     ),
     ("health_interval", "ACCORDION_HEALTH_INTERVAL", float, "seconds between store pings for health"),
     ("store_timeout", "ACCORDION_STORE_TIMEOUT", float, "seconds one store call may take before UNAVAILABLE"),
@@ -285,6 +300,8 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error(f"--log-level {args.log_level!r}: one of debug, info, warning, error")
     if args.access_log_sample < 1:  # ops
         parser.error("--access-log-sample: 1 (every line) or more (1 in N)")
+    if not 0 <= args.admin_port < 65536:  # ops
+        parser.error("--admin-port: a port number (0: off)")
     if bool(args.tls_cert) != bool(args.tls_key):
         parser.error("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
@@ -362,9 +379,24 @@ def banner(config: Config, port: int) -> str:
                 f'"move": {{"notation": "<move>"}}}}\' {addr} accordion.v1.AccordionService/ApplyMove'
             ),
             f"  grpcurl -plaintext {addr} grpc.health.v1.Health/Check",
+            *_ops_lines(config, host),
             "Stop with Ctrl-C (SIGINT) or SIGTERM.",
         ]
     )
     return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
 
 
+
+
+def _ops_lines(config: Config, host: str) -> list[str]:
+    """ops: where the metrics, the access log and the admin port are (issue 34)."""
+    lines = []
+    if config.metrics_port:
+        lines.append(f"Metrics: http://{host}:{config.metrics_port}/metrics")
+    if config.access_log:
+        lines.append(f"Access log (one JSON line per call): {os.path.abspath(config.access_log)}")
+    if config.admin_port:
+        last = config.admin_port + max(1, config.workers) - 1
+        ports = f"{config.admin_port}" if last == config.admin_port else f"{config.admin_port}-{last} (one per worker)"
+        lines.append(f"Admin (channelz, health; operators only): {host}:{ports}")
+    return lines

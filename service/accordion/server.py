@@ -31,6 +31,7 @@ import errno
 import gc
 import importlib.util
 import logging
+import os
 import signal
 import socket
 import sys
@@ -46,6 +47,8 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
 from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
+from accordion.api.callinfo import install_arrival_stamp
+from accordion.api.server_watch import ServerWatch
 from accordion.api.interceptors import ClientRate, Gate, Host
 from accordion.api.limits import Admission, ClientAddresses, Limits
 from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
@@ -75,12 +78,18 @@ log = structlog.get_logger("accordion.server")
 
 
 def configure_logging(
-    level: str, stream: TextIO = sys.stderr, fields: Mapping[str, object] | None = None, sample_every: int = 1
+    level: str,
+    stream: TextIO = sys.stderr,
+    fields: Mapping[str, object] | None = None,
+    sample_every: int = 1,
+    access_path: str = "",
 ) -> None:
     """JSON lines on ``stream``: one per RPC from the interceptor, plus lifecycle events.
 
     ``fields`` are added to every line (a worker process adds its index and pid);
-    ``sample_every``: 1 in that many of the per-call info lines is written (``--access-log-sample``)."""
+    ``sample_every``: 1 in that many of the per-call info lines is written (``--access-log-sample``);
+    ``access_path``: the per-call lines are appended to that file instead (``--access-log``;
+    O_APPEND: worker processes' whole-line writes do not interleave)."""
     extra = dict(fields or {})
     structlog.configure(
         processors=[
@@ -97,7 +106,11 @@ def configure_logging(
         cache_logger_on_first_use=False,
     )
     # The per-call access line bypasses the chain above (same JSON, a third of the cost).
-    configure_access_log(stream, logging.getLevelName(level.upper()), extra, sample_every)
+    access = stream
+    if access_path:
+        os.makedirs(os.path.dirname(os.path.abspath(access_path)), exist_ok=True)
+        access = open(access_path, "a", encoding="utf-8")  # noqa: SIM115 (open for the process's life)
+    configure_access_log(access, logging.getLevelName(level.upper()), extra, sample_every)
 
 
 def _server_options(config: Config) -> list[tuple[str, int]]:
@@ -122,6 +135,13 @@ def _server_options(config: Config) -> list[tuple[str, int]]:
         # Per connection: HTTP/2 streams open at once, counted when a call's headers arrive, so
         # one connection cannot hold more calls than this, sent or half-sent (accordion.api.limits).
         ("grpc.max_concurrent_streams", config.max_streams_per_connection),
+        # ops (issue 34): without this, grpc core also resets new streams (REFUSED_STREAM: the
+        # client's UNAVAILABLE "RST_STREAM ... error code 7") while the loop has not yet freed
+        # finished ones, counted nowhere on the server: 4,990 of 26,083 calls at 1,500/s on 4
+        # connections, none with it off. The advertised cap still holds; the calls wait in the
+        # core instead, where accordion_grpc_calls_waiting and accordion_rpc_core_wait_seconds
+        # see them, and the limits of accordion.api.limits refuse with a reason.
+        ("grpc.http.overload_protection", 0),
         # The server's keepalive pings go on while a connection carries no data (an idle
         # WatchGame): a peer that vanished is found and its calls and watch slots freed.
         ("grpc.http2.max_pings_without_data", 0),
@@ -224,6 +244,10 @@ class AccordionServer:
         self.port = 0
         self.serving: bool | None = None
         self._health_task: asyncio.Task[None] | None = None
+        # ops: loop lag and grpc core's channelz counters (the admin port's calls are not wrapped)
+        self.watch = ServerWatch(unwrapped_ports=(config.admin_port,))
+        self.admin_server: grpc.aio.Server | None = None
+        self.admin_port = 0
 
     async def start(self) -> int:
         """Listen and serve; the bound port. Raises ``ListenError`` when the address is taken."""
@@ -255,9 +279,32 @@ class AccordionServer:
                     f"cannot listen on {host}:{self.config.health_port} (--health-port): {_bind_failure(exc)}"
                 ) from None
             await self.health_server.start()
+        await self._start_admin(host)
+        install_arrival_stamp(asyncio.get_running_loop())  # ops: when each call arrives (callinfo)
         await self.server.start()
+        self.watch.start()
         self._health_task = asyncio.create_task(self._health_loop(), name="store-health")
         return self.port
+
+    async def _start_admin(self, host: str) -> None:
+        """ops: ``--admin-port``: channelz (grpcio-channelz) and health on a gRPC port of their
+        own: no limits, no API keys, so it answers when the main port is saturated, which is
+        when an operator needs it; never the clients' port (channelz lists every peer)."""
+        if not self.config.admin_port:
+            return
+        from grpc_channelz.v1 import channelz
+
+        _check_free(f"{host}:{self.config.admin_port}", " (--admin-port)")
+        self.admin_server = grpc.aio.server()
+        channelz.add_channelz_servicer(self.admin_server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.admin_server)
+        try:
+            self.admin_port = self.admin_server.add_insecure_port(f"{host}:{self.config.admin_port}")
+        except RuntimeError as exc:
+            raise ListenError(
+                f"cannot listen on {host}:{self.config.admin_port} (--admin-port): {_bind_failure(exc)}"
+            ) from None
+        await self.admin_server.start()
 
     async def check_store(self) -> bool:
         """Ping the store once and set health to match. Logs each change."""
@@ -286,12 +333,15 @@ class AccordionServer:
     async def stop(self, grace: float | None = None) -> None:
         """Health NOT_SERVING first (load balancers stop sending), then drain, then close the store."""
         await self.health.enter_graceful_shutdown()
+        self.watch.stop()
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
         self.servicer.solving.close()  # the drained calls' searches are stopped; take no more
         if self.health_server is not None:
             await self.health_server.stop(0)
+        if self.admin_server is not None:
+            await self.admin_server.stop(0)
         await self.store.close()
         flush_access_log()
         if self.tracing is not None:  # the spans not exported yet (a thread: the loop goes on)

@@ -20,6 +20,7 @@ import structlog
 from prometheus_client import REGISTRY
 
 from accordion.api import access_log
+from accordion.api.callinfo import CallInfo
 from accordion.server import configure_logging
 from accordion.v1 import accordion_pb2 as pb
 
@@ -62,6 +63,11 @@ async def batch_written() -> None:
     await eventually("the batch's timer", lambda: access_log._timer is None)
 
 
+# The fields issue 34 added (docs/operations.md): joinable ids, who, what, why, size and time.
+CALL_FIELDS = ["request_id", "trace_id", "caller", "variant", "reason", "outcome", "layer", "bytes_in",
+               "bytes_out", "queued_ms", "served_ms", "core_wait_ms"]
+
+
 async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     log_stream: io.StringIO, start_server: Callable[..., Any], connect: Callable[[str], Client]
 ) -> None:
@@ -77,7 +83,8 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
         ("NewGame", "OK"), ("ApplyMove", "OK"), ("GetGame", "INVALID_ARGUMENT"), ("GetGame", "INVALID_ARGUMENT"),
     ]
     for r in rpcs:
-        assert list(r) == ["method", "game_id", "code", "latency_ms", "event", "worker", "level", "timestamp"]
+        assert list(r) == ["method", "game_id", "code", "latency_ms", *CALL_FIELDS, "event", "worker", "level",
+                           "timestamp"]
         assert r["level"] == "info" and r["worker"] == 3 and r["timestamp"].endswith("Z")
     assert rpcs[0]["game_id"] == rpcs[1]["game_id"] == new.game.id
     assert rpcs[2]["game_id"] == "x" * access_log.MAX_LOGGED_ID + "…"
@@ -87,10 +94,10 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     structlog_line = io.StringIO()
     configure_logging("info", stream=structlog_line, fields={"worker": 3})
     access_log.configure_access_log(None)  # through structlog this time
-    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
+    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16))
     ours = io.StringIO()
     access_log.configure_access_log(ours, 20, {"worker": 3})
-    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0)
+    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16))
     access_log.flush_access_log()
     theirs, mine = json.loads(structlog_line.getvalue()), json.loads(ours.getvalue())
     assert list(theirs) == list(mine)
@@ -121,12 +128,20 @@ GOOD_ID = "abcdefghijklmnopqrstuv"
 T0 = 1_800_000_000  # 2027-01-15T08:00:00Z: far from the time the batch is written
 
 
-def structlog_json(method: str, game_id: str, code: grpc.StatusCode, latency: float, wall: float, **extra: Any) -> str:
+def structlog_json(
+    method: str, game_id: str, code: grpc.StatusCode, latency: float, wall: float, request_id: str, **extra: Any
+) -> str:
     """The line structlog's chain prints (configure_logging's JSONRenderer is json.dumps of the
-    event dict in this order; TimeStamper(fmt="iso", utc=True) is datetime's isoformat)."""
+    event dict in this order; TimeStamper(fmt="iso", utc=True) is datetime's isoformat), for a
+    call recorded with a CallInfo of ``request_id`` and nothing else known."""
     level = "warning" if code in access_log._SERVER_FAULTS else "info"
     stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
     event = {"method": method, "game_id": game_id or None, "code": code.name, "latency_ms": round(latency * 1000, 3)}
+    event |= {
+        "request_id": request_id, "trace_id": None, "caller": "", "variant": None, "reason": None,
+        "outcome": "ok" if code is grpc.StatusCode.OK else "error", "layer": None, "bytes_in": 0, "bytes_out": 0,
+        "queued_ms": None, "served_ms": None, "core_wait_ms": None,
+    }
     event |= {"event": "rpc", **extra, "level": level, "timestamp": stamp}
     return json.dumps(event, ensure_ascii=False)
 
@@ -152,7 +167,11 @@ def clock(monkeypatch: pytest.MonkeyPatch, walls: list[float] | None = None, now
 
 
 def value(name: str, **labels: str) -> float:
-    return REGISTRY.get_sample_value(name, labels) or 0.0
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    wanted = set(labels.items())
+    return sum(
+        s.value for family in REGISTRY.collect() for s in family.samples if s.name == name and wanted <= set(s.labels.items())
+    )
 
 
 async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
@@ -169,15 +188,15 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
         ("m/z", GOOD_ID, grpc.StatusCode.OK, 0.000_000_4, T0 + 86_400.000_001),
     ]
     clock(monkeypatch, [wall for *_, wall in calls])
-    for method, game_id, code, latency, _wall in calls:
-        access_log.record(method, game_id, code, 100.0 - latency)
+    for i, (method, game_id, code, latency, _wall) in enumerate(calls):
+        access_log.record(method, game_id, code, 100.0 - latency, info=CallInfo(f"r-{i}", None))
     assert log_file.read_text() == "", "nothing written at the call"
     await batch_written()
     written = log_file.read_text().split("\n")  # (not splitlines: it also splits at the raw U+2028)
     assert written.pop() == ""
     assert written == [
-        structlog_json(method, game_id, code, 100.0 - (100.0 - latency), wall, worker=3)
-        for method, game_id, code, latency, wall in calls
+        structlog_json(method, game_id, code, 100.0 - (100.0 - latency), wall, f"r-{i}", worker=3)
+        for i, (method, game_id, code, latency, wall) in enumerate(calls)
     ]
     assert [json.loads(line)["timestamp"] for line in written][:4] == [
         "2027-01-15T08:00:00.123456Z", "2027-01-15T08:00:01Z", "2027-01-15T08:00:00.000002Z", "2027-01-15T08:00:02Z"
@@ -358,6 +377,8 @@ async def test_a_request_over_64_kib_is_logged_and_counted_as_the_resource_exhau
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await empty(_no_messages(), timeout=5)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # (the client has its status a moment before the wrapper records the call)
+    await eventually("both lines", lambda: len([ln for ln in lines(log_stream) if ln["event"] == "rpc"]) >= 2)
     rpcs = [(ln["method"], ln["code"]) for ln in lines(log_stream) if ln["event"] == "rpc"]
     assert rpcs == [(method, "RESOURCE_EXHAUSTED"), (method, "INVALID_ARGUMENT")]
     assert value("accordion_rpc_total", method=method, code="RESOURCE_EXHAUSTED") == before["RESOURCE_EXHAUSTED"] + 1

@@ -166,8 +166,12 @@ async def test_metrics_count_calls_errors_and_latency(client: Client) -> None:
     def value(name: str, **labels: str) -> float:
         return REGISTRY.get_sample_value(name, labels) or 0.0
 
+    def error_value(name: str, **labels: str) -> float:  # errors carry the reason the client got
+        return value(name, **labels, reason="GAME_NOT_FOUND") if name == "accordion_rpc_errors_total" else value(
+            name, **labels)
+
     ok0 = value("accordion_rpc_total", method=method, code="OK")
-    nf0 = value("accordion_rpc_errors_total", method=method, code="NOT_FOUND")
+    nf0 = error_value("accordion_rpc_errors_total", method=method, code="NOT_FOUND")
     lat0 = value("accordion_rpc_latency_seconds_count", method=method)
     game = (await client.new_game("accordion", seed=7)).game
     await client.get(game.id)
@@ -175,7 +179,7 @@ async def test_metrics_count_calls_errors_and_latency(client: Client) -> None:
     expected = {("accordion_rpc_total", "OK"): ok0 + 1, ("accordion_rpc_errors_total", "NOT_FOUND"): nf0 + 1}
     # The status reaches the client a moment before the interceptor records it: wait for it.
     for _ in range(100):
-        seen = {key: value(key[0], method=method, code=key[1]) for key in expected}
+        seen = {key: error_value(key[0], method=method, code=key[1]) for key in expected}
         if seen == expected and value("accordion_rpc_latency_seconds_count", method=method) == lat0 + 2:
             break
         await asyncio.sleep(0.02)

@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 
 from accordion.api.access_log import AccessLog
+from accordion.api.callinfo import CallInfo
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
@@ -37,8 +38,9 @@ def test_server_faults_are_never_sampled_out() -> None:
     stream = io.StringIO()
     log = AccessLog(stream, 20, {}, sample_every=4)
     now = time.time()
-    ok = (LIST, "", grpc.StatusCode.OK, 0.001, now)
-    fault = (LIST, "", grpc.StatusCode.UNAVAILABLE, 0.001, now)
+    info = CallInfo("r-1", None)
+    ok = (LIST, "", grpc.StatusCode.OK, 0.001, now, 0.0, info, "127.0.0.1", "ok", None, None)
+    fault = (LIST, "", grpc.StatusCode.UNAVAILABLE, 0.001, now, 0.0, info, "127.0.0.1", "error", None, None)
     log.write([ok] * 8 + [fault] * 3)
     log.write([ok] * 4)  # the count goes on across batches
     written = [json.loads(ln) for ln in stream.getvalue().splitlines()]

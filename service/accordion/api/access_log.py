@@ -2,9 +2,13 @@
 written by the one per-method wrapper (``interceptors.wrap``) through ``record``.
 
 The log line has the method, the game id (from the request or NewGame's reply), the final
-status code and the latency. It never has metadata (the token travels there), request
-bodies or error details. A game id that is not one (too long, odd characters: anything a
-client sends) is cut to ``MAX_LOGGED_ID`` characters.
+status code, the time from arrival to reply, and (issue 34, ``_call_fields``) the request id
+returned to the client, the W3C trace id, the caller, the variant, the ErrorInfo reason, the
+outcome and refusing layer, the bytes in and out, and the time queued and served. It never has
+other metadata (the token travels there), request bodies or error messages. A game id that is
+not one (too long, odd characters: anything a client sends) is cut to ``MAX_LOGGED_ID``
+characters. Errors and refusals are always written; OK calls and calls their client ended 1 in
+``--access-log-sample``.
 
 What it costs per call, since it runs on every one: the wrapped handler is built once per
 method, and the call itself only appends a tuple (method, game id, code, latency, time) to a
@@ -34,6 +38,7 @@ import grpc.aio
 import structlog
 
 from . import auth, errors, metrics
+from .callinfo import CORE_COUNTS, CallInfo, new_request_id
 
 log = structlog.get_logger("accordion.rpc")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -46,8 +51,15 @@ _SERVER_FAULTS = {
 }
 _CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the enum's .name
 _STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
-# One call not recorded yet: (method, game id, status code, latency in seconds, time.time()).
-Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float]"
+# One call not recorded yet: (method, game id, status code, seconds from arrival to reply,
+# time.time(), seconds queued (arrival to handler start; -1: the handler never started), its
+# CallInfo, its caller, outcome (``OUTCOMES``), request, response). Request and response are
+# kept only to measure their bytes and variant for the lines written.
+Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float, float, CallInfo, str, str, Any, Any]"
+# What a call's status means: ok; error (the server's answer, refusals included: counted in
+# accordion_rpc_errors_total); refused (also an error, and in accordion_rpc_refused_total);
+# client_cancelled, client_deadline (the client ended it: not an error, issue 34).
+OUTCOMES = ("ok", "error", "refused", "client_cancelled", "client_deadline")
 
 
 def status_of(context: Context, failure: BaseException | None) -> grpc.StatusCode:
@@ -145,11 +157,12 @@ class AccessLog:
         every, seen = self.sample_every, self._info_seen
         lines = []
         methods, tail, stamp, valid_id = self._methods, self.tail, self._stamp, auth.GAME_ID_RE.fullmatch
-        for method, game_id, code, elapsed, wall in calls:
+        for method, game_id, code, elapsed, wall, queued, note, caller, outcome, request, response in calls:
             if code in _SERVER_FAULTS:
                 level = "warning"
             elif info:
-                if every > 1:
+                # Errors always; answers (and calls their client ended) 1 in ``every``.
+                if every > 1 and outcome not in _ALWAYS:
                     seen += 1
                     if seen % every:
                         continue
@@ -165,9 +178,10 @@ class AccessLog:
                 gid = f'"{game_id}"' if valid_id(game_id) else json.dumps(game_id, ensure_ascii=False)
             else:
                 gid = "null"
+            fields = _call_fields(note, caller, outcome, request, response, elapsed, queued)
             lines.append(
                 f'{{"method": {quoted}, "game_id": {gid}, "code": "{_CODE_NAMES[code]}", '
-                f'"latency_ms": {round(elapsed * 1000, 3)!r}, "event": "rpc"{tail}, "level": "{level}", '
+                f'"latency_ms": {round(elapsed * 1000, 3)!r}, {fields}, "event": "rpc"{tail}, "level": "{level}", '
                 f'"timestamp": "{stamp(wall)}"}}\n'
             )
         self._info_seen = seen
@@ -255,53 +269,157 @@ def _record_calls(calls: list[Call]) -> None:
         if access is not None and structlog.is_configured():  # (a test may have reset structlog)
             access.write(calls)
             return
-        for method, game_id, code, elapsed, _wall in calls:
+        for method, game_id, code, elapsed, _wall, queued, info, caller, outcome, request, response in calls:
             emit = log.warning if code in _SERVER_FAULTS else log.info
             latency_ms = round(elapsed * 1000, 3)
-            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms)
+            fields = json.loads("{" + _call_fields(info, caller, outcome, request, response, elapsed, queued) + "}")
+            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms, **fields)
     except Exception:
         _failures.exception("writing access lines failed")
 
 
-_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any]] = {}
+_ALWAYS = frozenset(("error", "refused"))  # outcomes whose lines are never sampled out
 
 
-def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any]:
+def _call_fields(
+    info: CallInfo, caller: str, outcome: str, request: Any, response: Any, elapsed: float, queued: float
+) -> str:
+    """The issue-34 fields of one access line, as JSON members (no braces): joinable ids, who,
+    what, why, how big, how long. Computed only for the lines written."""
+    trace = f'"{info.trace_id}"' if info.trace_id else "null"
+    variant = _variant_of(request, response)
+    reason = f'"{info.reason}"' if info.reason else "null"
+    layer = f'"{info.layer}"' if info.layer else "null"
+    queued_ms = round(queued * 1000, 3) if queued >= 0 else None
+    served_ms = round((elapsed - queued) * 1000, 3) if queued >= 0 else None
+    in_core = info.core_wait  # (set by _count, which runs first)
+    core_ms = round(in_core * 1000, 3) if in_core is not None else None
+    return (
+        f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {json.dumps(caller)}, '
+        f'"variant": {json.dumps(variant)}, "reason": {reason}, "outcome": "{outcome}", "layer": {layer}, '
+        f'"bytes_in": {size_of(request)}, "bytes_out": {size_of(response) + info.bytes_out}, '
+        f'"queued_ms": {json.dumps(queued_ms)}, "served_ms": {json.dumps(served_ms)}, '
+        f'"core_wait_ms": {json.dumps(core_ms)}'
+    )
+
+
+def size_of(message: Any) -> int:
+    """A message's serialized size: bytes as they are (replies api/wire.py writes), protobuf's."""
+    if message is None:
+        return 0
+    if type(message) is bytes:
+        return len(message)
+    size = getattr(message, "ByteSize", None)
+    return int(size()) if size is not None else 0
+
+
+MAX_LOGGED_VARIANT = 40
+
+
+def _variant_of(request: Any, response: Any) -> str | None:
+    """The variant when the request names it (NewGame) or the reply's game carries it."""
+    variant = getattr(request, "variant", "")
+    if not variant and response is not None and type(response) is not bytes and hasattr(response, "game"):
+        variant = getattr(response.game, "variant", "")
+    return str(variant)[:MAX_LOGGED_VARIANT] if variant else None
+
+
+_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any, Any]] = {}
+_queued: dict[str, Any] = {}
+_others: dict[tuple[Any, ...], Any] = {}  # errors, refusals, client-ended: rarer, keyed by labels
+
+
+def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any, Any]:
     found = _children.get((method, code))
     if found is None:
         name = code.name
         found = _children[(method, code)] = (
             metrics.RPCS.labels(method, name),
             metrics.LATENCY.labels(method),
-            metrics.ERRORS.labels(method, name) if code is not grpc.StatusCode.OK else None,
+            metrics.SERVER_TIME.labels(method, name),
+            _queued.get(method) or _queued.setdefault(method, metrics.QUEUED.labels(method)),
         )
     return found
 
 
+def _other(metric: Any, *labels: str) -> Any:
+    key = (metric, *labels)
+    child = _others.get(key)
+    if child is None:
+        if len(_others) >= 4096:  # labels are the service's own; bound it all the same
+            _others.clear()
+        child = _others[key] = metric.labels(*labels)
+    return child
+
+
 def _count(calls: list[Call]) -> None:
-    """One ``inc(n)`` per (method, code) and one ``observe`` per call, on the real metric objects
-    (worker processes write them to the files the supervisor's /metrics reads)."""
-    latencies: dict[tuple[str, grpc.StatusCode], list[float]] = {}
-    for method, _game_id, code, elapsed, _wall in calls:
-        found = latencies.get((method, code))
+    """One ``inc(n)`` per (method, code) and the ``observe``s per call, on the real metric
+    objects (worker processes write them to the files the supervisor's /metrics reads)."""
+    grouped: dict[tuple[str, grpc.StatusCode], list[Call]] = {}
+    for call in calls:
+        found = grouped.get((call[0], call[2]))
         if found is None:
-            found = latencies[(method, code)] = []
-        found.append(elapsed)
-    for (method, code), seconds in latencies.items():
+            found = grouped[(call[0], call[2])] = []
+        found.append(call)
+    for (method, code), group in grouped.items():
         try:  # one key failing (say, no room to grow a metrics file) does not lose the others
-            rpcs, latency, errors = _metric_children(method, code)
-            rpcs.inc(len(seconds))
-            if errors is not None:
-                errors.inc(len(seconds))
-            for elapsed in seconds:
+            rpcs, latency, server, queued = _metric_children(method, code)
+            rpcs.inc(len(group))
+            core_wait, in_core = None, CORE_COUNTS.waited
+            for call in group:
+                elapsed, waited, info = call[3], call[5], call[6]
                 latency.observe(elapsed)
+                server.observe(elapsed)
+                if waited >= 0:
+                    queued.observe(waited)
+                info.core_wait = before = in_core(info.seq, info.arrived)  # (kept for the line)
+                if before is not None:
+                    if core_wait is None:
+                        core_wait = _other(metrics.CORE_WAIT, method)
+                    core_wait.observe(before)
+            if code is not _OK:
+                _count_unanswered(method, code, group)
         except Exception:
             _failures.exception("recording RPC metrics failed")
 
 
-def record(method: str, game_id: str, code: grpc.StatusCode, started: float) -> None:
-    """The per-call part: a tuple on the list (and the timer armed by its first call)."""
-    call = (method, game_id, code, time.perf_counter() - started, time.time())
+def _count_unanswered(method: str, code: grpc.StatusCode, group: list[Call]) -> None:
+    """Errors by code and reason, refusals by layer, calls their client ended apart."""
+    name = code.name
+    for call in group:
+        info, outcome = call[6], call[8]
+        if outcome == "client_cancelled" or outcome == "client_deadline":
+            _other(metrics.CLIENT_ENDED, method, outcome[7:]).inc()
+            continue
+        reason = info.reason or "none"
+        _other(metrics.ERRORS, method, name, reason).inc()
+        if outcome == "refused":
+            _other(metrics.REFUSED, method, info.layer, reason).inc()
+
+
+def record(
+    method: str,
+    game_id: str,
+    code: grpc.StatusCode,
+    arrived: float,
+    handler_started: float = 0.0,
+    info: CallInfo | None = None,
+    caller: str = "",
+    outcome: str = "",
+    request: Any = None,
+    response: Any = None,
+) -> None:
+    """The per-call part: a tuple on the list (and the timer armed by its first call).
+    ``arrived``/``handler_started``: perf_counter() (``handler_started`` 0: never started);
+    without ``info``/``outcome`` (callers other than the wrapper) a new request id, and ok or
+    error by the code."""
+    if info is None:
+        info = CallInfo(new_request_id(), None)
+    if not outcome:
+        outcome = "ok" if code is _OK else "error"
+    now = time.perf_counter()
+    queued = handler_started - arrived if handler_started else -1.0
+    call = (method, game_id, code, now - arrived, time.time(), queued, info, caller, outcome, request, response)
     pending = _pending
     if pending is None:
         _record_calls([call])

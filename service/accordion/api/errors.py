@@ -28,7 +28,7 @@ from grpc_status import rpc_status
 
 from accordion import engine, sessions, solver, store
 
-from . import metrics, wire
+from . import callinfo, metrics, wire
 from .fairpool import NotStarted, PoolFull
 from .solving import NoWinnableDeal
 
@@ -56,10 +56,14 @@ class ApiError(Exception):
         metadata: Mapping[str, str] | None = None,
         fields: Sequence[tuple[str, str]] = (),
         details: Sequence[Message] = (),
+        layer: str = "",
     ) -> None:
         message = _cut(message, MAX_MESSAGE)
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
+        # ops: the layer that refused the call (accordion_rpc_refused_total); "" for an error
+        # that is not a refusal.
+        self.layer = layer
         self.metadata = dict(metadata or {})
         self.fields = tuple((_cut(f, MAX_FIELD), _cut(d, MAX_DESCRIPTION)) for f, d in fields[:MAX_FIELDS])
         self.details = tuple(details)
@@ -91,10 +95,27 @@ class ApiError(Exception):
 
 
 async def abort(context: grpc.aio.ServicerContext[Any, Any], error: ApiError) -> NoReturn:
-    """End the call with ``error``'s status, counted by its reason (``accordion_rpc_error_reasons_total``)."""
+    """End the call with ``error``'s status, counted by its reason (``accordion_rpc_error_reasons_total``),
+    noted for the access line, and with the call's ``x-request-id`` in its trailers."""
     metrics.count_error_reason(error.reason)
-    await context.abort_with_status(error.to_status())
+    status = error.to_status()
+    info = callinfo.CURRENT.get()
+    if info is not None:
+        info.reason, info.layer = error.reason, error.layer
+        # abort_with_status sends the status's trailers only, not those set before: add the id.
+        status = _with_request_id(status, info.request_id)
+    await context.abort_with_status(status)
     raise AssertionError("abort_with_status returned")  # pragma: no cover (it always raises)
+
+
+class _Status(grpc.Status):
+    def __init__(self, code: grpc.StatusCode, details: str, trailing_metadata: Any) -> None:
+        self.code, self.details, self.trailing_metadata = code, details, trailing_metadata
+
+
+def _with_request_id(status: grpc.Status, request_id: str) -> grpc.Status:
+    trailers = (*status.trailing_metadata, (callinfo.REQUEST_ID_HEADER, request_id))
+    return _Status(status.code, status.details, trailers)
 
 
 # --- constructors for the service's own checks -----------------------------------------
@@ -207,6 +228,7 @@ def rate_limited(key_name: str, rate: float, burst: int, retry_after: float) -> 
         f"API key {key_name!r} is over its limit ({rate:g}/s, burst {burst}): retry in {ms} ms",
         metadata={"key_name": key_name, "rate": f"{rate:g}", "burst": str(burst), "retry_after_ms": str(ms)},
         details=[retry],
+        layer="api_key_rate",
     )
 
 
@@ -221,12 +243,9 @@ def client_rate_limited(method: str, rate: float, burst: int, retry_after: float
         metadata={"limit": f"{method} per client", "rate": f"{rate:g}", "burst": str(burst),
                   "retry_after_ms": str(ms)},
         details=[retry],
+        layer="newgame_rate" if method == "NewGame" else "watch_rate",
     )
 
-
-def newgame_rate_limited(rate: float, burst: int, retry_after: float) -> ApiError:
-    """RESOURCE_EXHAUSTED ``RATE_LIMITED``: this client's NewGames are over ``--newgame-rate``."""
-    return client_rate_limited("NewGame", rate, burst, retry_after)
 
 
 def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
@@ -239,7 +258,23 @@ def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
         f"too many {what} (at most {limit}): retry in {ms} ms",
         metadata={"limit": what, "max": str(limit), "retry_after_ms": str(ms)},
         details=[retry],
+        layer=REFUSAL_LAYERS.get(what, "capacity"),
     )
+
+
+# ops: which layer refused, by the budget ``capacity_exceeded`` names (accordion_rpc_refused_total).
+REFUSAL_LAYERS = {
+    "calls on this server": "process_limit",
+    "calls from one client": "client_limit",
+    "health calls": "health_budget",
+    "health calls from one client": "health_budget",
+    "health Watch streams": "health_budget",
+    "health Watch streams from one client": "health_budget",
+    "WatchGame streams on one connection": "watch_limit",
+    "WatchGame streams on one game": "watch_limit",
+    "solver searches queued from one client": "solver_queue",
+    "solver searches queued on this server": "solver_queue",
+}
 
 
 def store_full(retry_after: float) -> ApiError:
@@ -255,6 +290,7 @@ def store_full(retry_after: float) -> ApiError:
         f"the server holds as many games as it may, all of them in play: no new game now; retry in {seconds} s",
         metadata={"retry_after_ms": str(ms)},
         details=[retry],
+        layer="store_full",
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeAlias, cast
 import grpc
 import grpc.aio
 
-from . import errors, metrics
+from . import access_log, callinfo, errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
 from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of, publish_client
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # (imported only when traces are on: server.py)
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 NEW_GAME = "accordion.v1.AccordionService/NewGame"
 WATCH_GAME = "accordion.v1.AccordionService/WatchGame"
+DEADLINE_SLACK = 0.25  # seconds: a call cancelled this close to its deadline was ended by it
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,9 @@ class RequestTimer:
             if waiting.get(task) != -1:
                 raise  # the client went away (or the server stops): not ours
             task.uncancel()
-            raise errors.deadline_exceeded(f"the request message arrived (within {self.timeout:g} s)") from None
+            error = errors.deadline_exceeded(f"the request message arrived (within {self.timeout:g} s)")
+            error.layer = "deadline_expired"  # refused before its handler ran (issue 34)
+            raise error from None
         finally:
             waiting.pop(task, None)
         if request is grpc.aio.EOF:
@@ -193,29 +196,43 @@ async def _mapped(context: Context, exc: Exception, method: str) -> NoReturn:
 class _Call:
     """One call through a ``wrap`` wrapper: ``async with _Call(...) as call`` around all the
     wrapper does. Inside, the wrapper sets what the call holds (the client counted in, a watch
-    slot, the request and response). On the way out, an exception is mapped to its status
-    (``_mapped``, which aborts; aborts and cancellations pass as they are), what the call holds
-    is given back, and the call is recorded with its status (``access_log.record``)."""
+    slot, the request and response) and calls ``started()`` just before the handler. On the way
+    out, an exception is mapped to its status (``_mapped``, which aborts; aborts and
+    cancellations pass as they are), what the call holds is given back, and the call is
+    recorded with its status and outcome (``access_log.record``)."""
 
     __slots__ = (
-        "method", "health", "admission", "context", "started", "client", "watching", "request", "response",
-        "in_flight",
+        "method", "health", "admission", "context", "arrived", "client", "watching", "request", "response",
+        "in_flight", "info", "streaming", "handler_started",
     )
 
     def __init__(
-        self, method: str, health: bool, admission: Admission, context: Context, in_flight: metrics.InFlight
+        self, method: str, health: bool, admission: Admission, context: Context, in_flight: metrics.InFlight,
+        streaming: bool = False,
     ) -> None:
         self.method, self.health, self.admission, self.context = method, health, admission, context
         # This method's child of accordion_rpc_in_flight: up while the handler runs, down only
         # once it has ended and given back what it held (so a leaked handler shows there).
         self.in_flight = in_flight
-        self.started = time.perf_counter()
+        self.arrived = callinfo.arrival()
+        self.handler_started = 0.0
+        self.streaming = streaming  # a response stream: its deadline ending it is no error
+        # The request id and trace id (one pass over the headers); published for errors.abort.
+        self.info = info = callinfo.from_metadata(context.invocation_metadata())
+        info.seq, info.arrived = callinfo.ARRIVALS.count, self.arrived
+        callinfo.CURRENT.set(info)
         self.client: str | None = None  # counted in (None: not yet, or refused)
         # The connection and game whose watch slot the call holds (None: none; "" is a game id
         # too, until validation refuses it, and its slot must be given back like any other).
         self.watching: tuple[str, str] | None = None
         self.request: Any = None
         self.response: Any = None
+
+    def started(self) -> None:
+        """The handler starts now (the end of the call's queueing); the request id goes out
+        with the reply's trailers (errors.abort adds it to an error's)."""
+        self.handler_started = time.perf_counter()
+        self.context.set_trailing_metadata(((callinfo.REQUEST_ID_HEADER, self.info.request_id),))
 
     def enter_watch(self, game_id: str) -> None:
         """Takes a watch slot of ``game_id`` for this call's connection; raises the refusal."""
@@ -243,8 +260,35 @@ class _Call:
                     self.admission.leave_call(self.health, self.client)
             self.in_flight.dec()
             game_id = game_id_of(self.request, self.response)
-            code = failure.code if isinstance(failure, EndedInCore) else status_of(self.context, failure)
-            record(self.method, game_id, code, self.started)
+            code, outcome = self._outcome(failure)
+            caller = self.client or client_of(self.context.peer())
+            record(self.method, game_id, code, self.arrived, self.handler_started, self.info, caller, outcome,
+                   self.request, self.response)
+
+    def _outcome(self, failure: BaseException | None) -> tuple[grpc.StatusCode, str]:
+        """The status the call ended with and what it means (``access_log.OUTCOMES``)."""
+        info = self.info
+        if isinstance(failure, EndedInCore):
+            code = failure.code
+            info.layer = "deadline_expired" if code is grpc.StatusCode.DEADLINE_EXCEEDED else "message_too_large"
+            return code, "refused"
+        code = status_of(self.context, failure)
+        if code is grpc.StatusCode.OK:
+            return code, "ok"
+        if info.layer:
+            return code, "refused"
+        if code is grpc.StatusCode.CANCELLED and not info.reason:
+            # Not sent by us: the client cancelled or went away, or its deadline passed (the
+            # core cancels the handler then). A stream's deadline is how clients end watches;
+            # a unary call past its deadline was answered too late: an error.
+            left = self.context.time_remaining()
+            # (the client's own timer fires first and resets the stream: the server's copy of
+            # the deadline, set on arrival, is then a network delay ahead)
+            if left is not None and left <= DEADLINE_SLACK:
+                code = grpc.StatusCode.DEADLINE_EXCEEDED
+                return code, "client_deadline" if self.streaming else "error"
+            return code, "client_cancelled"
+        return code, "error"
 
 
 def _behavior(fn: object) -> Callable[..., Any]:
@@ -280,6 +324,7 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
     if gate.tracing is not None:  # what the request names (game, variant) on the call's span
         behavior = gate.tracing.handler(behavior)
     health = method.startswith(HEALTH_PREFIX)
+    streams = handler.unary_stream is not None or handler.stream_stream is not None  # (replies)
     health_watch = method == HEALTH_WATCH  # a stream that never ends: a budget apart from Check's
     watch = method in WATCH_METHODS
     admission, api_keys, read, addresses = gate.admission, gate.api_keys, gate.timer.read, gate.addresses
@@ -312,31 +357,36 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         return admit(f"key:{key_name}" if key_name else address(context))
 
     async def unary(requests: AsyncIterator[Any], context: Context) -> Any:
-        async with _Call(method, health, admission, context, in_flight) as call:
+        async with _Call(method, health, admission, context, in_flight, streams) as call:
             call.client = admit(address(context)) if api_keys is None else await keyed(context)
             if new_game is not None and not call.client.startswith("key:"):
                 await new_game.check(call.client)  # an API key has its own rate
             call.request = await read(context)
+            call.started()
             call.response = await behavior(call.request, context)
             return call.response
 
     async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        async with _Call(method, health, admission, context, in_flight) as call:
+        async with _Call(method, health, admission, context, in_flight, streaming=True) as call:
             call.client = admit(address(context)) if api_keys is None else await keyed(context)
             if watch_rate is not None and not call.client.startswith("key:"):
                 await watch_rate.check(call.client)  # before the request is read: a refusal costs no read
             call.request = request = await read(context)
             if watch:
                 call.enter_watch(request.game_id)
+            call.started()
+            info = call.info
             async with contextlib.aclosing(behavior(request, context)) as items:  # close it now, not at GC
                 async for item in items:
+                    info.bytes_out += access_log.size_of(item)
                     yield item
 
     async def streamed_requests(requests: AsyncIterator[Any], context: Context) -> Any:
         """Handlers that take a request stream (reflection) get it as it is (recorded without a
         game: the call has no one request)."""
-        async with _Call(method, health, admission, context, in_flight) as call:
+        async with _Call(method, health, admission, context, in_flight, streaming=True) as call:
             call.client = admit(address(context)) if api_keys is None else await keyed(context)
+            call.started()
             result = behavior(requests, context)
             if inspect.isasyncgen(result):
                 async with contextlib.aclosing(result) as items:

@@ -39,7 +39,10 @@ LATENCY = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 ERRORS = Counter(
-    "accordion_rpc_errors_total", "RPCs that ended with a status other than OK, by code", ["method", "code"]
+    "accordion_rpc_errors_total",
+    "RPCs that ended with a status other than OK, by code and the ErrorInfo reason the client got "
+    "('none': no ErrorInfo); calls ended by their client are not errors (accordion_rpc_client_ended_total)",
+    ["method", "code", "reason"],
 )
 STORE_ERRORS = Counter(
     "accordion_store_errors_total",
@@ -53,6 +56,78 @@ RATE_LIMITER_ERRORS = Counter(
     "accordion_rate_limiter_errors_total",
     "Rate-limit decisions the backend could not make in time (the call was let through)",
 )
+
+# --- what the client feels (issue 34; docs/operations.md, /work names: callinfo's "arrival") --------
+
+_WAIT_BUCKETS = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30, 60
+)
+QUEUED = Histogram(
+    "accordion_rpc_queued_seconds",
+    "Time from a call's arrival in Python to its handler's start (admission, API key, rate limits "
+    "and the request message read), by full method; calls whose handler started",
+    ["method"],
+    buckets=_WAIT_BUCKETS,
+)
+SERVER_TIME = Histogram(
+    "accordion_rpc_server_seconds",
+    "Time from a call's arrival in Python to its reply handed to grpc (streams: until the stream "
+    "ends), by full method and status code; every call, refused ones included",
+    ["method", "code"],
+    buckets=_WAIT_BUCKETS,
+)
+CORE_WAIT = Histogram(
+    "accordion_rpc_core_wait_seconds",
+    "At least how long a call waited in grpc core before its arrival in Python (a lower bound from "
+    "grpc core's count of calls started, read every 50 ms: callinfo.CoreCounts), by full method",
+    ["method"],
+    buckets=_WAIT_BUCKETS,
+)
+REFUSED = Counter(
+    "accordion_rpc_refused_total",
+    "Calls refused before their handler (or their work) ran, by full method, the layer that "
+    "refused them and the ErrorInfo reason the client got ('none': the core sent no reason)",
+    ["method", "layer", "reason"],
+)
+CLIENT_ENDED = Counter(
+    "accordion_rpc_client_ended_total",
+    "Calls ended by their client, not errors (not in accordion_rpc_errors_total): outcome "
+    "cancelled (the client cancelled or went away) or deadline (a stream ended by its deadline)",
+    ["method", "outcome"],
+)
+LOOP_LAG = Histogram(
+    "accordion_event_loop_lag_seconds",
+    "How late a periodic timer on the event loop fired: the wait any callback (a call's next "
+    "step) had in the loop's ready queue at that moment",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+GRPC_CALLS = Counter(
+    "accordion_grpc_server_calls_total",
+    "grpc core's own count of this process's server calls (channelz), by outcome: started, "
+    "succeeded, failed (includes calls the core ended before Python saw them)",
+    ["outcome"],
+)
+GRPC_STREAMS = Counter(
+    "accordion_grpc_streams_total",
+    "HTTP/2 streams on this process's client connections (channelz socket data), by outcome: "
+    "started, succeeded, failed (reset by either side; grpc core's own REFUSED_STREAM resets are not counted)",
+    ["outcome"],
+)
+CALLS_IN_CORE = Gauge(
+    "accordion_grpc_calls_waiting",
+    "Calls grpc core has started that Python has not picked up yet (channelz calls started minus "
+    "calls seen by the wrapper, read every second): the queue before arrival, where a busy event "
+    "loop makes calls wait unseen by the other timings; with --workers summed over live workers",
+    multiprocess_mode="livesum",
+)
+GRPC_CONNECTIONS = Gauge(
+    "accordion_grpc_connections",
+    "Client connections open on this process's gRPC ports (channelz); with --workers one series "
+    "per live worker (label pid): SO_REUSEPORT spreads connections, not calls, so this shows "
+    "how evenly the kernel spread them",
+    multiprocess_mode="liveall",
+)
+
 
 # --- games, moves and the store (told by the session layer: ``SessionMetrics``) ---------------
 
