@@ -149,7 +149,9 @@ def _check(spans: Receiver, addr: str) -> None:
     assert attributes["rpc.system"] == "grpc" and attributes["rpc.method"] == "NewGame"
     assert attributes["rpc.grpc.code"] == "OK" and attributes["accordion.variant"] == "accordion"
     assert attributes["accordion.game_id"] == game.id
-    assert "accordion.request_id" not in attributes  # (its idempotency key is a secret)
+    # The server's request id (x-request-id, made up when the client sent none: the access
+    # line's), never the request's idempotency key (a secret: a NewGame retried with it gets the token).
+    assert attributes["accordion.request_id"] not in ("", idempotency_key)
     assert _attributes(by_name["accordion.v1.AccordionService/Score"][0].attributes)[
         "accordion.request_id"] == "trace-test-1"  # the caller's x-request-id
     # The store's calls and the solver's run are children of their RPC's span.
