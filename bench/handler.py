@@ -87,6 +87,9 @@ class Context:
     def code(self) -> None:
         return None
 
+    def set_trailing_metadata(self, metadata: tuple[tuple[str, str], ...]) -> None:
+        self.trailing = metadata  # (grpc.aio keeps it for the status, as here)
+
     async def abort(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(f"aborted: {args}")
 

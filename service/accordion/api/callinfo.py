@@ -118,15 +118,14 @@ class CoreCounts:
             del self.times[: self.KEEP], self.counts[: self.KEEP]
 
     def waited(self, seq: int, arrived: float) -> float | None:
-        """At least how long call ``seq`` waited in the core before ``arrived`` (None: unknown)."""
-        counts = self.counts
-        if seq <= 0 or not counts:
+        """At least how long call ``seq`` waited in the core before ``arrived`` (None: a call
+        not numbered; 0 when no reading tells more, which is a lower bound too)."""
+        if seq <= 0:
             return None
+        counts = self.counts
         i = bisect.bisect_left(counts, seq)
-        if i == len(counts):
-            return 0.0  # no reading had counted it yet: it reached Python before the next one
-        if i == 0 and len(counts) >= self.KEEP:
-            return None  # older than the readings kept
+        if i == len(counts) or (i == 0 and len(counts) >= self.KEEP):
+            return 0.0  # no reading counted it yet (or none kept from before it)
         return max(0.0, arrived - self.times[i])
 
 

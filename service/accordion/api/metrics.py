@@ -79,7 +79,7 @@ SERVER_TIME = Histogram(
 CORE_WAIT = Histogram(
     "accordion_rpc_core_wait_seconds",
     "At least how long a call waited in grpc core before its arrival in Python (a lower bound from "
-    "grpc core's count of calls started, read every 50 ms: callinfo.CoreCounts), by full method",
+    "grpc core's count of calls started, read every 0.1 s: callinfo.CoreCounts), by full method",
     ["method"],
     buckets=_WAIT_BUCKETS,
 )

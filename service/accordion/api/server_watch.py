@@ -35,7 +35,7 @@ from . import callinfo, metrics
 
 LAG_EVERY = 0.25
 CORE_EVERY = 1.0
-COUNT_EVERY = 0.05  # grpc core's count of calls started, for callinfo.CoreCounts
+COUNT_EVERY = 0.1  # grpc core's count of calls started, for callinfo.CoreCounts (a reading: ~0.27 ms)
 MAX_SOCKETS = 512  # connections read per server and reading (each is a call into the core)
 _failures = logging.getLogger(__name__)
 
