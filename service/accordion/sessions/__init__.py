@@ -4,7 +4,8 @@
   record with its event log, the idempotency and NewGame records, watch-stream entries) and
   every reader of earlier forms.
 * ``flow.Sessions``: create, open (load + authorize), play, undo, idempotent replay, expected
-  version, compare-and-set, the per-process cache (``cache``), the watch follower (``follow``).
+  version, compare-and-set, the per-process cache (``cache``), the watch follower (``follow``);
+  ``watching``: WatchGame's stream, which reads through ``watching.WatchSource`` (no cycle).
 * ``errors``: what it raises; ``tokens``: game ids, tokens and request-id keys.
 
 A call takes a token and a deadline (``time.monotonic()`` seconds, or None) and returns plain
