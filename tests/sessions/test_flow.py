@@ -9,7 +9,7 @@ import time
 import warnings
 
 import pytest
-from redis_server import free_port
+from redis_server import RedisServer, free_port
 
 from accordion import engine, sessions
 from accordion.store import GameStore, open_store
@@ -164,3 +164,27 @@ async def test_an_unreachable_store_is_this_layers_store_unavailable() -> None:
         assert errors == ["put_named"]
     finally:
         await store.close()
+
+
+async def test_a_watch_whose_store_goes_away_ends_with_store_unavailable() -> None:
+    """The store's event stream fails (its redis-server killed): the watch raises this layer's
+    StoreUnavailable (``Sessions.watch_failed``), counted as a failed "watch"."""
+    errors: list[str] = []
+    server = RedisServer().start()
+    store = open_store(server.url)
+    try:
+        flow = sessions.Sessions(store, game_ttl=60, on_store_error=errors.append)
+        dealt = await dealt_game(flow)
+        await flow.play(dealt.game_id, dealt.token, first_move, None)
+        stream = flow.watch(dealt.game_id, dealt.token, 1, None)
+        try:
+            assert (await asyncio.wait_for(anext(stream), 60)).version == 2
+            server.kill()
+            with pytest.raises(sessions.StoreUnavailable):
+                await asyncio.wait_for(anext(stream), 60)
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+        assert errors == ["watch"]
+    finally:
+        await store.close()
+        server.close()
