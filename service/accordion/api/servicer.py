@@ -13,7 +13,6 @@ the call's client (``limits.current_client``), for the solver's fair share.
 from __future__ import annotations
 
 import hashlib
-import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
@@ -139,16 +138,13 @@ class AccordionServicer:
     ) -> pb.NewGameResponse | wire.Serialized:
         validation.raise_if(validation.new_game(request))
         start = request.WhichOneof("start")
-        seeds_tried, code = 0, ""
-        if start == "deal_code":  # the code's game: its variant, options, seed and cards
-            coded = await self.sessions.find_deal(request.deal_code, _deadline(context))
-            game, same = coded.game(request.variant, dict(request.options))
-            code = coded.code if same else ""  # (other options: a game of its own, a new code)
-        else:
-            # The engine is pure; randomness lives here. With a deal, the seed drives later chance only.
-            seed = request.seed if start == "seed" else secrets.randbits(64)
-            deal = codec.deal_cards(request.deal.cards) if start == "deal" else None
-            game = engine.new_game(request.variant, dict(request.options), seed=seed, deal=deal)
+        begun = await sessions.start_game(
+            self.sessions, request.variant, request.options, _deadline(context),
+            seed=request.seed if start == "seed" else None,
+            deal=codec.deal_cards(request.deal.cards) if start == "deal" else None,
+            deal_code=request.deal_code if start == "deal_code" else None,
+        )
+        game, seed, code, seeds_tried = begun.game, begun.seed, begun.deal_code, 0
         if request.winnable_only and start != "deal_code":
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2

@@ -17,11 +17,10 @@ from __future__ import annotations
 import asyncio
 import hmac
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import redis.exceptions
 from mypy_extensions import mypyc_attr
 
 from accordion import engine
@@ -48,14 +47,13 @@ from .errors import (
 )
 from .follow import WatchItem
 from .record import Stored, decode_head, load_stored
+from .watching import watch
 
 FIRST_VERSION = 1
 DEAL_CODE_TTL = 30 * 86400.0  # seconds a deal code answers (--deal-code-ttl)
 _DEAL_CODE_FORMAT = b"\x01"  # a deal code's record: this byte, then the game's replay header
 MAX_ATTEMPTS = 3  # a mutation without expected_version is retried this often on a lost race
 T = TypeVar("T")
-# What is left of a connection problem below the store's own mapping: all StoreUnavailable.
-_UNREACHABLE = (st.StoreUnavailable, OSError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 ChooseMove = Callable[[Game], Move]  # the move a request names, in the game as it is now
 
 
@@ -212,7 +210,7 @@ class Sessions:
     ) -> Opened:
         """Load, authorize, decode. Raises GameNotFound (also for a wrong token), GameCorrupt,
         StoreUnavailable, DeadlineExceeded; with ``player``, WatchOnly for the watch token."""
-        record = await self._authorized(game_id, token, deadline, player=player)
+        record = await self.authorize(game_id, token, deadline, player=player)
         if shared and (stored := self.cache.peek(game_id, record.version)) is not None:
             return Opened(game_id, record.version, stored.game)
         return Opened(game_id, record.version, load_stored(game_id, record.data, record.version).game)
@@ -220,9 +218,7 @@ class Sessions:
     def watch(self, game_id: str, token: str, after_version: int, deadline: float | None) -> AsyncIterator[WatchItem]:
         """The stored log first (events after ``after_version``), then the store's event stream
         (``watching.watch``: an async generator, which mypyc does not compile, so it lives in an
-        interpreted module of its own)."""
-        from .watching import watch  # (imports this module)
-
+        interpreted module of its own, and reads the game through ``watching.WatchSource``)."""
         return watch(self, game_id, token, after_version, deadline)
 
     # --- NewGame -----------------------------------------------------------------------------
@@ -253,10 +249,10 @@ class Sessions:
         if request_id:
             record = replies.new_game_record(tokens.seal_token(token, request_id), seeds_tried, game_id)
             key = tokens.new_game_key(request_id, caller)
-            claim = self.store.claim_request
-            prior = await self._call("claim_request", "", deadline, claim, key, fingerprint, record, ttl=self.game_ttl)
+            claim = self.store.claim_request(key, fingerprint, record, ttl=self.game_ttl)
+            prior = await self._timed("claim_request", "", deadline, claim)
             if prior is not None:  # a retry, or a lost race: the first game stands and ours goes
-                await self._call("delete", game_id, deadline, self.store.delete, game_id)
+                await self._timed("delete", game_id, deadline, self.store.delete(game_id))
                 if not hmac.compare_digest(prior.fingerprint, fingerprint):
                     raise RequestIdReused()
                 return await self._first_deal(prior.reply, request_id, deadline)
@@ -269,9 +265,8 @@ class Sessions:
         """A fresh deal code, its record (the game's replay header) stored for ``deal_code_ttl``."""
         for attempt in range(MAX_ATTEMPTS):
             code = tokens.new_deal_code()
-            put = self.store.put_named
-            name = tokens.deal_code_key(code)
-            if await self._call("put_named", "", deadline, put, name, _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl):
+            put = self.store.put_named(tokens.deal_code_key(code), _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl)
+            if await self._timed("put_named", "", deadline, put):
                 return code
         raise StoreUnavailable("put_named")  # 80 random bits taken three times: not by chance
 
@@ -280,7 +275,7 @@ class Sessions:
         code = tokens.read_deal_code(text)
         if code is None:
             raise DealCodeNotFound()
-        blob = await self._call("get_named", "", deadline, self.store.get_named, tokens.deal_code_key(code))
+        blob = await self._timed("get_named", "", deadline, self.store.get_named(tokens.deal_code_key(code)))
         if blob is None or blob[:1] != _DEAL_CODE_FORMAT:
             raise DealCodeNotFound()
         try:
@@ -296,7 +291,7 @@ class Sessions:
         opening the game, and streams watching with it end. A game stored before watch tokens
         and deal codes existed gets both here."""
         for attempt in range(MAX_ATTEMPTS):
-            record = await self._authorized(game_id, token, deadline, player=True)
+            record = await self.authorize(game_id, token, deadline, player=True)
             try:
                 access = tokens.Access.load(record.token_hash)
             except (ValueError, IndexError) as exc:
@@ -311,8 +306,8 @@ class Sessions:
                 updated = tokens.Access(access.play_hash, access.watch_hash, generation, code)
             blob = updated.dump()
             if blob != record.token_hash:
-                replace = self.store.replace_token_hash
-                if not await self._call("replace_token_hash", game_id, deadline, replace, game_id, record.token_hash, blob):
+                replace = self.store.replace_token_hash(game_id, record.token_hash, blob)
+                if not await self._timed("replace_token_hash", game_id, deadline, replace):
                     continue  # rotated (or shared) by another call meanwhile: again, from its record
             return Shared(tokens.show_deal_code(code), tokens.watch_token(token, generation))
         raise StoreUnavailable("replace_token_hash")
@@ -322,7 +317,7 @@ class Sessions:
             game_id = tokens.new_game_id()
             record = st.GameRecord(game_id, FIRST_VERSION, token_hash, data)
             try:
-                await self._call("create", game_id, deadline, self.store.create, record, ttl=self.game_ttl)
+                await self._timed("create", game_id, deadline, self.store.create(record, ttl=self.game_ttl))
                 return game_id
             except st.GameExists:  # 128 random bits collided: draw again
                 if attempt == MAX_ATTEMPTS - 1:
@@ -336,7 +331,7 @@ class Sessions:
         if isinstance(record, replies.LegacyNewGameRecord):
             return RecordedNewGame(record.reply, token)
         game_id = record.game_id
-        stored = await self._call("load", game_id, deadline, self.store.load, game_id)
+        stored = await self.load(game_id, deadline)
         first = load_stored(game_id, stored.data, stored.version).first_game()
         try:
             access = tokens.Access.load(stored.token_hash)
@@ -425,7 +420,7 @@ class Sessions:
                 # 28; bench/oracle.py measures it).
                 if entry is not None:
                     self.cache.put(game_id, entry)  # (still good for its play token)
-                record = await self._authorized(game_id, token, deadline, player=True)
+                record = await self.authorize(game_id, token, deadline, player=True)
                 if expected is not None and expected != record.version:
                     # A retry of a request that succeeded gets its reply even though the game moved on.
                     if key and (prior := await self._get_reply(game_id, key, deadline)):
@@ -447,11 +442,11 @@ class Sessions:
                     return await self._replay(game_id, prior, fingerprint, deadline)
                 raise refused.cause from None
             try:
-                prior = await self._call(
-                    "compare_and_set", game_id, deadline, self.store.compare_and_set,
+                written = self.store.compare_and_set(
                     game_id, version, entry.stored.dump(), ttl=self.game_ttl, event=replies.stream_event(event),
                     request_id=key, fingerprint=fingerprint, reply=replies.compact_reply(version + 1),
                 )
+                prior = await self._timed("compare_and_set", game_id, deadline, written)
             except VersionMismatch as exc:
                 # Someone moved first (or the cache was stale). The store checked the request id
                 # before the version, so this is no retry of a request that won.
@@ -468,7 +463,7 @@ class Sessions:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _get_reply(self, game_id: str, key: str, deadline: float | None) -> st.StoredReply | None:
-        return await self._call("get_reply", game_id, deadline, self.store.get_reply, game_id, key)
+        return await self._timed("get_reply", game_id, deadline, self.store.get_reply(game_id, key))
 
     async def _replay(
         self, game_id: str, prior: st.StoredReply, fingerprint: bytes, deadline: float | None
@@ -480,7 +475,7 @@ class Sessions:
         version = replies.compact_reply_version(prior.reply)
         if version is None:
             return RecordedReply(prior.reply)
-        record = await self._call("load", game_id, deadline, self.store.load, game_id)
+        record = await self.load(game_id, deadline)
         stored = load_stored(game_id, record.data, record.version)
         if not stored.base < version <= stored.version:  # the log no longer reaches back there
             raise VersionMismatch(game_id, version - 1, record.version)
@@ -488,8 +483,8 @@ class Sessions:
             return Played(game_id, v, move, text, game)
         raise GameCorrupt(game_id)  # pragma: no cover (the log reaches ``version``)
 
-    # --- the store ---------------------------------------------------------------------------
-    async def _authorized(
+    # --- the store (``authorize``, ``load``, ``events``, ``watch_failed``: ``watching.WatchSource``) ---
+    async def authorize(
         self, game_id: str, token: str, deadline: float | None, *, player: bool = False
     ) -> st.GameRecord:
         """The stored game, if ``token`` opens it: the play token, or the watch token unless the
@@ -497,7 +492,7 @@ class Sessions:
         is hashed before the load, so an unknown id (the load raises) costs the same hashing as
         a wrong token."""
         presented = tokens.hash_token(token)
-        record = await self._call("load", game_id, deadline, self.store.load, game_id)
+        record = await self.load(game_id, deadline)
         role = tokens.role(presented, record.token_hash)
         if role is None:
             raise BadToken(game_id)
@@ -505,27 +500,42 @@ class Sessions:
             raise WatchOnly(game_id)
         return record
 
-    async def _call(
-        self, operation: str, game_id: str, deadline: float | None, fn: Callable[..., Awaitable[T]],
-        *args: Any, **kwargs: Any,
-    ) -> T:
-        """One store call within the deadline and ``store_timeout``, its errors as this layer's:
-        the store's GameNotFound and VersionConflict, a connection problem (StoreUnavailable),
-        time out (DeadlineExceeded if the deadline was the nearer bound, else StoreUnavailable).
-        A store answered within this process (``in_process``) is called without a timer."""
+    async def load(self, game_id: str, deadline: float | None) -> st.GameRecord:
+        """The stored game, whoever asks (no token checked: ``authorize`` is for callers).
+        Raises GameNotFound, StoreUnavailable, DeadlineExceeded."""
+        return await self._timed("load", game_id, deadline, self.store.load(game_id))
+
+    def events(self, game_id: str, after_version: int) -> AsyncIterator[st.WatchEvent]:
+        """The store's event stream of the game (``GameStore.watch``): raises the store's
+        StoreUnavailable, which ``watch_failed`` turns into this layer's."""
+        return self.store.watch(game_id, after_version)
+
+    def watch_failed(self, unreachable: st.StoreUnavailable) -> StoreUnavailable:
+        """What a watch raises (from ``unreachable``) when the store's event stream failed, counted."""
+        self.on_store_error("watch")
+        self.observer.store_failed("watch", "unavailable")
+        return StoreUnavailable("watch")
+
+    async def _timed(self, operation: str, game_id: str, deadline: float | None, call: Coroutine[Any, Any, T]) -> T:
+        """``await call`` (one store call, made by the caller: mypy checks its arguments) within
+        the deadline and ``store_timeout``, its errors as this layer's: the store's GameNotFound
+        and VersionConflict, a connection problem (StoreUnavailable), time out (DeadlineExceeded
+        if the deadline was the nearer bound, else StoreUnavailable). A store answered within
+        this process (``in_process``) is awaited without a timer."""
         by_deadline, started = False, 0.0
         try:
             if self.store.in_process:  # the memory store: nothing to wait for, no timer to arm
-                return await fn(*args, **kwargs)
+                return await call
             budget = self.store_timeout
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    call.close()  # never started: nothing was sent
                     self.observer.store_failed(operation, "deadline")
                     raise DeadlineExceeded(operation)
                 budget, by_deadline = min(budget, remaining), remaining <= budget
             started = time.perf_counter()
-            return await _within(budget, fn(*args, **kwargs))
+            return await _within(budget, call)
         except st.GameNotFound:
             self.observer.store_failed(operation, "not_found")
             raise GameNotFound(game_id) from None
@@ -541,7 +551,7 @@ class Sessions:
             if by_deadline:
                 raise DeadlineExceeded(operation) from timeout
             raise StoreUnavailable(operation) from timeout
-        except _UNREACHABLE as unreachable:
+        except st.StoreUnavailable as unreachable:  # the store's own (it translates its library's)
             self.on_store_error(operation)
             self.observer.store_failed(operation, "unavailable")
             raise StoreUnavailable(operation) from unreachable

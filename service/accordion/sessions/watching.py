@@ -1,22 +1,42 @@
 """WatchGame's stream (``Sessions.watch``): an async generator, kept out of ``flow`` because
 mypyc compiles ``flow`` and has no async generators (accordion/build_info.py lists this module
-as interpreted)."""
+as interpreted). It reads the game through ``WatchSource`` (what ``flow.Sessions`` offers), so
+``flow`` imports this module and this module imports nothing of ``flow``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Protocol
 
 from accordion import engine
+from accordion import store as st
 
 from . import replies, tokens
 from .errors import BadToken, GameNotFound, StoreUnavailable
-from .flow import _UNREACHABLE, Sessions
 from .follow import Follower, WatchItem
 from .record import load_stored
 
 
+class WatchSource(Protocol):
+    """What a watch needs of the flow (``flow.Sessions`` has it)."""
+
+    async def authorize(
+        self, game_id: str, token: str, deadline: float | None, *, player: bool = False
+    ) -> st.GameRecord:
+        """The stored game if ``token`` opens it, else BadToken (or GameNotFound, ...)."""
+
+    async def load(self, game_id: str, deadline: float | None) -> st.GameRecord:
+        """The stored game (no token checked). Raises GameNotFound, StoreUnavailable, ..."""
+
+    def events(self, game_id: str, after_version: int) -> AsyncIterator[st.WatchEvent]:
+        """The store's event stream of the game; raises the store's StoreUnavailable."""
+
+    def watch_failed(self, unreachable: st.StoreUnavailable) -> StoreUnavailable:
+        """The error to raise (counted) once the event stream failed with ``unreachable``."""
+
+
 async def watch(
-    sessions: Sessions, game_id: str, token: str, after_version: int, deadline: float | None
+    sessions: WatchSource, game_id: str, token: str, after_version: int, deadline: float | None
 ) -> AsyncIterator[WatchItem]:
     """The stored log first (events after ``after_version``), then the store's event stream.
 
@@ -26,7 +46,7 @@ async def watch(
 
     A stream opened with the watch token checks before each event that the token still opens
     the game (one store read): once the player rotated it, the stream ends with GameNotFound."""
-    record = await sessions._authorized(game_id, token, deadline)
+    record = await sessions.authorize(game_id, token, deadline)
     presented = tokens.hash_token(token)
     watcher = tokens.role(presented, record.token_hash) == tokens.WATCH
 
@@ -36,7 +56,7 @@ async def watch(
         if not watcher:
             return False
         try:
-            current = await sessions._call("load", game_id, deadline, sessions.store.load, game_id)
+            current = await sessions.load(game_id, deadline)
         except GameNotFound:
             return True
         if tokens.role(presented, current.token_hash) is None:
@@ -46,7 +66,7 @@ async def watch(
     follower = Follower(after_version)
     for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
         yield item
-    events = sessions.store.watch(game_id, max(follower.last, follower.version))
+    events = sessions.events(game_id, max(follower.last, follower.version))
     try:
         async for event in events:
             if event.version <= follower.version:
@@ -65,15 +85,13 @@ async def watch(
                         yield next_item
                     continue
             try:  # a gap, or an entry of another format: the stored log has everything
-                record = await sessions._call("load", game_id, deadline, sessions.store.load, game_id)
+                record = await sessions.load(game_id, deadline)
             except GameNotFound:
                 return
             for item in follower.catch_up(load_stored(game_id, record.data, record.version)):
                 yield item
-    except _UNREACHABLE as exc:
-        sessions.on_store_error("watch")
-        sessions.observer.store_failed("watch", "unavailable")
-        raise StoreUnavailable("watch") from exc
+    except st.StoreUnavailable as exc:  # the store's (a load's is this layer's, counted already)
+        raise sessions.watch_failed(exc) from exc
     finally:  # the client went away or the stream ended: release the store's watcher now
         aclose = getattr(events, "aclose", None)
         if aclose is not None:

@@ -65,6 +65,11 @@ def as_unavailable(exc: Exception) -> StoreUnavailable | None:
         return StoreUnavailable(f"redis: {exc}")
     if isinstance(exc, (AttributeError, TypeError, RuntimeError)) and torn_down(exc):
         return StoreUnavailable(f"redis: connection torn down mid-call ({exc})")
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError):
+        # A socket's own error that redis-py did not wrap: the store says it, so no caller
+        # needs to know what a store library raises. (A TimeoutError goes out as it is: the
+        # caller's timer tells its own from the store's.)
+        return StoreUnavailable(f"redis: {exc}")
     return None
 
 

@@ -31,7 +31,7 @@ from redis.backoff import ExponentialBackoff
 
 from .base import StoreUnavailable
 from .fastredis import FastRedis
-from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, refused, retryable_in_cluster, torn_down, unavailable
+from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, refused, retryable_in_cluster, unavailable
 from .redis_scripts import TOUCH, Script
 from .redis_watch import WATCH_CLIENT_NAME, WatchConnection
 
@@ -202,14 +202,13 @@ class Wait:
                     pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
                     pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
                     result, acked = await pipe.execute(raise_on_error=False)
-            except UNAVAILABLE as exc:
+            except Exception as exc:
                 if raw and isinstance(exc, TOPOLOGY):
                     raise
-                raise StoreUnavailable(f"redis: {exc}") from exc
-            except (AttributeError, TypeError) as exc:
-                if not torn_down(exc):
+                mapped = as_unavailable(exc)
+                if mapped is None:
                     raise
-                raise StoreUnavailable(f"redis: connection torn down mid-call ({exc})") from exc
+                raise mapped from exc
             if isinstance(result, rexc.NoScriptError) and not loaded:
                 with unavailable():
                     await client.script_load(script.text)  # then once more, with WAIT after it
@@ -329,7 +328,10 @@ class ClusterWaitExecutor(ClusterExecutor):
                 failure = cause
             except Exception as exc:
                 if not retryable_in_cluster(exc):
-                    raise
+                    mapped = as_unavailable(exc)
+                    if mapped is None:
+                        raise
+                    raise mapped from exc
                 failure = exc
             with contextlib.suppress(*UNAVAILABLE, OSError):
                 await self.cluster.nodes_manager.initialize()
