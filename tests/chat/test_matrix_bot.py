@@ -113,7 +113,9 @@ async def test_a_person_invites_the_bot_and_plays(world: World) -> None:
         _, reply = await alice.ask(world.room, "moves", starts="Legal now: ")
         legal = legal_moves(reply)
         illegal = next(f"{a}>{b}" for a in range(1, 8) for b in range(1, 8) if a != b and f"{a}>{b}" not in legal)
-        asked, reply = await alice.ask(world.room, illegal, starts=f"{illegal} is not legal now. Legal: ")
+        asked, reply = await alice.ask(world.room, illegal, starts=f"{illegal} is not legal: ")  # and why
+        body = reply["content"]["body"]
+        assert ". Legal: " in body and legal[0] in body.partition(". Legal: ")[2], body
         # an unknown command: help
         _, reply = await alice.ask(world.room, "frobnicate the cards")
         assert "help lists the commands" in reply["content"]["body"]
