@@ -141,7 +141,8 @@ async def test_a_solve_still_queued_at_its_deadline_is_deadline_exceeded_and_nev
         took = time.monotonic() - started
         err = rich(caught.value)
         assert err.code == grpc.StatusCode.DEADLINE_EXCEEDED and err.info.reason == "DEADLINE_EXCEEDED"
-        assert "never started" in err.message and took < 2.0
+        # The server's answer, not the client's own deadline (its message is grpc's): no timing.
+        assert "never started" in err.message, f"{err.message} (after {took:.2f} s)"
         # (That it never runs afterwards: tests/api/test_fairpool.py, tests/api/test_solving_overrun.py.)
         assert not hogging[0].done()
     finally:

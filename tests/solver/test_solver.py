@@ -296,13 +296,14 @@ def test_tiny_node_budget_returns_unknown(impl: str) -> None:
 @pytest.mark.parametrize("impl", IMPLS)
 def test_tiny_time_budget_returns_unknown_in_time(impl: str) -> None:
     # Accordion's Revenge seed 16 takes about 0.2 s (1.2 M positions) to win in C, much longer in
-    # Python; a 2 ms budget must come back as UNKNOWN in well under a second on both paths.
+    # Python; a 2 ms budget must come back as UNKNOWN (the bound on the time is generous: a
+    # loaded machine must not fail it; the search unbounded takes far longer in Python).
     game = new_game("accordions-revenge", seed=HARD_REVENGE_SEED)
     started = time.perf_counter()
     result = solve(game, max_seconds=0.002, impl=impl)
     elapsed = time.perf_counter() - started
     assert result.outcome is Outcome.UNKNOWN
-    assert elapsed < 0.5, elapsed
+    assert elapsed < 5.0, elapsed
 
 
 HARD_REVENGE_SEED = 16
