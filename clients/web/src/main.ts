@@ -142,6 +142,21 @@ function redraw(): void {
   if (state.game) drawBoard(board, state.game, boardOptions(state.game));
 }
 
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** The line under the header, in a player's words: "21 cards face down · 24 in the stock · score 52 (lower is better)". */
+function statusWords(game: Game, faceDown: number): string {
+  const over = resigned(game) ? "Resigned" : game.status === GameStatus.WON ? "Won" : game.status === GameStatus.LOST ? "Lost: no more moves" : "";
+  const words = [
+    over,
+    // (a count that is nothing is left out: a game without a stock, nothing left face down)
+    isTableau(game) ? (faceDown ? `${plural(faceDown, "card")} face down` : "") : plural(game.piles.length, "pile"),
+    game.stockSize ? `${game.stockSize} in the stock` : "",
+    `score ${game.penalty} (lower is better)`,
+  ];
+  return words.filter(Boolean).join(" · ");
+}
+
 function setGame(next: Game): void {
   // An older answer, or one already shown (a move's reply and its WatchGame event both arrive):
   // drawing it again would drop the pile the player has just picked up.
@@ -154,15 +169,11 @@ function setGame(next: Game): void {
   nameTheGame(next.variant);
   const status = el("status");
   const faceDown = next.zones.find((z) => z.kind === ZoneKind.TABLEAU)?.piles.reduce((n, p) => n + p.faceDown, 0) ?? 0;
-  const words = [
-    next.variant,
-    `version ${next.version}`,
-    resigned(next) ? "lost (resigned)" : (STATUS_WORD[next.status] ?? ""),
-    `penalty ${next.penalty}`,
-    isTableau(next) ? `${faceDown} face down` : `${next.piles.length} piles`,
-    `stock ${next.stockSize}`,
-  ];
-  status.textContent = words.join(" · ");
+  status.textContent = statusWords(next, faceDown);
+  // The numbers the words say, for scripts and tests (the words are for people).
+  Object.assign(status.dataset, { variant: next.variant, penalty: String(next.penalty), stock: String(next.stockSize) });
+  status.dataset["faceDown"] = isTableau(next) ? String(faceDown) : "";
+  status.dataset["piles"] = isTableau(next) ? "" : String(next.piles.length);
   status.dataset["status"] = STATUS_WORD[next.status] ?? "";
   status.dataset["version"] = String(next.version);
   el("move-count").textContent = String(next.movesPlayed);
@@ -194,7 +205,7 @@ function showEnd(next: Game, was: Game | undefined): void {
   }
   if (was && was.id === next.id && was.status === next.status) return;
   el("end-title").textContent = next.status === GameStatus.WON ? "You won!" : resigned(next) ? "Resigned" : "No more moves: lost";
-  el("end-words").textContent = `${variantName(next.variant)} · ${next.movesPlayed} moves · ${clockText()} · penalty ${next.penalty}`;
+  el("end-words").textContent = `${variantName(next.variant)} · ${next.movesPlayed} moves · ${clockText()} · score ${next.penalty}`;
   el("end-actions").hidden = state.readonly;
   panel.hidden = false;
   if (!state.readonly) el("end-new").focus({ preventScroll: true }); // the keyboard's next step
