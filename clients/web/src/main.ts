@@ -27,6 +27,7 @@ import { dropMove, homeMove, stockMove } from "./moves";
 import { PageError, newGameRequest, renderOptions, seedOf } from "./setup";
 import { savedToken, saveToken, showLinks, wireShare } from "./share";
 import { client, el, reducedMotion, state } from "./state";
+import { resigned, statusData, statusWords } from "./status";
 import { follow, spectate } from "./watch";
 
 const board = el<HTMLDivElement>("board");
@@ -120,8 +121,6 @@ function started(reply: NewGameResponse): void {
 }
 
 // --- the game ---------------------------------------------------------------------------------
-/** Whether the game ended by RESIGN: a resigned game's state string ends with "resigned". */
-const resigned = (of: Game): boolean => of.status === GameStatus.LOST && of.state.endsWith(" resigned");
 
 /** Whether a card is hidden from the player (face down and not dealt open, or in a closed stock). */
 function hidesCards(of: Game): boolean {
@@ -142,21 +141,6 @@ function redraw(): void {
   if (state.game) drawBoard(board, state.game, boardOptions(state.game));
 }
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
-/** The line under the header, in a player's words: "21 cards face down · 24 in the stock · score 52 (lower is better)". */
-function statusWords(game: Game, faceDown: number): string {
-  const over = resigned(game) ? "Resigned" : game.status === GameStatus.WON ? "Won" : game.status === GameStatus.LOST ? "Lost: no more moves" : "";
-  const words = [
-    over,
-    // (a count that is nothing is left out: a game without a stock, nothing left face down)
-    isTableau(game) ? (faceDown ? `${plural(faceDown, "card")} face down` : "") : plural(game.piles.length, "pile"),
-    game.stockSize ? `${game.stockSize} in the stock` : "",
-    `score ${game.penalty} (lower is better)`,
-  ];
-  return words.filter(Boolean).join(" · ");
-}
-
 function setGame(next: Game): void {
   // An older answer, or one already shown (a move's reply and its WatchGame event both arrive):
   // drawing it again would drop the pile the player has just picked up.
@@ -168,12 +152,8 @@ function setGame(next: Game): void {
   state.hinted = undefined;
   nameTheGame(next.variant);
   const status = el("status");
-  const faceDown = next.zones.find((z) => z.kind === ZoneKind.TABLEAU)?.piles.reduce((n, p) => n + p.faceDown, 0) ?? 0;
-  status.textContent = statusWords(next, faceDown);
-  // The numbers the words say, for scripts and tests (the words are for people).
-  Object.assign(status.dataset, { variant: next.variant, penalty: String(next.penalty), stock: String(next.stockSize) });
-  status.dataset["faceDown"] = isTableau(next) ? String(faceDown) : "";
-  status.dataset["piles"] = isTableau(next) ? "" : String(next.piles.length);
+  status.textContent = statusWords(next);
+  statusData(status, next);
   status.dataset["status"] = STATUS_WORD[next.status] ?? "";
   status.dataset["version"] = String(next.version);
   el("move-count").textContent = String(next.movesPlayed);
