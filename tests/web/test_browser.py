@@ -48,10 +48,10 @@ def test_the_page_in_headless_chromium(web: WebStack) -> None:
     SHOTS.mkdir(exist_ok=True)
     env = {**os.environ, "BASE_URL": web.base, "SCREENSHOTS": str(SHOTS), "CHROMIUM": CHROMIUM}
     done = subprocess.run(["node", "--test", "--test-concurrency=1", "test/"], cwd=WEB, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=480)
     print(done.stdout[-4000:])
     assert done.returncode == 0, done.stdout[-8000:] + done.stderr[-4000:]
-    assert re.search(r"^# pass 22$", done.stdout, re.M) and re.search(r"^# fail 0$", done.stdout, re.M), done.stdout
+    assert re.search(r"^# pass 23$", done.stdout, re.M) and re.search(r"^# fail 0$", done.stdout, re.M), done.stdout
     for shot in ("1-new-game.png", "2-illegal-move.png", "3-spectator.png", "4-won.png", "5-docs.png", "6-stock.png",
                  "7-resigned.png", "8-klondike.png", "9-klondike-played.png",
                  "10-spider.png"):

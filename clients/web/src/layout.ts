@@ -5,13 +5,16 @@
 // tableau into balanced rows instead. Tableau games put stock, waste and foundations in a top
 // line (foundations to the right, as in Klondike everywhere) and the tableau below; a fanned
 // pile too tall for the space left has its fan squeezed, down to offsets that still show a
-// card's corner (its rank and suit stay legible).
+// card's corner (its rank and suit stay legible). On a phone (under PHONE_W wide) each face-up
+// card's strip stays a touch target (MIN_W tall) however long the run: the page scrolls down
+// instead (face-down strips are not picked, so they may stay thin).
 
 export const MIN_W = 44;
 const MAX_W = 120;
 const MAX_W_ROW = 100;
 export const RATIO = 1.4; // a card's height to its width
-const LABEL_H = 16; // the pile numbers above tableau and row piles
+const LABEL_H = 16;
+const PHONE_W = 600; // narrower than this, the board is for fingers // the pile numbers above tableau and row piles
 
 /** A pile to place: its hook key ("zone:pile"), and for a fanned pile its face-down and face-up counts. */
 export interface PileIn {
@@ -49,7 +52,7 @@ export interface BoardOut {
   places: Map<string, Place>;
 }
 
-const gapFor = (width: number): number => (width < 600 ? 4 : 10);
+const gapFor = (width: number): number => (width < PHONE_W ? 4 : 10);
 
 function maxColumns(width: number, gap: number): number {
   return Math.max(1, Math.floor((width + gap) / (MIN_W + gap)));
@@ -100,11 +103,12 @@ function tableauLayout(b: BoardIn): BoardOut {
   if (b.top.length) y += h + gap * 2;
   // The tableau, in balanced rows; each row's fans share the height left.
   const rowRoom = Math.max(h, (b.height - y) / rows - LABEL_H - gap);
+  const minUp = b.width < PHONE_W ? MIN_W : 0;
   for (let r = 0; r < rows; r++) {
     let rowH = h;
     const these = b.main.slice(r * cols, (r + 1) * cols);
     these.forEach((p, i) => {
-      const fan = fanSteps(p, w, h, rowRoom);
+      const fan = fanSteps(p, w, h, rowRoom, minUp);
       const ph = h + Math.max(0, p.down) * fan.down + Math.max(0, p.up - 1) * fan.up;
       places.set(p.key, { x: i * (w + gap), y: y + LABEL_H, w, h: ph, downStep: fan.down, upStep: fan.up, label: true });
       rowH = Math.max(rowH, ph);
@@ -114,15 +118,16 @@ function tableauLayout(b: BoardIn): BoardOut {
   return { cardW: w, cardH: h, width: full, height: y, wasteStep, places };
 }
 
-/** A fanned pile's offsets: roomy when there is space, squeezed to fit, never below a corner's height. */
-function fanSteps(p: PileIn, w: number, h: number, room: number): { down: number; up: number } {
+/** A fanned pile's offsets: roomy when there is space, squeezed to fit, never below a corner's
+ * height nor below `minUp` (a touch target) for a face-up card. */
+function fanSteps(p: PileIn, w: number, h: number, room: number, minUp: number): { down: number; up: number } {
   let down = Math.round(h * 0.12);
-  let up = Math.round(h * 0.28);
+  let up = Math.max(minUp, Math.round(h * 0.28));
   const need = h + p.down * down + Math.max(0, p.up - 1) * up;
   if (need > room) {
     const scale = (room - h) / (need - h);
     down = Math.max(Math.round(h * 0.06), Math.floor(down * scale));
-    up = Math.max(cornerHeight(w) + 2, Math.floor(up * scale));
+    up = Math.max(minUp, cornerHeight(w) + 2, Math.floor(up * scale));
   }
   return { down, up };
 }

@@ -27,6 +27,7 @@ import { dropMove, homeMove, stockMove } from "./moves";
 import { PageError, newGameRequest, renderOptions, seedOf } from "./setup";
 import { savedToken, saveToken, showLinks, wireShare } from "./share";
 import { client, el, reducedMotion, state } from "./state";
+import { resigned, statusData, statusWords } from "./status";
 import { follow, spectate } from "./watch";
 
 const board = el<HTMLDivElement>("board");
@@ -120,8 +121,6 @@ function started(reply: NewGameResponse): void {
 }
 
 // --- the game ---------------------------------------------------------------------------------
-/** Whether the game ended by RESIGN: a resigned game's state string ends with "resigned". */
-const resigned = (of: Game): boolean => of.status === GameStatus.LOST && of.state.endsWith(" resigned");
 
 /** Whether a card is hidden from the player (face down and not dealt open, or in a closed stock). */
 function hidesCards(of: Game): boolean {
@@ -153,16 +152,8 @@ function setGame(next: Game): void {
   state.hinted = undefined;
   nameTheGame(next.variant);
   const status = el("status");
-  const faceDown = next.zones.find((z) => z.kind === ZoneKind.TABLEAU)?.piles.reduce((n, p) => n + p.faceDown, 0) ?? 0;
-  const words = [
-    next.variant,
-    `version ${next.version}`,
-    resigned(next) ? "lost (resigned)" : (STATUS_WORD[next.status] ?? ""),
-    `penalty ${next.penalty}`,
-    isTableau(next) ? `${faceDown} face down` : `${next.piles.length} piles`,
-    `stock ${next.stockSize}`,
-  ];
-  status.textContent = words.join(" · ");
+  status.textContent = statusWords(next);
+  statusData(status, next);
   status.dataset["status"] = STATUS_WORD[next.status] ?? "";
   status.dataset["version"] = String(next.version);
   el("move-count").textContent = String(next.movesPlayed);
@@ -194,7 +185,7 @@ function showEnd(next: Game, was: Game | undefined): void {
   }
   if (was && was.id === next.id && was.status === next.status) return;
   el("end-title").textContent = next.status === GameStatus.WON ? "You won!" : resigned(next) ? "Resigned" : "No more moves: lost";
-  el("end-words").textContent = `${variantName(next.variant)} · ${next.movesPlayed} moves · ${clockText()} · penalty ${next.penalty}`;
+  el("end-words").textContent = `${variantName(next.variant)} · ${next.movesPlayed} moves · ${clockText()} · score ${next.penalty}`;
   el("end-actions").hidden = state.readonly;
   panel.hidden = false;
   if (!state.readonly) el("end-new").focus({ preventScroll: true }); // the keyboard's next step

@@ -107,7 +107,8 @@ test("a whole open Klondike game won by dragging the solver's line", async () =>
   // New deal from the win panel: a new game of the same variant.
   await page.click("#end-new");
   await page.waitForFunction(() => document.querySelector("#status").dataset.version === "1" && document.querySelector("#end-panel").hidden);
-  assert.match(await page.textContent("#status"), /^klondike · version 1/);
+  assert.equal(await page.getAttribute("#status", "data-variant"), "klondike");
+  assert.match(await page.textContent("#status"), /^21 cards face down · 24 in the stock · /);
   await page.close();
 });
 
