@@ -55,18 +55,23 @@ def main() -> None:
         order = list(sides) if seed % 2 == 0 else list(reversed(sides))
         for name in order:
             t0 = time.perf_counter()
-            outcome, _, nodes = cstreets.streets_solve(piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes,
-                                                       args.budget_ms / 1000, **sides[name])
+            outcome, _, nodes = cstreets.streets_solve(
+                piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes, args.budget_ms / 1000, **sides[name]
+            )
             results[name].append((outcome, nodes, (time.perf_counter() - t0) * 1000))
-    print(f"streets-and-alleys seeds {args.start_seed}..{args.start_seed + args.deals - 1}, "
-          f"max_nodes={args.max_nodes}, budget_ms={args.budget_ms:g}")
+    print(
+        f"streets-and-alleys seeds {args.start_seed}..{args.start_seed + args.deals - 1}, "
+        f"max_nodes={args.max_nodes}, budget_ms={args.budget_ms:g}"
+    )
     for name, rows in results.items():
         counts = {k: sum(1 for o, _, _ in rows if o == k) for k in NAMES}
         nodes = sorted(n for _, n, _ in rows)
         ms = sorted(t for _, _, t in rows)
         p50, p90 = len(rows) // 2, int(len(rows) * 0.9)
-        print(f"  {name:14} won {counts[1]:4} lost {counts[2]:4} undecided {counts[0]:4}  "
-              f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 {ms[p90]:8.1f}")
+        print(
+            f"  {name:14} won {counts[1]:4} lost {counts[2]:4} undecided {counts[0]:4}  "
+            f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 {ms[p90]:8.1f}"
+        )
     a, b = results.values()
     for k, ((oa, na, _), (ob, nb, _)) in enumerate(zip(a, b)):
         if oa != ob:

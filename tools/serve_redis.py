@@ -71,8 +71,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.server_args = server_args
     if not args.log_level:
-        args.log_level = "info" if any(a.startswith("--access-log") and a != "--access-log-sample"
-                                       for a in server_args) else "warning"
+        args.log_level = (
+            "info"
+            if any(a.startswith("--access-log") and a != "--access-log-sample" for a in server_args)
+            else "warning"
+        )
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.redis_port in FORBIDDEN_REDIS_PORTS:

@@ -185,7 +185,9 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
 
 @settings(max_examples=40, deadline=None)
 @given(
-    variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), seeds_tried=st.sampled_from([0, 1, 300])
+    variant=st.sampled_from(VARIANTS),
+    seed=st.integers(0, 2**64 - 1),
+    seeds_tried=st.sampled_from([0, 1, 300]),
 )
 def test_new_game_reply_is_the_message_protobuf_builds(variant: str, seed: int, seeds_tried: int) -> None:
     game = engine.new_game(variant, seed=seed)
@@ -264,8 +266,13 @@ def test_a_blob_at_another_version_than_its_record_is_data_loss() -> None:
 
 def test_compact_records() -> None:
     assert replies.compact_reply_version(replies.compact_reply(300)) == 300
-    assert replies.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString()) is None
+    assert (
+        replies.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString())
+        is None
+    )
     for event in (stack(3, 0), engine.DEAL, sessions.UNDO, remove(1, 5)):
         assert replies.stream_event_value(replies.stream_event(event)) == (True, event)
     assert replies.stream_event_value(pb.GameEvent(version=3).SerializeToString())[0] is False
-    assert len(tokens.move_request_key("a" * 128)) == 12 and tokens.move_request_key("x") != tokens.move_request_key("y")
+    assert len(tokens.move_request_key("a" * 128)) == 12 and tokens.move_request_key(
+        "x"
+    ) != tokens.move_request_key("y")

@@ -14,7 +14,11 @@ PREFIX = {"tableau": "", "row": "", "foundation": "f", "waste": "w"}
 
 
 def _numbers(root: ET.Element) -> list[tuple[str, float]]:
-    return [(t.text or "", float(t.get("x", "0"))) for t in root.iter(f"{SVG}text") if t.get("class") == "pile-number"]
+    return [
+        (t.text or "", float(t.get("x", "0")))
+        for t in root.iter(f"{SVG}text")
+        if t.get("class") == "pile-number"
+    ]
 
 
 @pytest.mark.parametrize("variant", ["klondike", "spider", "emperor", "accordion", "royal-marriage"])

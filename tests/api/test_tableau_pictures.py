@@ -25,7 +25,11 @@ def _svg(game: engine.Game) -> ET.Element:
 
 
 def _groups(root: ET.Element, zone: str) -> list[ET.Element]:
-    return [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-zone") == zone and g.get("data-pile")]
+    return [
+        g
+        for g in root.iter("{http://www.w3.org/2000/svg}g")
+        if g.get("data-zone") == zone and g.get("data-pile")
+    ]
 
 
 @pytest.mark.parametrize("variant", ["klondike", "wish", "streets-and-alleys", "emperor", "spider"])
@@ -43,7 +47,9 @@ def test_the_zones_are_drawn_with_backs_for_face_down_cards(variant: str) -> Non
     assert len(_groups(root, "foundation")) == len(game.rules.zones(game.state)[1].piles)
     stock = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "stock"]
     if game.state.stock:
-        assert len(stock) == 1 and f"stock: {len(game.state.stock)} cards" in ET.tostring(stock[0], encoding="unicode")
+        assert len(stock) == 1 and f"stock: {len(game.state.stock)} cards" in ET.tostring(
+            stock[0], encoding="unicode"
+        )
         wastes = [z for z in game.rules.zones(game.state) if z.zone is Zone.WASTE]
         assert len(_groups(root, "waste")) == len(wastes) == (0 if variant == "spider" else 1)
     else:

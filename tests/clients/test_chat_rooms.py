@@ -52,7 +52,10 @@ def test_the_state_file_keeps_each_game_across_a_restart(client: AccordionClient
     rooms.handle("r", "bob", f"watch {key}")
     assert state.stat().st_mode & 0o777 == 0o600
     saved = {(row["room"], row["person"]): row["state"] for row in json.loads(state.read_text())["sessions"]}
-    assert set(saved) == {("r", "alice"), ("r", "bob")} and set(saved[("r", "bob")]) == {"watch_id", "watch_token"}
+    assert set(saved) == {("r", "alice"), ("r", "bob")} and set(saved[("r", "bob")]) == {
+        "watch_id",
+        "watch_token",
+    }
 
     again = ChatRooms(client, pictures=True, state_path=state)  # the bot restarted
     reply = again.handle("r", "alice", "show")

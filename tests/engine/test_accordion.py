@@ -197,8 +197,14 @@ def test_win_piles_threshold() -> None:
 # --- registry and options ---------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("Tower of Babel", "accordion"), ("methuselah", "accordion"), ("LEAPFROG", "accordion"),
-     ("The Idle Year", "idle-year"), ("idle_year", "idle-year"), ("compacted", "compacted")],
+    [
+        ("Tower of Babel", "accordion"),
+        ("methuselah", "accordion"),
+        ("LEAPFROG", "accordion"),
+        ("The Idle Year", "idle-year"),
+        ("idle_year", "idle-year"),
+        ("compacted", "compacted"),
+    ],
 )
 def test_aliases(name: str, expected: str) -> None:
     assert find_variant(name).id == expected
@@ -206,7 +212,12 @@ def test_aliases(name: str, expected: str) -> None:
 
 def test_presets() -> None:
     assert find_variant("compacted").make_rules({}).values == {
-        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1, "undo": "all"}
+        "dealing": "stock",
+        "compel": "must",
+        "leap": 3,
+        "win_piles": 1,
+        "undo": "all",
+    }
     assert find_variant("idle-year").make_rules({}).values["compel"] == "strict"
     assert find_variant("accordion-stock").make_rules({}).values["compel"] == "none"
 
@@ -216,10 +227,16 @@ def test_unknown_variant_quotes_the_name() -> None:
         find_variant("tower of london")
 
 
-@pytest.mark.parametrize(("options", "fragment"), [
-    ({"leap": 4}, "leap=4"), ({"compel": "often"}, "compel='often'"),
-    ({"win_piles": 0}, "win_piles=0"), ({"win_piles": "x"}, "win_piles='x'"), ({"colour": "red"}, "'colour'"),
-])
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"leap": 4}, "leap=4"),
+        ({"compel": "often"}, "compel='often'"),
+        ({"win_piles": 0}, "win_piles=0"),
+        ({"win_piles": "x"}, "win_piles='x'"),
+        ({"colour": "red"}, "'colour'"),
+    ],
+)
 def test_bad_options_are_rejected(options: dict[str, object], fragment: str) -> None:
     with pytest.raises(InvalidOptionError) as err:
         new_game("accordion", options, seed=1)

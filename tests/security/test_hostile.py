@@ -201,13 +201,27 @@ async def test_one_client_cannot_take_the_server_across_connections(
     entries = [{"name": name, "sha256": hash_key(f"k-{name}")} for name in ("attacker", "player")]
     keys.write_text(json.dumps({"keys": entries}))
     server = spawn_server(
-        "--log-level", "warning", "--api-keys-file", str(keys), "--max-rpcs-per-client", "50",
-        "--request-timeout", "30",
+        "--log-level",
+        "warning",
+        "--api-keys-file",
+        str(keys),
+        "--max-rpcs-per-client",
+        "50",
+        "--request-timeout",
+        "30",
     )
     game = await new_game(server.addr, (("x-api-key", "k-player"),))
     attacker = Attacker(
-        "half-sent", server.addr, "--calls", "200", "--connections", "4", "--seconds", "6",
-        "--api-key", "k-attacker",
+        "half-sent",
+        server.addr,
+        "--calls",
+        "200",
+        "--connections",
+        "4",
+        "--seconds",
+        "6",
+        "--api-key",
+        "k-attacker",
     )
     try:
         await asyncio.sleep(0.5)
@@ -227,7 +241,14 @@ async def test_one_address_cannot_take_the_server_nor_health(
     """Without API keys a client is its IP address. Served on [::], the attacker comes from
     127.0.0.1 (::ffff:127.0.0.1) and the second client from ::1: two clients on one machine."""
     server = spawn_server(
-        "--listen", "[::]:0", "--log-level", "warning", "--max-rpcs-per-client", "50", "--request-timeout", "30"
+        "--listen",
+        "[::]:0",
+        "--log-level",
+        "warning",
+        "--max-rpcs-per-client",
+        "50",
+        "--request-timeout",
+        "30",
     )
     port = server.addr.rsplit(":", 1)[1]
     game = await new_game(f"[::1]:{port}")
@@ -235,8 +256,16 @@ async def test_one_address_cannot_take_the_server_nor_health(
         "half-sent", f"127.0.0.1:{port}", "--calls", "200", "--connections", "4", "--seconds", "6"
     )
     checks = Attacker(
-        "half-sent", f"127.0.0.1:{port}", "--calls", "100", "--connections", "1", "--seconds", "6",
-        "--method", "/grpc.health.v1.Health/Check",
+        "half-sent",
+        f"127.0.0.1:{port}",
+        "--calls",
+        "100",
+        "--connections",
+        "1",
+        "--seconds",
+        "6",
+        "--method",
+        "/grpc.health.v1.Health/Check",
     )
     try:
         await asyncio.sleep(0.5)
@@ -248,14 +277,22 @@ async def test_one_address_cannot_take_the_server_nor_health(
     print(f"attacker: {summary}; its health calls: {health_summary}")
     assert_served(probes, "one address's 200 half-sent calls (4 connections) and 100 half-sent health checks")
     assert summary["open"] == 50 and refused(summary) == 150, summary
-    assert health_summary["open"] == 10 and refused(health_summary) == 90, health_summary  # health's per client
+    assert health_summary["open"] == 10 and refused(health_summary) == 90, (
+        health_summary
+    )  # health's per client
 
 
 async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., ServerProcess]) -> None:
     """Every call slot of the server taken: health still answers; other calls are refused."""
     server = spawn_server(
-        "--log-level", "warning", "--max-concurrent-rpcs", "20", "--max-rpcs-per-client", "0",
-        "--request-timeout", "30",
+        "--log-level",
+        "warning",
+        "--max-concurrent-rpcs",
+        "20",
+        "--max-rpcs-per-client",
+        "0",
+        "--request-timeout",
+        "30",
     )
     game = await new_game(server.addr)
     attacker = Attacker("half-sent", server.addr, "--calls", "60", "--connections", "1", "--seconds", "4")
@@ -286,9 +323,16 @@ async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., Server
 
 
 def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
-    admission = Admission(Limits(max_calls=3, max_calls_per_client=2, max_health_calls=2,
-                                 max_health_calls_per_client=1, max_watches_per_connection=1,
-                                 max_watches_per_game=2))
+    admission = Admission(
+        Limits(
+            max_calls=3,
+            max_calls_per_client=2,
+            max_health_calls=2,
+            max_health_calls_per_client=1,
+            max_watches_per_connection=1,
+            max_watches_per_game=2,
+        )
+    )
     admission.enter_call(False, "a")
     admission.enter_call(False, "a")
     with pytest.raises(Exception) as caught:
@@ -309,7 +353,10 @@ def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
     admission.leave_call(True, "c")
     admission.leave_call(True, "d")
     assert (admission.calls, admission.by_client, admission.health_calls, admission.health_by_client) == (
-        0, {}, 0, {}
+        0,
+        {},
+        0,
+        {},
     )
     admission.enter_watch("conn-1", "g")
     with pytest.raises(Exception):

@@ -97,8 +97,10 @@ def french_winnable_deal(rng: random.Random) -> list[int]:
             rng.shuffle(options)
             for x, i in options:
                 new = row[: i + 1] + [x] + row[i + 1 :]
-                if any(new[j] % 13 == new[j + 1] % 13 or new[j] // 13 == new[j + 1] // 13
-                       for j in range(len(new) - 1)):
+                if any(
+                    new[j] % 13 == new[j + 1] % 13 or new[j] // 13 == new[j + 1] // 13
+                    for j in range(len(new) - 1)
+                ):
                     row = new
                     pool.remove(x)
                     break
@@ -325,8 +327,18 @@ def test_bad_budgets_are_refused() -> None:
 @needs_c
 @pytest.mark.parametrize(
     "variant",
-    ["accordion", "relaxed-accordion", "23-skidoo", "accordions-revenge", "bayan", "royal-marriage",
-     "push-pin", "double-jump", "french", "concertina"],
+    [
+        "accordion",
+        "relaxed-accordion",
+        "23-skidoo",
+        "accordions-revenge",
+        "bayan",
+        "royal-marriage",
+        "push-pin",
+        "double-jump",
+        "french",
+        "concertina",
+    ],
 )
 def test_c_and_python_agree(variant: str) -> None:
     # Same verdict, same moves, same node count, restarts included (4,000 nodes spans several).

@@ -127,7 +127,9 @@ class AccessLog:
         self.stream, self.min_level = stream, min_level
         # ops: 1 in ``sample_every`` info lines is written (a count, not a coin: exact and cheap).
         self.sample_every, self._info_seen = max(1, sample_every), 0
-        self.tail = "".join(f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items())
+        self.tail = "".join(
+            f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items()
+        )
         try:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
@@ -273,8 +275,12 @@ def _record_calls(calls: list[Call]) -> None:
         for method, game_id, code, elapsed, _wall, queued, info, caller, outcome, request, response in calls:
             emit = log.warning if code in _SERVER_FAULTS else log.info
             latency_ms = round(elapsed * 1000, 3)
-            fields = json.loads("{" + _call_fields(info, caller, outcome, request, response, elapsed, queued) + "}")
-            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms, **fields)
+            fields = json.loads(
+                "{" + _call_fields(info, caller, outcome, request, response, elapsed, queued) + "}"
+            )
+            emit(
+                "rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms, **fields
+            )
     except Exception:
         _failures.exception("writing access lines failed")
 
@@ -453,7 +459,19 @@ def record(
         outcome = "ok" if code is _OK else "error"
     now = time.perf_counter()
     queued = handler_started - arrived if handler_started else -1.0
-    call = (method, game_id, code, now - arrived, time.time(), queued, info, caller, outcome, request, response)
+    call = (
+        method,
+        game_id,
+        code,
+        now - arrived,
+        time.time(),
+        queued,
+        info,
+        caller,
+        outcome,
+        request,
+        response,
+    )
     pending = _pending
     if pending is None:
         _record_calls([call])

@@ -37,7 +37,22 @@ from .core import (
 from .sampling import SampledHint, can_sample, layout, sampled_hint
 
 __all__ = [
-    "HAVE_C", "IMPLEMENTATIONS", "HiddenInformationError", "Hint", "Outcome", "SolveResult", "SolverError",
-    "StopFlag", "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
-    "SampledHint", "can_sample", "layout", "sampled_hint",
+    "HAVE_C",
+    "IMPLEMENTATIONS",
+    "HiddenInformationError",
+    "Hint",
+    "Outcome",
+    "SolveResult",
+    "SolverError",
+    "StopFlag",
+    "UnsupportedGameError",
+    "best_move",
+    "check_solvable",
+    "find_winnable_seed",
+    "hint",
+    "solve",
+    "SampledHint",
+    "can_sample",
+    "layout",
+    "sampled_hint",
 ]

@@ -161,5 +161,9 @@ class EliminatorRules(Rules):
         return f"{self.WIN_CARDS} cards"
 
     def search(self, state: State) -> Search:
-        return RemoveSearch(removal=Removal.OUTER if self.outer else Removal.INNER,
-                            one=1 in self.gaps, two=2 in self.gaps, win_cards=self.WIN_CARDS)
+        return RemoveSearch(
+            removal=Removal.OUTER if self.outer else Removal.INNER,
+            one=1 in self.gaps,
+            two=2 in self.gaps,
+            win_cards=self.WIN_CARDS,
+        )

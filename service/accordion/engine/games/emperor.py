@@ -90,8 +90,9 @@ class EmperorRules(TableauRules):
         tableau, foundations, waste = TABLEAU.get(state), FOUNDATIONS.get(state), WASTE.get(state)
         tops = [pile[-1] if pile else -1 for pile in tableau]
         # (card, its moves to the foundations by foundation, its moves to the tableau by pile, pile it is on)
-        movable = [(card, TABLEAU_TO_FOUNDATION[i], SINGLE_CARD[i], i)
-                   for i, card in enumerate(tops) if card >= 0]
+        movable = [
+            (card, TABLEAU_TO_FOUNDATION[i], SINGLE_CARD[i], i) for i, card in enumerate(tops) if card >= 0
+        ]
         if waste:
             movable.append((waste[-1], WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, -1))
         out: list[Move] = []
@@ -125,10 +126,12 @@ class EmperorRules(TableauRules):
         return EmperorSearch()
 
 
-register(Variant(
-    id="emperor",
-    name="Emperor",
-    rules=EmperorRules,
-    description="Two decks: ten piles of four, the top cards face up; move one card at a time down "
-                "in alternating colours, Aces at once to the foundations, turn the stock once.",
-))
+register(
+    Variant(
+        id="emperor",
+        name="Emperor",
+        rules=EmperorRules,
+        description="Two decks: ten piles of four, the top cards face up; move one card at a time down "
+        "in alternating colours, Aces at once to the foundations, turn the stock once.",
+    )
+)

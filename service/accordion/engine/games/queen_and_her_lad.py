@@ -108,12 +108,14 @@ class QueenAndHerLadRules(EliminatorRules):
         )
 
 
-register(Variant(
-    id="queen-and-her-lad",
-    name="The Queen and Her Lad",
-    rules=QueenAndHerLadRules,
-    description="Dealt one by one from the Queen of Hearts to the Knave of Hearts: remove a card, or "
-                "a run of adjacent matching pairs, lying between two cards of the same rank or suit, "
-                "until only the Queen and her Lad remain.",
-    aliases=("Queen and Her Lad", "The Queen and Her Knave"),
-))
+register(
+    Variant(
+        id="queen-and-her-lad",
+        name="The Queen and Her Lad",
+        rules=QueenAndHerLadRules,
+        description="Dealt one by one from the Queen of Hearts to the Knave of Hearts: remove a card, or "
+        "a run of adjacent matching pairs, lying between two cards of the same rank or suit, "
+        "until only the Queen and her Lad remain.",
+        aliases=("Queen and Her Lad", "The Queen and Her Knave"),
+    )
+)

@@ -68,10 +68,12 @@ class RelaxedAccordionRules(StackingRules):
         return out
 
 
-register(Variant(
-    id="relaxed-accordion",
-    name="Relaxed Accordion",
-    rules=RelaxedAccordionRules,
-    description="Accordion where a pile may move onto the pile 1 or 3 places to its left "
-                "or to its right when the top cards match.",
-))
+register(
+    Variant(
+        id="relaxed-accordion",
+        name="Relaxed Accordion",
+        rules=RelaxedAccordionRules,
+        description="Accordion where a pile may move onto the pile 1 or 3 places to its left "
+        "or to its right when the top cards match.",
+    )
+)

@@ -85,10 +85,12 @@ class WishRules(TableauRules):
         return f"all {len(DECK)} cards removed"
 
 
-register(Variant(
-    id="wish",
-    name="Wish",
-    rules=WishRules,
-    description="32 cards (A, 7–K) in eight piles of four, only the tops face up: remove two top "
-                "cards of the same rank; won when every card is removed.",
-))
+register(
+    Variant(
+        id="wish",
+        name="Wish",
+        rules=WishRules,
+        description="32 cards (A, 7–K) in eight piles of four, only the tops face up: remove two top "
+        "cards of the same rank; won when every card is removed.",
+    )
+)
