@@ -41,7 +41,7 @@ from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.engine import State, new_game  # noqa: E402
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
-from solver import pin_to_one_core, percentile  # noqa: E402  (bench/solver.py, beside this file)
+from solver import percentile, pin_to_one_core  # noqa: E402  (bench/solver.py, beside this file)
 
 PUBLISHED_RULES = {"draw": "3", "passes": "0", "partial_runs": "true", "foundation_return": "true"}
 
@@ -205,7 +205,8 @@ def main() -> None:
         f"{result['hints']} hints: mean {result['hint_mean_ms']:.1f} ms, p50 {result['hint_p50_ms']:.1f} ms, "
         f"p99 {result['hint_p99_ms']:.1f} ms, max {result['hint_max_ms']:.1f} ms, over budget "
         f"{result['hints_over_budget']}; CPU mean {result['hint_cpu_mean_ms']:.1f} ms, p99 "
-        f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; {result['seconds']:.0f} s; "
+        f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; "
+        f"{result['seconds']:.0f} s; "
         f"load {result['load']}"
     )
     if args.json:

@@ -248,7 +248,7 @@ class Attacker:
             await asyncio.wait_for(
                 getattr(self, "attack_" + row.replace("-", "_"))(prepared), self.duration + 0.2
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.counts["cancelled_at_end"] += 1
         took = time.monotonic() - started
         await asyncio.gather(*(c.close() for c in self.channels))
@@ -714,7 +714,7 @@ class Honest:
             try:
                 await call()
                 code = "OK"
-            except (grpc.aio.AioRpcError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, grpc.aio.AioRpcError) as exc:
                 code = code_of(exc)
             except WrongAnswer as exc:  # answered, but not as an honest client needs
                 code = str(exc)
@@ -1004,8 +1004,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
             p = r["phases"].get(phase, {})
             cpu = {"control": r.get("control_cpu_pct"), "attack": r.get("attack_cpu_pct")}.get(phase)
             print(
-                f"{r['row']:<19} {r['tree']:<6} {phase:<8} {_fmt(p.get('health'))}  {_fmt(p.get('GetGame'))}  "
-                + (f"{cpu:>6.0f}%" if cpu is not None else f"{'':>7}")
+                f"{r['row']:<19} {r['tree']:<6} {phase:<8} {_fmt(p.get('health'))}  "
+                f"{_fmt(p.get('GetGame'))}  " + (f"{cpu:>6.0f}%" if cpu is not None else f"{'':>7}")
             )
         extras = dict(r["extra"])
         for phase in ("control", "attack", "after"):
@@ -1132,7 +1132,8 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
 
 def print_markdown(results: list[dict[str, Any]]) -> None:
     print(
-        "| row | tree | phase | health Check: OK, p50 / p99 ms | honest GetGame: OK, p50 / p99 ms | server CPU | "
+        "| row | tree | phase | health Check: OK, p50 / p99 ms | honest GetGame: OK, p50 / p99 ms | server "
+        "CPU | "
         "what the row shows |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
@@ -1142,7 +1143,8 @@ def print_markdown(results: list[dict[str, Any]]) -> None:
             p = r["phases"].get(phase, {})
             cpu = {"control": r.get("control_cpu_pct"), "attack": r.get("attack_cpu_pct")}.get(phase)
             print(
-                f"| {r['row'] if phase == 'control' else ''} | {r['tree']} | {phase} | {_ms(p.get('health'))} | "
+                f"| {r['row'] if phase == 'control' else ''} | {r['tree']} | {phase} | "
+                f"{_ms(p.get('health'))} | "
                 f"{_ms(p.get('GetGame'))} | {'' if cpu is None else f'{cpu:.0f} %'} | {note.get(phase, '')} |"
             )
 
@@ -1211,7 +1213,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="acc-hostile-") as tmp:
         results = asyncio.run(main_async(args, Path(tmp)))
     print(
-        f"bench/hostile.py {' '.join(sys.argv[1:])}  ({started}; {os.cpu_count()} CPUs; grpcio {grpc.__version__})"
+        f"bench/hostile.py {' '.join(sys.argv[1:])}  ({started}; {os.cpu_count()} CPUs; grpcio "
+        f"{grpc.__version__})"
     )
     print_trees(results)
     print_table(results)

@@ -26,16 +26,16 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
 from accordion.engine import RESIGN, Game, Move, PileView, Status, Transfer, Zone, all_variants, new_game  # noqa: E402
 from accordion.engine.cards import RANK, SUIT  # noqa: E402
 from accordion.engine.hint import suggest, visible_move  # noqa: E402
-from accordion.engine.tableau import RED  # noqa: E402
 from accordion.engine.rng import SplitMix64  # noqa: E402
+from accordion.engine.tableau import RED  # noqa: E402
 
 MAX_MOVES = 1500
 
@@ -48,7 +48,10 @@ QUOTED = {
     "double-jump": "~0.04 %",
     "french": "~0.5 %",
     "klondike": "81.956 % ± 0.096 with every card known, under other rules (next rows)",
-    "klondike:partial_runs=true,foundation_return=true": "81.956 % ± 0.096 (Blake & Gent 2019, Solvitaire: these rules, draw 3, unlimited passes, every card known)",
+    "klondike:partial_runs=true,foundation_return=true": (
+        "81.956 % ± 0.096 (Blake & Gent 2019, Solvitaire: these rules, draw 3, unlimited passes, every card "
+        "known)"
+    ),
     "klondike-draw-one": "about 91.9 % with every card known (spec: Solvitaire, lonelybot, Klondike-Solver)",
     "klondike-draw-one:partial_runs=true,foundation_return=true": "about 91.9 % (thoughtful, these rules)",
 }

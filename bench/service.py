@@ -804,6 +804,7 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         procs: dict[str, Proc] = {}
         pure_of = {"mem-pure": "memory", "redis-pure": "redis"}
         targets = [t for t in targets if t[0] == "echo" or pure_of.get(t[0], t[0]) in args.targets]
+        rate = 0.0  # the open loop's rate, set from the echo's maximum (the echo runs first)
         for label, argv, banner, target_rpcs in targets:
             print(f"{label}: starting on core {server_core}", file=sys.stderr, flush=True)
             proc = start_listening(label, argv, banner, server_core, workdir / f"{label}.log", env)
@@ -935,12 +936,14 @@ def print_table(data: dict[str, Any]) -> None:
         )
     mean = data.get("echo_mean", {})
     print(
-        f"(echo: the mean of its two runs, {mean.get('rps', 0):.0f}/s and {mean.get('server_cpu_us_per_req', 0):.0f} µs "
+        f"(echo: the mean of its two runs, {mean.get('rps', 0):.0f}/s and "
+        f"{mean.get('server_cpu_us_per_req', 0):.0f} µs "
         "of server CPU per request)"
     )
     print(
         "(x echo: requests/s over the echo's; the second: the echo's server CPU per request over this "
-        "line's, i.e. the ratio when the server's core is the limit; redis µs: redis-server's CPU per request)"
+        "line's, i.e. the ratio when the server's core is the limit; redis µs: redis-server's CPU per "
+        "request)"
     )
     probe = data.get("redis_probe") or {}
     if probe:
@@ -960,7 +963,8 @@ def print_table(data: dict[str, Any]) -> None:
     if scaling:
         w1, w2 = scaling["workers_1"], scaling["workers_2"]
         print(
-            f"\nWorkers (Redis, unpinned, ApplyMove): 1 worker {w1['rps']:.0f}/s (p99 {w1['p99_ms']:.2f} ms), "
+            f"\nWorkers (Redis, unpinned, ApplyMove): 1 worker {w1['rps']:.0f}/s (p99 {w1['p99_ms']:.2f} "
+            "ms), "
             f"2 workers {w2['rps']:.0f}/s (p99 {w2['p99_ms']:.2f} ms): x{scaling['ratio_2_over_1']}"
         )
 

@@ -47,13 +47,12 @@ import grpc
 import grpc.aio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from server_launcher import clean_env  # noqa: E402
-
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
 from accordion.api.apikeys import hash_key  # noqa: E402
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
 from accordion.v1 import accordion_pb2_grpc as pb_grpc  # noqa: E402
+from server_launcher import clean_env  # noqa: E402
 
 KEYS = {"hog": "bench-hog-key-0123456789", "light": "bench-light-key-0123456789"}
 KEYS.update({f"crowd{i}": f"bench-crowd-key-{i:02d}-0123456789" for i in range(48)})
@@ -172,7 +171,8 @@ async def honest_calls(addr: str, light: Keyed, game: tuple[str, str], seconds: 
 
     return (
         f"GetGame p50 {p(get_lats, 0.5)} ms p99 {p(get_lats, 0.99)} ms ({len(get_lats)} OK); "
-        f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} failed"
+        f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} "
+        "failed"
     )
 
 

@@ -70,7 +70,8 @@ def main() -> None:
         p50, p90 = len(rows) // 2, int(len(rows) * 0.9)
         print(
             f"  {name:14} won {counts[1]:4} lost {counts[2]:4} undecided {counts[0]:4}  "
-            f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 {ms[p90]:8.1f}"
+            f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 "
+            f"{ms[p90]:8.1f}"
         )
     a, b = results.values()
     for k, ((oa, na, _), (ob, nb, _)) in enumerate(zip(a, b)):

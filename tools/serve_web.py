@@ -328,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
             base = f"http://127.0.0.1:{args.port}"
             cors = ", ".join(args.cors_origin) or "off (same origin only)"
             print(
-                f"{base}/\n  play: {base}/   API docs: {base}/docs/   REST: {base}/v1/variants   CORS: {cors}\n"
+                f"{base}/\n  play: {base}/   API docs: {base}/docs/   REST: {base}/v1/variants   CORS: "
+                f"{cors}\n"
                 "Stop with Ctrl-C (SIGINT) or SIGTERM.",
                 flush=True,
             )

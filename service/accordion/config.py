@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from accordion.store.factory import is_memory_url
 from accordion.netaddr import parse_networks
+from accordion.store.factory import is_memory_url
 
 
 @dataclass(frozen=True)

@@ -196,15 +196,18 @@ def _card_face(x: int, y: int, card: CardFace, kind: str = "face") -> str:
         f'<g class="card-face" data-card={quoteattr(card.label)}>'
         f'<rect class="card {kind}" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
         f'<text class="rank {colour}" x="{x + 6}" y="{y + 20}">{label}</text>'
-        f'<text class="pip {colour}" x="{x + CARD_W // 2}" y="{y + CARD_H - 18}" text-anchor="middle">{symbol}</text>'
+        f'<text class="pip {colour}" x="{x + CARD_W // 2}" y="{y + CARD_H - 18}" '
+        f'text-anchor="middle">{symbol}</text>'
         "</g>"
     )
 
 
 def _card_back(x: int, y: int) -> str:
     return (
-        f'<g class="card-back"><rect class="card back" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
-        f'<rect class="back-inner" x="{x + 5}" y="{y + 5}" width="{CARD_W - 10}" height="{CARD_H - 10}" rx="3"/></g>'
+        f'<g class="card-back"><rect class="card back" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" '
+        'rx="6"/>'
+        f'<rect class="back-inner" x="{x + 5}" y="{y + 5}" width="{CARD_W - 10}" height="{CARD_H - 10}" '
+        'rx="3"/></g>'
     )
 
 
@@ -290,7 +293,8 @@ def render_svg(layout: Layout) -> str:
     for zone in layout.zones:
         n = len(zone.piles)
         body.append(
-            f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} pile{"s" if n != 1 else ""}</text>'
+            f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} '
+            f"pile{'s' if n != 1 else ''}</text>"
         )
         y += ZONE_LABEL_H + NUMBER_H
         columns = max(1, min(ROW_COLUMNS, len(zone.piles))) if not zone.fanned else max(1, len(zone.piles))

@@ -45,13 +45,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
-from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
+from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.callinfo import install_arrival_stamp
-from accordion.api.server_watch import ServerWatch
 from accordion.api.interceptors import ClientRate, Gate, Host
 from accordion.api.limits import Admission, ClientAddresses, Limits
 from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from accordion.api.server_watch import ServerWatch
 from accordion.api.solving import Budgets
 from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
@@ -244,7 +244,8 @@ class AccordionServer:
             deal_code_ttl=config.deal_code_ttl,
         )
         if self.tracing is not None:  # a span per solver run (Solving knows nothing of traces)
-            setattr(servicer.solving, "_run", self.tracing.solver(servicer.solving._run))
+            # setattr: mypy refuses an assignment to a method, and this wrapping is deliberate.
+            setattr(servicer.solving, "_run", self.tracing.solver(servicer.solving._run))  # noqa: B010
         add_to_server(servicer, target)
         _add_health(self.health, target)
         if config.reflection == "on":  # off: the reflection RPC is UNIMPLEMENTED, like any unknown method

@@ -175,7 +175,7 @@ def structlog_json(
     event dict in this order; TimeStamper(fmt="iso", utc=True) is datetime's isoformat), for a
     call recorded with a CallInfo of ``request_id`` and nothing else known."""
     level = "warning" if code in access_log._SERVER_FAULTS else "info"
-    stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+    stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.UTC).isoformat().replace("+00:00", "Z")
     event = {
         "method": method,
         "game_id": game_id or None,

@@ -15,15 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accordion import engine
-from accordion import sessions
+from accordion import engine, sessions
 from accordion.api import errors, wire
-from accordion.engine.moves import remove, stack
-from accordion.sessions import record, replies, tokens
 from accordion.engine import encode_state
 from accordion.engine.core import option_text
-from accordion.engine.moves import Zone
+from accordion.engine.moves import Zone, remove, stack
 from accordion.engine.rng import SplitMix64
+from accordion.sessions import record, replies, tokens
 from accordion.sessions.record import Stored, load_stored
 from accordion.v1 import accordion_pb2 as pb
 

@@ -41,7 +41,8 @@ async def test_the_status_says_why_in_the_players_words(client: Client) -> None:
     )
     structured = pb.Move(kind=pb.MOVE_KIND_STACK, from_pile=4, to_pile=2)
     assert (await _refused(client, game.id, structured)).startswith(
-        "8D>9S is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♠ is 2 to its left; legal now: "
+        "8D>9S is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♠ is 2 to its left; legal "
+        "now: "
     )
     off_the_row = pb.Move(kind=pb.MOVE_KIND_STACK, from_pile=60, to_pile=1)
     assert (await _refused(client, game.id, off_the_row)).startswith(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from accordion import engine, pictures
 from accordion.api import wire
 

@@ -95,11 +95,13 @@ async def test_cancelled_solves_leave_no_search_running(
     await asyncio.sleep(1.0)
     idle, busiest = await asyncio.to_thread(cpu_seconds_over, pid, 1.0)
     print(
-        f"server CPU: {busy:.2f} s/s while solving; {idle:.2f} s/s (busiest thread {busiest:.2f}) 1 s after cancel"
+        f"server CPU: {busy:.2f} s/s while solving; {idle:.2f} s/s (busiest thread {busiest:.2f}) 1 s after "
+        "cancel"
     )
     # The machine is shared, so "searching" is measured against what the searches got before.
     assert idle < min(0.1, busy / 4) and busiest < 0.05, (
-        f"{idle:.2f} s of CPU in the second after the cancel (busiest thread {busiest:.2f}): a search kept running"
+        f"{idle:.2f} s of CPU in the second after the cancel (busiest thread {busiest:.2f}): a search kept "
+        "running"
     )
     # The server is fine afterwards: a short Solve answers.
     client, game_id = (await hard_games(connect, server.addr, 1))[0]

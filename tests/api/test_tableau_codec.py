@@ -11,8 +11,8 @@ import itertools
 
 import pytest
 
-from accordion.api import codec, wire
 from accordion import engine
+from accordion.api import codec, wire
 from accordion.engine.moves import DRAW, Transfer, Zone, transfer
 from accordion.sessions import binary, replies
 from accordion.v1 import accordion_pb2 as pb

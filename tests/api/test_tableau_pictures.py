@@ -67,7 +67,7 @@ def test_an_open_game_shows_its_face_down_cards_and_the_next_stock_card() -> Non
     text = pictures.game_svg(wire.encode_game(game, GAME_ID, 1))
     root = ET.fromstring(text)
     tableau, down = TABLEAU.get(game.state), DOWN.get(game.state)
-    for group, pile, n in zip(_groups(root, "tableau"), tableau, down, strict=True):
+    for group, pile, _n in zip(_groups(root, "tableau"), tableau, down, strict=True):
         assert not group.findall("s:g[@class='card-back']", NS)
         faces = [g.get("data-card") for g in group.findall("s:g[@class='card-face']", NS)]
         assert faces == [card_text(c, symbols=True) for c in pile]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nio import AsyncClient, RoomCreateResponse, RoomSendResponse, SyncResponse
-from server_launcher import ROOT, START_TIMEOUT
 
+from server_launcher import ROOT, START_TIMEOUT
 from tests.chat.synapse import Synapse
 
 BOT_SCRIPT = Path(sys.executable).parent / "accordion-matrix-bot"

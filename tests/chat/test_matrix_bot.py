@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accordion_client import AccordionClient
 from PIL import Image
+
+from accordion_client import AccordionClient
 from redis_server import RedisServer
 from server_launcher import ServerProcess, launch
-
 from tests.chat.matrix_world import BotProcess, person
 from tests.chat.synapse import Synapse
 

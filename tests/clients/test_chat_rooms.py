@@ -12,7 +12,6 @@ from pathlib import Path
 from accordion_client import AccordionClient
 from accordion_client.chat_rooms import ChatRooms, reply_html
 from accordion_client.png import png_size, svg_to_png
-
 from tests.clients.conftest import script
 
 

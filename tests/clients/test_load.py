@@ -15,9 +15,9 @@ from typing import Any
 
 import grpc
 import pytest
+
 from accordion_client import GameHandle, pb
 from accordion_client.load import METHODS
-
 from tests.api.helpers import ROOT, ServerProcess
 
 from .conftest import script

@@ -307,10 +307,11 @@ def test_tls_and_an_api_key(secure_server: Any) -> None:
 
 
 def test_rate_limits_are_typed_and_retried_after_the_servers_delay() -> None:
-    from accordion_client.client import retry_delay
     from google.protobuf import any_pb2, duration_pb2
     from google.rpc import error_details_pb2, status_pb2
     from grpc_status import rpc_status
+
+    from accordion_client.client import retry_delay
 
     info, retry = (
         error_details_pb2.ErrorInfo(reason="RATE_LIMITED", domain="accordion.v1"),

@@ -19,7 +19,6 @@ from accordion.engine import (
     Game,
     IllegalMoveError,
     MoveKind,
-    Redeal,
     Remove,
     Stack,
     Status,

@@ -25,7 +25,7 @@ from accordion.engine import (
     parse_cards,
 )
 
-from .helpers import deal_starting_with, row_of
+from .helpers import row_of
 
 POINTS = {"pair": 2, "three": 6, "flush": 3, "run": 3, "straight-flush": 6, "fifteen": 2}
 
@@ -75,7 +75,7 @@ def claim_set(first: int, last: int, combo: str) -> set[str]:
 )
 def test_each_combination_is_offered(cards: str, expected: list[tuple[int, int, str]]) -> None:
     game = dealt(cards)
-    want = set().union(*(claim_set(f, l, c) for f, l, c in expected))
+    want = set().union(*(claim_set(f, last, c) for f, last, c in expected))
     assert claims(game) == want
     assert game.legal_moves()[-1] is DEAL
 

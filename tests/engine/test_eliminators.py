@@ -568,7 +568,7 @@ def cards_in_play(game: Game) -> Counter[int]:
 def test_random_playouts(vid: str) -> None:
     rng = random.Random(f"playout-{vid}")
     ends: Counter[Status] = Counter()
-    for seed in range(12):
+    for _seed in range(12):
         game = new_game(vid, seed=rng.getrandbits(64))
         first, last = game.state.row[0][0], game.state.row[-1][0]
         steps = 0

@@ -23,11 +23,11 @@ from accordion.engine import (
     Game,
     InvalidStateError,
     all_variants,
+    core,
     decode_state,
     encode_state,
     new_game,
 )
-from accordion.engine import core
 from accordion.engine.core import Rules, Variant, register
 from accordion.engine.fields import Reader, State, fields_of
 from accordion.engine.games.accordion import StackingRules

@@ -10,7 +10,6 @@ from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU
 
 from .tableau_helpers import position, texts
 
-
 # --- Wish ------------------------------------------------------------------------------------
 
 

@@ -85,7 +85,8 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
         [],
         "7H>9S",
         "7H>9S",
-        "7♥ can go onto the pile 1 or 3 to its left or right when they match in suit or rank: 9♠ does not match",
+        "7♥ can go onto the pile 1 or 3 to its left or right when they match in suit or rank: 9♠ does not "
+        "match",
     ),
     (
         "relaxed-accordion",

@@ -29,7 +29,6 @@ import grpc.aio
 
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
-
 from server_launcher import START_TIMEOUT
 
 from ..api.helpers import ROOT, ServerProcess, server_command
@@ -166,7 +165,7 @@ class Load:
                 p.failed_attempts.append(started)
                 if time.monotonic() - first > self.give_up:
                     why = f"still {exc.code().name} after {self.give_up} s"
-                    raise AssertionError(f"game {p.index} {method}: {why}")
+                    raise AssertionError(f"game {p.index} {method}: {why}") from exc
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 0.4)
                 continue

@@ -19,7 +19,6 @@ import grpc.aio
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
-
 from tests.api.helpers import bearer
 
 WRONG = "w" * 43  # as long as a real token

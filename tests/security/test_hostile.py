@@ -24,6 +24,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from accordion.api.apikeys import hash_key
+from accordion.api.errors import ApiError
 from accordion.api.limits import Admission, Limits, client_of
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
@@ -52,7 +53,8 @@ class Probes:
         times = sorted(t for _, _, t in self.calls)
         return (
             f"{len(self.calls)} calls ({kinds}): {self.ok_ratio() * 100:.2f} % ok, "
-            f"p50 {times[len(times) // 2] * 1e3:.1f} ms, p99 {self.p99() * 1e3:.1f} ms, max {times[-1] * 1e3:.1f} ms"
+            f"p50 {times[len(times) // 2] * 1e3:.1f} ms, p99 {self.p99() * 1e3:.1f} ms, max "
+            f"{times[-1] * 1e3:.1f} ms"
         )
 
 
@@ -335,17 +337,17 @@ def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
     )
     admission.enter_call(False, "a")
     admission.enter_call(False, "a")
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(ApiError) as caught:
         admission.enter_call(False, "a")
     assert getattr(caught.value, "reason", "") == "CAPACITY_EXCEEDED"
     admission.enter_call(False, "b")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(False, "c")  # the server's 3 are taken
     admission.enter_call(True, "c")  # health apart
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(True, "c")  # one health call per client
     admission.enter_call(True, "d")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(True, "e")  # health's 2 are taken
     assert (admission.calls, admission.by_client, admission.health_calls) == (3, {"a": 2, "b": 1}, 2)
     for client in ("a", "a", "b"):
@@ -359,10 +361,10 @@ def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
         {},
     )
     admission.enter_watch("conn-1", "g")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_watch("conn-1", "g")
     admission.enter_watch("conn-2", "g")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_watch("conn-3", "g")
     admission.leave_watch("conn-1", "g")
     admission.leave_watch("conn-2", "g")

@@ -32,7 +32,6 @@ from accordion.api.apikeys import hash_key
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
-
 from tests.api.helpers import bearer, retry_delay, rich
 
 PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: XFF names the client

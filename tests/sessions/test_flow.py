@@ -9,10 +9,10 @@ import time
 import warnings
 
 import pytest
-from redis_server import RedisServer, free_port
 
 from accordion import engine, sessions
 from accordion.store import GameStore, open_store
+from redis_server import RedisServer, free_port
 
 
 async def dealt_game(flow: sessions.Sessions, seed: int = 7) -> sessions.Dealt:

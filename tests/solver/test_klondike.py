@@ -473,8 +473,9 @@ def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
         for tlen in range(1, 25):
 
             def reach(cur: int) -> set[int]:
-                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)
-                return {i for i, _ in search.talon_reach(s)}
+                # Called only within this iteration (B023 does not apply).
+                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)  # noqa: B023
+                return {i for i, _ in search.talon_reach(s)}  # noqa: B023
 
             canonical = [0] + [q for q in range(1, tlen) if q % draw]
             for cur in canonical:

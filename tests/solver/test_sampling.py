@@ -23,7 +23,7 @@ from accordion.api.solving import Budgets, Solving
 from accordion.engine.moves import DRAW, Transfer, Zone
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
 from accordion.solver import HAVE_C, can_sample, sampled_hint
-from accordion.solver.sampling import WON_SCORE, candidates, layout, safe_move, unseen_cards
+from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
 
 PUBLISHED = {"partial_runs": "true", "foundation_return": "true"}
 SMALL = {"worlds": 4, "nodes_per_solve": 1500, "max_nodes": 10**9, "max_seconds": None}

@@ -17,8 +17,7 @@ from accordion.engine import new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.games.wish import DECK
 from accordion.engine.moves import Zone, transfer
-from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
-from accordion.solver import _pystreets, core
+from accordion.solver import HiddenInformationError, Outcome, StopFlag, _pystreets, core, hint, solve
 
 from .helpers import (
     assert_budgets_and_stop_end_the_search,

@@ -38,7 +38,7 @@ import grpc
 import grpc.aio
 import structlog
 
-from . import auth, errors, metrics
+from . import auth, metrics
 from .callinfo import CORE_COUNTS, CallInfo, new_request_id
 
 log = structlog.get_logger("accordion.rpc")
@@ -147,7 +147,7 @@ class AccessLog:
         if micros >= 1_000_000:
             second, micros = second + 1, micros - 1_000_000
         if second != self._second:
-            text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).isoformat()
+            text = datetime.datetime.fromtimestamp(second, tz=datetime.UTC).isoformat()
             self._second, self._prefix = second, text[:19]
         return f"{self._prefix}.{micros:06d}Z" if micros else f"{self._prefix}Z"
 
@@ -184,7 +184,8 @@ class AccessLog:
             fields = _call_fields(note, caller, outcome, request, response, elapsed, queued)
             lines.append(
                 f'{{"method": {quoted}, "game_id": {gid}, "code": "{_CODE_NAMES[code]}", '
-                f'"latency_ms": {round(elapsed * 1000, 3)!r}, {fields}, "event": "rpc"{tail}, "level": "{level}", '
+                f'"latency_ms": {round(elapsed * 1000, 3)!r}, {fields}, "event": "rpc"{tail}, "level": '
+                f'"{level}", '
                 f'"timestamp": "{stamp(wall)}"}}\n'
             )
         self._info_seen = seen
@@ -308,7 +309,8 @@ def _call_fields(
     return (
         f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {_quoted(caller)}, '
         f'"variant": {_quoted(_variant_of(request, response))}, "reason": {reason}, "outcome": "{outcome}", '
-        f'"layer": {layer}, "bytes_in": {size_of(request)}, "bytes_out": {size_of(response) + info.bytes_out}, '
+        f'"layer": {layer}, "bytes_in": {size_of(request)}, "bytes_out": '
+        f"{size_of(response) + info.bytes_out}, "
         f'"queued_ms": {queued_ms}, "served_ms": {served_ms}, "core_wait_ms": {core_ms}'
     )
 

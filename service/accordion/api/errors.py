@@ -294,7 +294,8 @@ def store_full(retry_after: float) -> ApiError:
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "STORE_FULL",
-        f"the server holds as many games as it may, all of them in play: no new game now; retry in {seconds} s",
+        "the server holds as many games as it may, all of them in play: no new game now; retry in "
+        f"{seconds} s",
         metadata={"retry_after_ms": str(ms)},
         details=[retry],
         layer="store_full",

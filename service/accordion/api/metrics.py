@@ -128,7 +128,8 @@ GRPC_CALLS = Counter(
 GRPC_STREAMS = Counter(
     "accordion_grpc_streams_total",
     "HTTP/2 streams on this process's client connections (channelz socket data), by outcome: "
-    "started, succeeded, failed (reset by either side; grpc core's own REFUSED_STREAM resets are not counted)",
+    "started, succeeded, failed (reset by either side; grpc core's own REFUSED_STREAM resets are not "
+    "counted)",
     ["outcome"],
 )
 CALLS_IN_CORE = Gauge(

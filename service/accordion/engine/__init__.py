@@ -56,8 +56,8 @@ from .moves import (
 )
 from .record import decode_state, encode_state
 from .rng import SplitMix64
-from .zones import PileView, ZoneView
 from .search import GenericSearch, NoSearch, Removal, RemoveSearch, Search, StackSearch
+from .zones import PileView, ZoneView
 
 __all__ = [
     "CARD",

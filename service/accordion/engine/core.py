@@ -24,12 +24,13 @@ from .errors import (
     UnknownVariantError,
 )
 from .fields import Field, state_type
-from .fields import Pile as Pile, Row as Row, State as State  # re-exported: games import them from here
+from .fields import Pile as Pile  # re-exported: games import them from here
+from .fields import Row as Row
+from .fields import State as State
 from .moves import Move, MoveKind
 from .rng import SplitMix64
 from .search import GenericSearch, Search
 from .zones import ZoneView
-
 
 _NO_TEXTS: Mapping[str, str] = {}
 

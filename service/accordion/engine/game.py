@@ -29,8 +29,8 @@ from .errors import (
 )
 from .moves import RESIGN, Move, MoveKind
 from .notation import illegal_move, move_text, parse_move, render
-from .state_string import format_state, parse_state
 from .rng import MASK64, SplitMix64
+from .state_string import format_state, parse_state
 from .zones import ZoneView
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from .cards import DECK_SIZE, RANK, SUIT, SUIT_SYMBOLS, card_code
 from .core import Option, Rules
 from .errors import InvalidStateError
-from .fields import COUNTS, CARDS, PILES, Field, Pile, Row, State
+from .fields import CARDS, COUNTS, PILES, Field, Pile, Row, State
 from .moves import Draw, Move, Transfer, Zone, transfer
 from .search import NoSearch, Search
 from .words import card, cards_count, is_king, no_pile, other_colour, rank_name, suit_symbol
@@ -325,7 +325,10 @@ class TableauRules(Rules):
             return None
         if is_king(moving):
             return f"{card(moving)} cannot go on {card(onto)}: a King goes only into an empty pile"
-        return f"{card(moving)} cannot go on {card(onto)}: it needs a {other_colour(moving)} {rank_name(RANK[moving] + 1)}"
+        return (
+            f"{card(moving)} cannot go on {card(onto)}: it needs a {other_colour(moving)} "
+            f"{rank_name(RANK[moving] + 1)}"
+        )
 
     def any_suit_words(self, moving: int, onto: int) -> str | None:
         """``build_words`` of games that build down in any suit (Streets and Alleys, Spider)."""

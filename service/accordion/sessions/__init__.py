@@ -17,9 +17,9 @@ from .binary import UNDO, Event
 from .cache import GameCache
 from .errors import (
     BadToken,
+    DeadlineExceeded,
     DealCodeNotFound,
     DealCodeOptions,
-    DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
     MoveRefused,

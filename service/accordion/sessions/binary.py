@@ -15,7 +15,6 @@ Spider game is 3 or 4 bytes, so a game of hundreds of moves stays well under 2 K
 from __future__ import annotations
 
 from accordion.engine import Game, fields
-from accordion.engine.fields import varint
 from accordion.engine.moves import (
     DEAL,
     DRAW,

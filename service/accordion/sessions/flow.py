@@ -34,9 +34,9 @@ from .binary import UNDO, Event
 from .cache import Cached, GameCache
 from .errors import (
     BadToken,
+    DeadlineExceeded,
     DealCodeNotFound,
     DealCodeOptions,
-    DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
     MoveRefused,
@@ -267,7 +267,7 @@ class Sessions:
 
     async def _new_deal_code(self, head: bytes, deadline: float | None) -> str:
         """A fresh deal code, its record (the game's replay header) stored for ``deal_code_ttl``."""
-        for attempt in range(MAX_ATTEMPTS):
+        for _attempt in range(MAX_ATTEMPTS):
             code = tokens.new_deal_code()
             put = self.store.put_named(
                 tokens.deal_code_key(code), _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl
@@ -298,7 +298,7 @@ class Sessions:
         is WatchOnly). ``rotate``: a new watch token (the next generation); the old one stops
         opening the game, and streams watching with it end. A game stored before watch tokens
         and deal codes existed gets both here."""
-        for attempt in range(MAX_ATTEMPTS):
+        for _attempt in range(MAX_ATTEMPTS):
             record = await self.authorize(game_id, token, deadline, player=True)
             try:
                 access = tokens.Access.load(record.token_hash)

@@ -28,9 +28,8 @@ from collections.abc import Iterator
 
 from accordion import engine
 from accordion.engine import Game
-from accordion.engine.moves import Move
-
 from accordion.engine.fields import varint
+from accordion.engine.moves import Move
 
 from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events
 from .errors import GameCorrupt

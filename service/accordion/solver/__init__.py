@@ -20,11 +20,11 @@ See docs/solver.md.
 from .core import (
     HAVE_C,
     IMPLEMENTATIONS,
-    Hint,
     HiddenInformationError,
+    Hint,
     Outcome,
-    SolveResult,
     SolverError,
+    SolveResult,
     StopFlag,
     UnsupportedGameError,
     best_move,
@@ -33,7 +33,6 @@ from .core import (
     hint,
     solve,
 )
-
 from .sampling import SampledHint, can_sample, layout, sampled_hint
 
 __all__ = [

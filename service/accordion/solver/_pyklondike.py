@@ -7,8 +7,12 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-from ._pycommon import RestartingSearch, Stop as _Stop, beam as _beam, builds_alternate as _builds_on
-from ._pycommon import deep_recursion, rank as _rank, red_suit as _red_suit
+from ._pycommon import RestartingSearch, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import beam as _beam
+from ._pycommon import builds_alternate as _builds_on
+from ._pycommon import rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXMOVES = 200

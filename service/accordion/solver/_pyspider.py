@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import heapq
 
-from ._pycommon import Search, Stop as _Stop, deep_recursion, rank as _rank
+from ._pycommon import Search, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000

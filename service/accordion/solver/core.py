@@ -198,7 +198,8 @@ def check_solvable(rules: Rules, state: State) -> None:
     if rules.hides_anything(state):
         raise HiddenInformationError(
             f"{type(rules).__name__}: cards are face down (in the stock or under the tableau); the solver "
-            "works only on positions with every card known (dealing=all or open=true, or once nothing is hidden)"
+            "works only on positions with every card known (dealing=all or open=true, or once nothing is "
+            "hidden)"
         )
 
 

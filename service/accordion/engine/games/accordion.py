@@ -122,7 +122,10 @@ class StackingRules(Rules):
             side = "left" if dst < src else "right"
             return f"{card(moving)} can go only onto {where}; {card(onto)} is {abs(src - dst)} to its {side}"
         if not MATCH[moving][onto]:
-            return f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not match"
+            return (
+                f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not "
+                "match"
+            )
         if self.compel == "strict" and distance == far:
             neighbours = [src - near] + ([src + near] if self.rightward else [])
             if any(0 <= n < len(row) and MATCH[moving][row[n][-1]] for n in neighbours):

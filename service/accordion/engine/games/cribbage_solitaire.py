@@ -44,7 +44,7 @@ Readings of what the spec leaves open:
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import permutations
 from typing import Any, ClassVar, final
 
@@ -82,8 +82,8 @@ class MarksCodec(FieldCodec[Marks]):
         out += varint(len(value))
         for mark in value:
             out += varint(len(mark))
-            for card, h in mark:
-                out.append(card)
+            for code, h in mark:
+                out.append(code)
                 out += varint(zigzag(h))
 
     def read(self, r: Reader) -> Marks:
@@ -116,7 +116,7 @@ def combos2(a: int, b: int) -> tuple[str, ...]:
     return ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def combos3(a: int, b: int, c: int) -> tuple[str, ...]:
     """The combinations three top cards hold, in ``notation.COMBOS`` order."""
     out: list[str] = []
@@ -136,7 +136,7 @@ def combos3(a: int, b: int, c: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def claims(first: int, last: int, combo: str) -> tuple[Claim, ...]:
     """The shared CLAIMs of ``combo`` in window ``first..last``, by (src, dst)."""
     return tuple(Claim(first, last, combo, s, d) for s, d in sorted(permutations(range(first, last + 1), 2)))
@@ -208,7 +208,10 @@ class CribbageSolitaireRules(Rules):
         if last - first not in (1, 2):
             return "a window is 2 or 3 piles side by side"
         if move.src == move.dst or not (first <= move.src <= last and first <= move.dst <= last):
-            return f"the pile that moves and the pile it goes on must be two piles of the window {first + 1}-{last + 1}"
+            return (
+                "the pile that moves and the pile it goes on must be two piles of the window "
+                f"{first + 1}-{last + 1}"
+            )
         tops = [p[-1] for p in row[first : last + 1]]
         held = combos2(tops[0], tops[1]) if len(tops) == 2 else combos3(tops[0], tops[1], tops[2])
         shown = " ".join(map(card, tops))

@@ -125,7 +125,10 @@ class EliminatorRules(Rules):
         left, right = positions[0] - 1, positions[-1] + 1
         them = "it" if len(positions) == 1 else "them"
         if left < 0 or right >= len(tops):
-            return f"cards go only from between a matching pair: {them} {'needs' if them == 'it' else 'need'} a card on each side"
+            return (
+                f"cards go only from between a matching pair: {them} {'needs' if them == 'it' else 'need'} "
+                "a card on each side"
+            )
         a, b = tops[left], tops[right]
         if not MATCH[a][b]:
             return f"{card(a)} and {card(b)} around {them} do not match in suit or rank"

@@ -17,7 +17,6 @@ from ..core import State, Variant, register
 from ..moves import DRAW, Draw, Move, MoveKind, Transfer, Zone
 from ..rng import SplitMix64
 from ..search import EmperorSearch, Search
-from ..words import card
 from ..tableau import (
     BUILDS_ON,
     FOUNDATIONS,
@@ -30,6 +29,7 @@ from ..tableau import (
     WASTE_TO_TABLEAU,
     TableauRules,
 )
+from ..words import card
 
 PILES = 10
 ROWS = 4

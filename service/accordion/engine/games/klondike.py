@@ -21,7 +21,6 @@ from ..fields import COUNT, Field
 from ..moves import DRAW, REDEAL, Draw, Move, MoveKind, Redeal, Transfer
 from ..rng import SplitMix64
 from ..search import KlondikeSearch, Search
-from ..words import card
 from ..tableau import (
     FOUNDATION_TO_TABLEAU,
     ONTO_ALTERNATE,
@@ -35,6 +34,7 @@ from ..tableau import (
     face_up_count,
     tableau_to_tableau,
 )
+from ..words import card
 
 PILES = 7
 KING = 13

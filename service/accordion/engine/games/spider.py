@@ -26,8 +26,8 @@ from ..core import Option, Row, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Transfer
 from ..rng import SplitMix64
 from ..search import Search, SpiderSearch
-from ..words import cards_count
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TABLEAU_TO_TABLEAU, TableauRules, turned_up
+from ..words import cards_count
 
 PILES = 10
 SUIT_SIZE = 13

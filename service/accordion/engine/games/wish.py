@@ -14,8 +14,8 @@ from ..core import State, Variant, register
 from ..moves import Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
 from ..search import Search, TopPairsSearch
-from ..words import card, no_pile
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TableauRules, turned_up
+from ..words import card, no_pile
 
 PILES = 8
 PILE_SIZE = 4
