@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/odds.py [--games 1000] [--policy random greedy] [--variant ...] [--json F]
 
-A variant is an id, or an id with options: ``spider:suits=2``, ``klondike:partial_runs=true,foundation_return=true``.
+A variant is an id, or an id with options: ``spider:suits=2``,
+``klondike:partial_runs=true,foundation_return=true``.
 Each variant plays games with seeds 0..N-1 under each policy:
   random  a uniformly random legal move (a per-game generator seeded from the deal seed)
   greedy  forced greedy play: the engine's hint (accordion.engine.hint.suggest), which makes

@@ -64,8 +64,9 @@ The last pair was not within the noise: a wrong token on an existing game answer
   run above does not see (memory store only): an existing game's HMGET answers its version,
   access record and game bytes, an unknown id's three nils, which redis-py reads and parses.
   In-process, below gRPC (bench/oracle_sessions.py): on Redis the store's load is +0.7–0.9 µs
-  and Sessions.play +2.3–2.7 µs for the wrong token; on memory -0.3 and ±0.1 µs. Removing that needs the token checked inside Redis (a script answering nil for a
-  wrong token too), a change to the store interface left for later.
+  and Sessions.play +2.3–2.7 µs for the wrong token; on memory -0.3 and ±0.1 µs. Removing that needs the token
+  checked inside Redis (a script answering nil for a wrong token too), a change to the store interface left
+  for later.
 """
 
 from __future__ import annotations

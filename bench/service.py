@@ -666,7 +666,10 @@ def server_argv(
             boot += CANNED_APPLY_MOVE
         boot += "sys.argv[0] = 'accordion-server'\n"
         # The entry point moved to accordion.__main__; an older --source tree has it in server.
-        boot += "try:\n    from accordion.__main__ import main\nexcept ImportError:\n    from accordion.server import main\n"
+        boot += (
+            "try:\n    from accordion.__main__ import main\n"
+            "except ImportError:\n    from accordion.server import main\n"
+        )
         boot += "main()\n"
         argv = [sys.executable, "-c", boot]
     argv += ["--listen", "127.0.0.1:0", "--workers", str(workers)]

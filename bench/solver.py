@@ -7,7 +7,8 @@
     .venv/bin/python bench/solver.py --variant streets-and-alleys --deals 10000 --budget-ms 2000
     .venv/bin/python bench/solver.py --variant wish --option open=true --deals 10000
     .venv/bin/python bench/solver.py --variant emperor --option open=true --deals 200 --budget-ms 2000
-    .venv/bin/python bench/solver.py --variant spider --option open=true --option suits=1 --deals 200 --budget-ms 2000
+    .venv/bin/python bench/solver.py --variant spider --option open=true --option suits=1 \
+        --deals 200 --budget-ms 2000
 
 Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1,
 solved from their first position (French: the first deal, without the REDEAL). The time

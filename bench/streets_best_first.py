@@ -1,7 +1,8 @@
 """Streets and Alleys: one part of the search off and on, A/B in one run.
 
     nice -n 10 .venv/bin/python bench/streets_best_first.py --deals 400 --start-seed 0 --max-nodes 4000000
-    nice -n 10 .venv/bin/python bench/streets_best_first.py --compare frozen --deals 300 --max-nodes 0 --budget-ms 2000
+    nice -n 10 .venv/bin/python bench/streets_best_first.py --compare frozen --deals 300 --max-nodes 0 \
+        --budget-ms 2000
 
 For each deal both sides run alternately (which goes first alternates by seed) with the same budget,
 through the compiled core. ``--compare pass`` (the default): ``best_first_nodes=0`` turns the

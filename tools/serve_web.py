@@ -235,7 +235,8 @@ class StaticServer:
         self._loop = asyncio.new_event_loop()
         self._runner = web.AppRunner(
             static_app(dist, send_timeout),
-            access_log=None,  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            access_log=None,
             logger=STATIC_LOG,  # aiohttp's own errors, less the tracebacks of requests it cannot parse
             keepalive_timeout=client_timeout,
             handle_signals=False,

@@ -168,7 +168,8 @@ async def test_logs_are_json_per_rpc_and_never_contain_a_token(
     # Calls are counted in batches a few milliseconds after they end: scrape until they are.
     expected = [
         'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 3.0',
-        'accordion_rpc_errors_total{code="NOT_FOUND",method="accordion.v1.AccordionService/GetGame",reason="GAME_NOT_FOUND"} 1.0',
+        'accordion_rpc_errors_total{code="NOT_FOUND",method="accordion.v1.AccordionService/GetGame",'
+        'reason="GAME_NOT_FOUND"} 1.0',
     ]
     deadline = asyncio.get_running_loop().time() + 5
     while True:

@@ -62,7 +62,8 @@ def test_seed_001_ten_card_scenario_with_leap_3() -> None:
     assert "QD>7D" not in stacks(game)  # two apart: no move at all with leap 3
 
 
-# --- seed 002: "5♠ 6♠ 10♦ 5♥ K♣ … either 6 or 5 can be placed over the 5. These are the only allowable moves."
+# --- seed 002: "5♠ 6♠ 10♦ 5♥ K♣ … either 6 or 5 can be placed over the 5. These are the only
+# allowable moves."
 def test_seed_002_only_two_moves() -> None:
     assert stacks(row_of("5S 6S 10D 5H KC")) == {"6S>5S", "5H>5S"}
 

@@ -118,9 +118,9 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
 @pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
 def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) -> None:
     """Restarts (shorter than the first pass) that take the full search's moves (every one, every
-    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only schedule says LOST too (the
-    full search decides it), and the full-move restarts do search differently (else the knob,
-    or the split of the cuts from the quick phase, does nothing)."""
+    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only
+    schedule says LOST too (the full search decides it), and the full-move restarts do search differently
+    (else the knob, or the split of the cuts from the quick phase, does nothing)."""
     from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
     from accordion.solver.core import _klondike_solve
 

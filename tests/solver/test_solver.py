@@ -359,7 +359,7 @@ def test_python_path_is_chosen_without_the_extension(monkeypatch: pytest.MonkeyP
         solve(new_game("accordion", seed=2), impl="c")
 
 
-# --- refusals -------------------------------------------------------------------------------------------------
+# --- refusals --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("variant", ["accordion-stock", "compacted", "idle-year", "queen-and-her-lad"])
@@ -402,7 +402,7 @@ def test_queen_and_her_lad_with_an_empty_stock_uses_the_generic_search() -> None
     assert verdicts == {Outcome.WON, Outcome.LOST}
 
 
-# --- hints and winnable deals --------------------------------------------------------------------------------------
+# --- hints and winnable deals ----------------------------------------------------------------------
 
 
 def test_hint_is_the_first_move_of_a_win() -> None:

@@ -295,7 +295,8 @@ class TableauRules(Rules):
         return self.build_words(moving, tableau[dst][-1])
 
     def foundation_words(self, foundations: Row, moving: int, dst: int) -> str | None:
-        """Why ``moving`` cannot go onto foundation ``dst`` (-1: any): foundations go up in suit from the Ace."""
+        """Why ``moving`` cannot go onto foundation ``dst`` (-1: any): foundations go up in suit from
+        the Ace."""
         suit = SUIT[moving]
         homes = [f for f in range(len(foundations)) if f % 4 == suit]  # (Emperor: two per suit)
         fits = [f for f in homes if len(foundations[f]) == RANK[moving] - 1]

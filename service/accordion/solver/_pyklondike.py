@@ -670,8 +670,9 @@ def klondike_solve(
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
     turns the full search's talon dominance off, ``dead_ends=False`` the dead-end test and
-    ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last`` the beams' widths (``beam_first=0``: no beams; -1:
-    BEAM_FIRST_WIDTH turning more than one card, else none, as C)."""
+    ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last``
+    the beams' widths (``beam_first=0``: no beams; -1: BEAM_FIRST_WIDTH turning more than one
+    card, else none, as C)."""
     if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
         beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
     if progress is not None and len(progress) < 1:

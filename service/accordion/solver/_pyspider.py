@@ -431,8 +431,9 @@ def _passes(
     search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, stages: tuple[StageSetting, ...]
 ) -> bool | None:
     """For two or four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
-    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
-    between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
+    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full
+    search alone), None the budget ended between passes. Raises ``_Stop`` when the budget or the stop flag
+    ends a pass that counts."""
 
     def budget_left() -> bool:
         return not max_nodes or search.nodes < max_nodes

@@ -17,9 +17,9 @@ record from ``engine.search``); this module imports no game module (docs/solver.
 
 Hidden information is refused: a position with cards in the stock raises
 ``HiddenInformationError`` (the solver would have to read the stock), and a game whose
-search is ``NoSearch`` (Cribbage Solitaire) raises ``UnsupportedGameError``. French's REDEAL is a chance move (a shuffle
-of the remaining cards), so the solver never plans through it: before the redeal it
-answers "won without the redeal" or "no sequence of removals wins without it"
+search is ``NoSearch`` (Cribbage Solitaire) raises ``UnsupportedGameError``. French's REDEAL
+is a chance move (a shuffle of the remaining cards), so the solver never plans through it: before the redeal
+it answers "won without the redeal" or "no sequence of removals wins without it"
 (``SolveResult.without_redeal``, from ``Search.chance_ahead``); after the redeal the
 position is solved outright.
 
@@ -591,7 +591,8 @@ def best_move(
     max_seconds: float | None = 0.25,
     impl: str | None = None,
 ) -> Move | None:
-    """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when the game is over."""
+    """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when
+    the game is over."""
     return hint(game_or_state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl).move
 
 
@@ -630,7 +631,8 @@ def find_winnable_seed(
     new_game: Callable[..., Game] | None = None,
     stop: StopFlag | None = None,
 ) -> tuple[int, SolveResult] | None:
-    """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none in ``max_tries``.
+    """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none
+    in ``max_tries``.
 
     ``budget`` is seconds per deal (None: no limit); a deal whose search runs out of
     budget is skipped, as is a proven loss. Seeds wrap around at 2**64.

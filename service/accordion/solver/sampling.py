@@ -11,9 +11,9 @@ al.'s and lonelybot's rollouts measure it); a proven loss counts 0. Of the moves
 the best score, the one the most worlds' found wins begin with is taken, then the visible
 heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but make no
 progress last, so a hint never goes back and forth on a tie. When the first few worlds show
-no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need no sampling: one legal
-move, or a card to its foundation that nothing left could ever need (the solver's own safe
-move). While the stock was never seen, no card is taken off the waste: drawing on shows the
+no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need
+no sampling: one legal move, or a card to its foundation that nothing left could ever need (the solver's own
+safe move). While the stock was never seen, no card is taken off the waste: drawing on shows the
 talon first, a value sampling cannot see (every world knows its own stock).
 
 Never peeking: the input is what the player was shown: the view (``Rules.zones``: face-up

@@ -74,7 +74,8 @@ class EmperorRules(TableauRules):
         return "cards move one at a time" if count != 1 else None
 
     def compelled_words(self, state: State, move: Move) -> str | None:
-        """Aces are compelled: while one is a top card or the waste's top, only Aces go, to the foundations."""
+        """Aces are compelled: while one is a top card or the waste's top, only Aces go, to the
+        foundations."""
         tops = [pile[-1] for pile in TABLEAU.get(state) if pile] + list(WASTE.get(state)[-1:])
         aces = [c for c in tops if RANK[c] == 1]
         if not aces:

@@ -35,7 +35,8 @@ class RelaxedAccordionRules(StackingRules):
     rightward = True
 
     def stack_moves(self, tops: list[int]) -> list[Move]:
-        """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only if any)."""
+        """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only
+        if any)."""
         near, far = self.distances
         ln, rn, lf, rf = LEFT[near], RIGHT[near], LEFT[far], RIGHT[far]
         pad = [_NONE] * far
