@@ -50,7 +50,7 @@ test-pure: $(STAMP)
 # on TEST_WORKERS processes (pytest-xdist; tests/conftest.py: which tests go together, and the
 # long ones first), then the tests marked `serial` one at a time.
 TEST_WORKERS ?= 4
-test: $(STAMP) $(COMPILED) proto-check lint-proto proto-breaking typecheck
+test: $(STAMP) $(COMPILED) lint proto-check lint-proto proto-breaking typecheck
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@$(PROMETHEUS_INSTALLED)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"
@@ -81,6 +81,13 @@ WORKERS ?= 2
 serve-redis: $(STAMP) $(COMPILED)
 	$(BIN)/python tools/serve_redis.py --workers $(WORKERS) $(SERVE_REDIS_ARGS) -- \
 		--access-log $(ACCESS_LOG) --metrics-port $$($(BIN)/python tools/free_port.py 9100) $(ARGS)
+
+# ruff over the whole tree ([tool.ruff] in pyproject.toml: the generated protobuf code left out):
+# the layout as `ruff format` writes it, and the lint rules chosen there.
+.PHONY: lint
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict service/accordion

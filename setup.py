@@ -37,7 +37,9 @@ def _mypyc_extensions() -> list[Extension]:
     # dependencies' stubs; their types are then Any to mypyc, which compiles the same code.
     # `make typecheck` is where missing stubs are an error.
     extensions = mypycify(
-        ["--config-file", "pyproject.toml", "--ignore-missing-imports", *sources], opt_level="3", debug_level="0"
+        ["--config-file", "pyproject.toml", "--ignore-missing-imports", *sources],
+        opt_level="3",
+        debug_level="0",
     )
     for ext in extensions:
         ext.optional = True  # no C compiler: the Python source runs (the test of the build says which)
@@ -55,6 +57,12 @@ def _solver_core(name: str) -> Extension:
     )
 
 
-SOLVER_CORES = ["_csolver", "_cklondike", "_cstreets", "_cemperor", "_cspider"]  # the Makefile's $(STAMP) lists them too
+SOLVER_CORES = [
+    "_csolver",
+    "_cklondike",
+    "_cstreets",
+    "_cemperor",
+    "_cspider",
+]  # the Makefile's $(STAMP) lists them too
 
 setup(ext_modules=[*(_solver_core(name) for name in SOLVER_CORES), *_mypyc_extensions()])

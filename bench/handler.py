@@ -105,7 +105,8 @@ async def call(handler: Any, data: bytes, context: Context) -> bytes:
         context.request = handler.request_deserializer(data)
         return handler.response_serializer(await handler.stream_unary(None, context))
     return handler.response_serializer(  # (a tree from before the wrapper)
-        await handler.unary_unary(handler.request_deserializer(data), context))
+        await handler.unary_unary(handler.request_deserializer(data), context)
+    )
 
 
 async def run(
@@ -120,7 +121,9 @@ async def run(
         await store.close()
 
 
-async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int, rpc: str) -> tuple[float, float]:
+async def _run(
+    store: Any, moves: int, evict_mib: int, profile: bool, seed: int, rpc: str
+) -> tuple[float, float]:
     handlers = service.generic_handler(AccordionServicer(store, game_ttl=3600))
     if hasattr(interceptors, "_WrappedGeneric"):  # one per-method wrapper, with the limits
         from accordion.api.limits import Admission, Limits
@@ -158,8 +161,12 @@ async def _run(store: Any, moves: int, evict_mib: int, profile: bool, seed: int,
             continue
         else:
             handler = apply_move
-            request = pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(game.legal_moves),
-                                          expected_version=game.version, request_id=f"m-{done}")
+            request = pb.ApplyMoveRequest(
+                game_id=game.id,
+                move=rng.choice(game.legal_moves),
+                expected_version=game.version,
+                request_id=f"m-{done}",
+            )
             data = request.SerializeToString()
         if evict:
             evict[:] = filler
@@ -207,9 +214,15 @@ class _CollectorTime:
 
     def report(self, calls: int) -> None:
         gc.callbacks.remove(self._seen)
-        parts = [f"gen{g} {self.count[g]} passes, {self.seconds[g] / calls * 1e6:.1f} µs/call" for g in range(3)]
-        print(f"collector over {calls} calls: " + "; ".join(parts)
-              + f" (total {sum(self.seconds) / calls * 1e6:.1f} µs/call)", file=sys.stderr)
+        parts = [
+            f"gen{g} {self.count[g]} passes, {self.seconds[g] / calls * 1e6:.1f} µs/call" for g in range(3)
+        ]
+        print(
+            f"collector over {calls} calls: "
+            + "; ".join(parts)
+            + f" (total {sum(self.seconds) / calls * 1e6:.1f} µs/call)",
+            file=sys.stderr,
+        )
 
 
 TRACING = False  # --tracing: traces on, every span made and handed to an exporter that drops it
@@ -244,15 +257,31 @@ def ab(args: argparse.Namespace) -> None:
     trees = {"this": str(ROOT), "against": str(Path(args.against).resolve())}
     results: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for pair in range(args.pairs):
-        for name, tree in (trees.items() if pair % 2 == 0 else reversed(trees.items())):
-            argv = [sys.executable, __file__, "--source", tree, "--json", "--moves", str(args.moves),
-                    "--seed", str(args.seed), "--rpc", args.rpc, "--evict", *map(str, args.evict),
-                    *(["--redis-url", args.redis_url] if args.redis_url else []),
-                    *(["--uvloop"] if args.uvloop else [])]
+        for name, tree in trees.items() if pair % 2 == 0 else reversed(trees.items()):
+            argv = [
+                sys.executable,
+                __file__,
+                "--source",
+                tree,
+                "--json",
+                "--moves",
+                str(args.moves),
+                "--seed",
+                str(args.seed),
+                "--rpc",
+                args.rpc,
+                "--evict",
+                *map(str, args.evict),
+                *(["--redis-url", args.redis_url] if args.redis_url else []),
+                *(["--uvloop"] if args.uvloop else []),
+            ]
             out = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
             for mib, wall, cpu in out:
                 results.setdefault((name, mib), []).append((wall, cpu))
-                print(f"pair {pair + 1} {name:<8} {_label(mib):<16} wall {wall:6.1f}  cpu {cpu:6.1f} µs", flush=True)
+                print(
+                    f"pair {pair + 1} {name:<8} {_label(mib):<16} wall {wall:6.1f}  cpu {cpu:6.1f} µs",
+                    flush=True,
+                )
     print(f"\nmedians of {args.pairs} runs each (this: {trees['this']}; against: {trees['against']})")
     for mib in args.evict:
         row = []
@@ -265,8 +294,12 @@ def ab(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=20_000, help="calls timed per run")
-    parser.add_argument("--rpc", choices=("ApplyMove", "NewGame"), default="ApplyMove", help="the handler timed")
-    parser.add_argument("--evict", type=int, nargs="+", default=[0, 1, 4, 16], help="MiB written between calls")
+    parser.add_argument(
+        "--rpc", choices=("ApplyMove", "NewGame"), default="ApplyMove", help="the handler timed"
+    )
+    parser.add_argument(
+        "--evict", type=int, nargs="+", default=[0, 1, 4, 16], help="MiB written between calls"
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile a warm run (it inflates the times)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--source", help="the tree whose service/ to run (default: this one)")
@@ -274,9 +307,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=6, help="A/B: runs of each tree")
     parser.add_argument("--json", action="store_true", help="print [[MiB, wall µs, cpu µs], ...] only")
     parser.add_argument("--redis", action="store_true", help="the games in a redis-server started here")
-    parser.add_argument("--redis-url", default="", help="the games in this Redis (not 6379 on a shared machine)")
+    parser.add_argument(
+        "--redis-url", default="", help="the games in this Redis (not 6379 on a shared machine)"
+    )
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop, as the server does")
-    parser.add_argument("--gc", action="store_true", help="also time the garbage collector's passes (on stderr)")
+    parser.add_argument(
+        "--gc", action="store_true", help="also time the garbage collector's passes (on stderr)"
+    )
     parser.add_argument("--tracing", action="store_true", help="traces on (spans made, then dropped)")
     args = parser.parse_args()
     global COLLECTOR_TIMED, TRACING

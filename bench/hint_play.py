@@ -41,7 +41,7 @@ from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.engine import State, new_game  # noqa: E402
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
-from solver import pin_to_one_core, percentile  # noqa: E402  (bench/solver.py, beside this file)
+from solver import percentile, pin_to_one_core  # noqa: E402  (bench/solver.py, beside this file)
 
 PUBLISHED_RULES = {"draw": "3", "passes": "0", "partial_runs": "true", "foundation_return": "true"}
 
@@ -62,8 +62,15 @@ def position_key(state: State) -> tuple[object, ...]:
     return TABLEAU.get(state), DOWN.get(state), FOUNDATIONS.get(state), WASTE.get(state), state.stock
 
 
-async def play(solving: Solving, variant: str, options: dict[str, str], seed: int, max_moves: int,
-               times_ms: list[float], cpu_ms: list[float]) -> tuple[str, int]:
+async def play(
+    solving: Solving,
+    variant: str,
+    options: dict[str, str],
+    seed: int,
+    max_moves: int,
+    times_ms: list[float],
+    cpu_ms: list[float],
+) -> tuple[str, int]:
     """Play one deal through Hint; ("won" | "lost" | "stuck", moves played)."""
     game = new_game(variant, options, seed=seed)
     seen: Counter[tuple[object, ...]] = Counter()
@@ -85,9 +92,14 @@ async def play(solving: Solving, variant: str, options: dict[str, str], seed: in
 
 
 async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, object]:
-    budgets = Budgets(hint_seconds=args.budget_ms / 1000, hint_worlds=args.worlds,
-                      hint_world_nodes=args.world_nodes, hint_nodes=args.nodes,
-                      hint_deep_worlds=args.deep_worlds, hint_deep_nodes=args.deep_nodes)
+    budgets = Budgets(
+        hint_seconds=args.budget_ms / 1000,
+        hint_worlds=args.worlds,
+        hint_world_nodes=args.world_nodes,
+        hint_nodes=args.nodes,
+        hint_deep_worlds=args.deep_worlds,
+        hint_deep_nodes=args.deep_nodes,
+    )
     solving = Solving(budgets)
     outcomes: Counter[str] = Counter()
     times_ms: list[float] = []
@@ -103,45 +115,74 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
             if args.progress:
                 done = k + 1
                 lo, hi = wilson(outcomes["won"], done)
-                print(f"seed {seed}: {outcome} in {n} moves; {outcomes['won']}/{done} won "
-                      f"[{lo:.3f}, {hi:.3f}], {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"seed {seed}: {outcome} in {n} moves; {outcomes['won']}/{done} won "
+                    f"[{lo:.3f}, {hi:.3f}], {time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         solving.close()
     ordered = sorted(times_ms)
     won = outcomes["won"]
     lo, hi = wilson(won, args.deals)
     return {
-        "variant": args.variant, "options": options, "deals": args.deals, "start_seed": args.start_seed,
-        "won": won, "lost": outcomes["lost"], "stuck": outcomes["stuck"],
-        "win_rate": won / args.deals if args.deals else 0.0, "wilson95": [lo, hi],
-        "hints": len(times_ms), "hint_mean_ms": sum(times_ms) / len(times_ms) if times_ms else 0.0,
-        "hint_p50_ms": percentile(ordered, 50), "hint_p99_ms": percentile(ordered, 99),
+        "variant": args.variant,
+        "options": options,
+        "deals": args.deals,
+        "start_seed": args.start_seed,
+        "won": won,
+        "lost": outcomes["lost"],
+        "stuck": outcomes["stuck"],
+        "win_rate": won / args.deals if args.deals else 0.0,
+        "wilson95": [lo, hi],
+        "hints": len(times_ms),
+        "hint_mean_ms": sum(times_ms) / len(times_ms) if times_ms else 0.0,
+        "hint_p50_ms": percentile(ordered, 50),
+        "hint_p99_ms": percentile(ordered, 99),
         "hint_max_ms": ordered[-1] if ordered else 0.0,
         "hint_cpu_mean_ms": sum(cpu_ms) / len(cpu_ms) if cpu_ms else 0.0,
-        "hint_cpu_p99_ms": percentile(sorted(cpu_ms), 99), "hint_cpu_max_ms": max(cpu_ms, default=0.0),
+        "hint_cpu_p99_ms": percentile(sorted(cpu_ms), 99),
+        "hint_cpu_max_ms": max(cpu_ms, default=0.0),
         "hints_over_budget": sum(1 for t in times_ms if t > args.budget_ms),
         "mean_moves": sum(moves) / len(moves) if moves else 0.0,
         "seconds": time.perf_counter() - started,
-        "budgets": {"hint_ms": args.budget_ms, "worlds": args.worlds, "world_nodes": args.world_nodes,
-                    "nodes": args.nodes, "deep_worlds": args.deep_worlds,
-                    "deep_nodes": args.deep_nodes},
+        "budgets": {
+            "hint_ms": args.budget_ms,
+            "worlds": args.worlds,
+            "world_nodes": args.world_nodes,
+            "nodes": args.nodes,
+            "deep_worlds": args.deep_worlds,
+            "deep_nodes": args.deep_nodes,
+        },
     }
 
 
 def main() -> None:
     defaults = Budgets()
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--variant", default="klondike")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="rules option (repeatable); the published rules' options are the default")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rules option (repeatable); the published rules' options are the default",
+    )
     parser.add_argument("--deals", type=int, default=300)
     parser.add_argument("--start-seed", type=int, default=0)
     parser.add_argument("--budget-ms", type=float, default=defaults.hint_seconds * 1000)
     parser.add_argument("--worlds", type=int, default=defaults.hint_worlds)
     parser.add_argument("--world-nodes", type=int, default=defaults.hint_world_nodes)
     parser.add_argument("--nodes", type=int, default=defaults.hint_nodes)
-    parser.add_argument("--deep-worlds", type=int, default=defaults.hint_deep_worlds,
-                        help="worlds searched deeper when the first show no win (0: never)")
+    parser.add_argument(
+        "--deep-worlds",
+        type=int,
+        default=defaults.hint_deep_worlds,
+        help="worlds searched deeper when the first show no win (0: never)",
+    )
     parser.add_argument("--deep-nodes", type=int, default=defaults.hint_deep_nodes)
     parser.add_argument("--max-moves", type=int, default=1000)
     parser.add_argument("--cpu", type=int, default=None)
@@ -152,16 +193,22 @@ def main() -> None:
     options.update(kv.split("=", 1) for kv in args.option)
     core = pin_to_one_core(args.cpu)
     result = asyncio.run(run(args, options))
-    result.update({"compiled_solver": HAVE_C, "cpu": core, "python": platform.python_version(),
-                   "load": os.getloadavg()})
+    result.update(
+        {"compiled_solver": HAVE_C, "cpu": core, "python": platform.python_version(), "load": os.getloadavg()}
+    )
     lo, hi = result["wilson95"]  # type: ignore[misc]
-    print(f"{args.variant} {options}: {result['won']}/{args.deals} won = {100 * result['win_rate']:.1f} % "
-          f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {result['lost']}, stuck {result['stuck']}")
-    print(f"{result['hints']} hints: mean {result['hint_mean_ms']:.1f} ms, p50 {result['hint_p50_ms']:.1f} ms, "
-          f"p99 {result['hint_p99_ms']:.1f} ms, max {result['hint_max_ms']:.1f} ms, over budget "
-          f"{result['hints_over_budget']}; CPU mean {result['hint_cpu_mean_ms']:.1f} ms, p99 "
-          f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; {result['seconds']:.0f} s; "
-          f"load {result['load']}")
+    print(
+        f"{args.variant} {options}: {result['won']}/{args.deals} won = {100 * result['win_rate']:.1f} % "
+        f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {result['lost']}, stuck {result['stuck']}"
+    )
+    print(
+        f"{result['hints']} hints: mean {result['hint_mean_ms']:.1f} ms, p50 {result['hint_p50_ms']:.1f} ms, "
+        f"p99 {result['hint_p99_ms']:.1f} ms, max {result['hint_max_ms']:.1f} ms, over budget "
+        f"{result['hints_over_budget']}; CPU mean {result['hint_cpu_mean_ms']:.1f} ms, p99 "
+        f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; "
+        f"{result['seconds']:.0f} s; "
+        f"load {result['load']}"
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 

@@ -90,8 +90,14 @@ from redis_server import free_port, redis_server_binary  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 BANNER = "accordion-server listening on "
-ROWS = {1: "watch-cancel-leak", 2: "health-watch-flood", 3: "cached-solve", 4: "solver-hog",
-        5: "solver-48-clients", 6: "newgame-flood"}
+ROWS = {
+    1: "watch-cancel-leak",
+    2: "health-watch-flood",
+    3: "cached-solve",
+    4: "solver-hog",
+    5: "solver-48-clients",
+    6: "newgame-flood",
+}
 GETGAME_EVERY, HEALTH_EVERY, EASY_SOLVE_EVERY = 0.010, 0.020, 0.200
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 GET_GAME = "/accordion.v1.AccordionService/GetGame"
@@ -144,10 +150,13 @@ class Calls:
 
     def summary(self) -> dict[str, Any]:
         n = sum(self.codes.values())
-        return {"calls": n, "ok_pct": round(100 * self.codes["OK"] / n, 1) if n else None,
-                "p50_ms": round(percentile(self.latencies, 50) * 1000, 2) if self.latencies else None,
-                "p99_ms": round(percentile(self.latencies, 99) * 1000, 2) if self.latencies else None,
-                "codes": {k: v for k, v in self.codes.items() if k != "OK"}}
+        return {
+            "calls": n,
+            "ok_pct": round(100 * self.codes["OK"] / n, 1) if n else None,
+            "p50_ms": round(percentile(self.latencies, 50) * 1000, 2) if self.latencies else None,
+            "p99_ms": round(percentile(self.latencies, 99) * 1000, 2) if self.latencies else None,
+            "codes": {k: v for k, v in self.codes.items() if k != "OK"},
+        }
 
 
 # --- the relay: one attacker client, one loopback source address -----------------------------------
@@ -164,8 +173,9 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
         writer.close()
 
 
-async def start_relay(target: tuple[str, int], source: str,
-                      open_writers: set[asyncio.StreamWriter]) -> tuple[asyncio.Server, int]:
+async def start_relay(
+    target: tuple[str, int], source: str, open_writers: set[asyncio.StreamWriter]
+) -> tuple[asyncio.Server, int]:
     """A listener on 127.0.0.1 whose connections go on to ``target`` from address ``source``;
     each connection's two writers are kept in ``open_writers`` while it lasts."""
 
@@ -214,8 +224,11 @@ class Attacker:
         for i in range(n):
             relay, port = await start_relay(self.target, source_address(i), self.open_writers)
             self.relays.append(relay)
-            self.channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{port}",
-                                                           options=[("grpc.use_local_subchannel_pool", 1)]))
+            self.channels.append(
+                grpc.aio.insecure_channel(
+                    f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+                )
+            )
         await asyncio.gather(*(asyncio.wait_for(c.channel_ready(), 10) for c in self.channels))
         return self.channels
 
@@ -232,8 +245,10 @@ class Attacker:
         self.end = time.monotonic() + self.duration
         started = time.monotonic()
         try:  # at the end, calls still out (a long Solve) are cancelled: the attacker leaves
-            await asyncio.wait_for(getattr(self, "attack_" + row.replace("-", "_"))(prepared), self.duration + 0.2)
-        except asyncio.TimeoutError:
+            await asyncio.wait_for(
+                getattr(self, "attack_" + row.replace("-", "_"))(prepared), self.duration + 0.2
+            )
+        except TimeoutError:
             self.counts["cancelled_at_end"] += 1
         took = time.monotonic() - started
         await asyncio.gather(*(c.close() for c in self.channels))
@@ -248,9 +263,12 @@ class Attacker:
             out["p99_ms"] = round(percentile(self.latencies, 99) * 1000, 1)
         return out
 
-    async def _game(self, stub: Any, variant: str = "accordion",
-                    options: dict[str, str] | None = None, seed: int = 1) -> tuple[pb.Game, tuple[tuple[str, str], ...]]:
-        reply = await stub.NewGame(pb.NewGameRequest(variant=variant, options=options or {}, seed=seed), timeout=10)
+    async def _game(
+        self, stub: Any, variant: str = "accordion", options: dict[str, str] | None = None, seed: int = 1
+    ) -> tuple[pb.Game, tuple[tuple[str, str], ...]]:
+        reply = await stub.NewGame(
+            pb.NewGameRequest(variant=variant, options=options or {}, seed=seed), timeout=10
+        )
         return reply.game, (("authorization", f"Bearer {reply.token}"),)
 
     # 1: WatchGame cancelled right after its first event, 4 at a time per client
@@ -259,7 +277,9 @@ class Attacker:
         for i, channel in enumerate(await self.clients(self.params.get("clients", 8))):
             stub = accordion_stub(channel)
             game, md = await self._game(stub, seed=100 + i)
-            move = pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0], expected_version=game.version)
+            move = pb.ApplyMoveRequest(
+                game_id=game.id, move=game.legal_moves[0], expected_version=game.version
+            )
             await stub.ApplyMove(move, metadata=md, timeout=10)  # version 1: a first event to send at once
             out.append((stub, game.id, md))
         return out
@@ -267,7 +287,9 @@ class Attacker:
     async def attack_watch_cancel_leak(self, games: list[tuple[Any, str, Any]]) -> None:
         async def one(stub: Any, game_id: str, md: Any) -> None:
             while self.running():
-                call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0), metadata=md, timeout=10)
+                call = stub.WatchGame(
+                    pb.WatchGameRequest(game_id=game_id, after_version=0), metadata=md, timeout=10
+                )
                 try:
                     await call.read()
                     self.counts["first_event_then_cancel"] += 1
@@ -286,7 +308,9 @@ class Attacker:
         async def watch(channel: grpc.aio.Channel) -> None:
             stub = health_stub(channel)
             while self.running():
-                call = stub.Watch(health_pb2.HealthCheckRequest(service=""), timeout=self.end - time.monotonic())
+                call = stub.Watch(
+                    health_pb2.HealthCheckRequest(service=""), timeout=self.end - time.monotonic()
+                )
                 try:
                     await call.read()
                     self.counts["watch_held"] += 1
@@ -298,7 +322,9 @@ class Attacker:
                     call.cancel()
 
         async def half_sent(channel: grpc.aio.Channel, method: str, label: str) -> None:
-            multi = channel.stream_unary(method, request_serializer=lambda b: b, response_deserializer=lambda b: b)
+            multi = channel.stream_unary(
+                method, request_serializer=lambda b: b, response_deserializer=lambda b: b
+            )
             while self.running():
                 call = multi(timeout=max(0.1, self.end - time.monotonic()))  # headers only: no message
                 try:
@@ -338,8 +364,7 @@ class Attacker:
         await asyncio.gather(*(one(c) for c in channels))
 
     # 4 and 5: Solves that take long, from one client (4 at a time) or from 48
-    async def _solve_loop(self, stub: Any, variant: str, options: dict[str, str],
-                          seeds: range) -> None:
+    async def _solve_loop(self, stub: Any, variant: str, options: dict[str, str], seeds: range) -> None:
         for seed in seeds:
             if not self.running():
                 return
@@ -357,13 +382,22 @@ class Attacker:
         (channel,) = channels
         stub = accordion_stub(channel)
         spider4 = {"suits": "4", "open": "true"}  # most deals: no answer within the server's limit
-        await asyncio.gather(*(self._solve_loop(stub, "spider", spider4, range(1000 * k + 1, 1000 * k + 999))
-                               for k in range(self.params.get("long_solves", 4))))
+        await asyncio.gather(
+            *(
+                self._solve_loop(stub, "spider", spider4, range(1000 * k + 1, 1000 * k + 999))
+                for k in range(self.params.get("long_solves", 4))
+            )
+        )
 
     async def attack_solver_48_clients(self, channels: list[grpc.aio.Channel]) -> None:
-        await asyncio.gather(*(self._solve_loop(accordion_stub(c), "klondike", {"open": "true"},
-                                                range(1000 * k + 1, 1000 * k + 999))
-                               for k, c in enumerate(channels)))
+        await asyncio.gather(
+            *(
+                self._solve_loop(
+                    accordion_stub(c), "klondike", {"open": "true"}, range(1000 * k + 1, 1000 * k + 999)
+                )
+                for k, c in enumerate(channels)
+            )
+        )
 
     # 6: NewGame as fast as the server answers
     async def attack_newgame_flood(self, channels: list[grpc.aio.Channel]) -> None:
@@ -410,12 +444,18 @@ class Tree:
         env["PYTHONPATH"] = str(d / "service")
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # read the tree, write nothing into it
         tree = cls(label, d, python, env)
-        tree.help_text = subprocess.run([python, "-m", "accordion", "--help"], capture_output=True, text=True,
-                                        env=env, cwd=d, timeout=120).stdout
-        head = subprocess.run(["git", "-C", str(d), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        tree.help_text = subprocess.run(
+            [python, "-m", "accordion", "--help"], capture_output=True, text=True, env=env, cwd=d, timeout=120
+        ).stdout
+        head = subprocess.run(
+            ["git", "-C", str(d), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
         if head.returncode == 0:
-            changed = subprocess.run(["git", "-C", str(d), "status", "--porcelain", "--untracked-files=no"],
-                                     capture_output=True, text=True).stdout.strip()
+            changed = subprocess.run(
+                ["git", "-C", str(d), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
             tree.commit = head.stdout.strip() + ("+" if changed else "")
         if "--listen" not in tree.help_text:
             raise SystemExit(f"{d}: `{python} -m accordion --help` lists no --listen")
@@ -457,8 +497,11 @@ class Server:
         except OSError:
             return None
         names = (name, name + "_total")  # (a counter's samples end in _total)
-        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.split("{", 1)[0].split(" ", 1)[0] in names and label in line.rsplit(" ", 1)[0]]
+        values = [
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.split("{", 1)[0].split(" ", 1)[0] in names and label in line.rsplit(" ", 1)[0]
+        ]
         return sum(values) if values else None
 
     def stop(self) -> None:
@@ -484,8 +527,18 @@ def _children(pid: int) -> list[int]:
 
 def start_server(tree: Tree, flags: list[str], log: Path) -> Server:
     metrics_port = free_port()
-    argv = [tree.python, "-m", "accordion", "--listen", "127.0.0.1:0", "--workers", "1",
-            "--metrics-port", str(metrics_port), *flags]
+    argv = [
+        tree.python,
+        "-m",
+        "accordion",
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        "1",
+        "--metrics-port",
+        str(metrics_port),
+        *flags,
+    ]
     out_path = log.with_suffix(".out")
     with out_path.open("wb") as out, log.open("ab") as err:
         popen = subprocess.Popen(argv, stdout=out, stderr=err, env=tree.env, cwd=tree.dir)
@@ -495,7 +548,9 @@ def start_server(tree: Tree, flags: list[str], log: Path) -> Server:
             if line.startswith(BANNER):
                 return Server(popen, line.split()[3], metrics_port)
         if popen.poll() is not None:
-            raise RuntimeError(f"server exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
+            raise RuntimeError(
+                f"server exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}"
+            )
         time.sleep(0.05)
     popen.kill()
     raise RuntimeError(f"server did not start in 60 s: see {log}")
@@ -521,9 +576,14 @@ def start_envoy(tree: Tree, upstream_port: int, workdir: Path) -> Envoy:
     rewritten, as tests/rest does) in front of ``upstream_port``; its listener's port read back
     from the admin API."""
     text = (tree.dir / "deploy" / "envoy" / "envoy.yaml").read_text()
-    for old, new in (("port_value: 50051", f"port_value: {upstream_port}"), ("port_value: 8080", "port_value: 0"),
-                     ("proto_descriptor: deploy/envoy/accordion.pb",
-                      f"proto_descriptor: {tree.dir / 'deploy' / 'envoy' / 'accordion.pb'}")):
+    for old, new in (
+        ("port_value: 50051", f"port_value: {upstream_port}"),
+        ("port_value: 8080", "port_value: 0"),
+        (
+            "proto_descriptor: deploy/envoy/accordion.pb",
+            f"proto_descriptor: {tree.dir / 'deploy' / 'envoy' / 'accordion.pb'}",
+        ),
+    ):
         if text.count(old) != 1:
             raise RuntimeError(f"{tree.dir}/deploy/envoy/envoy.yaml should hold {old!r} once")
         text = text.replace(old, new)
@@ -532,17 +592,34 @@ def start_envoy(tree: Tree, upstream_port: int, workdir: Path) -> Envoy:
     config.write_text(text)
     admin_path.unlink(missing_ok=True)
     envoy_bin = shutil.which("envoy", path=str(Path(tree.python).parent)) or shutil.which(
-        "envoy", path=str(Path(sys.executable).parent))
+        "envoy", path=str(Path(sys.executable).parent)
+    )
     if envoy_bin is None:
         raise SystemExit("--envoy: no envoy binary beside the tree's interpreter or this one (make install)")
     with log.open("ab") as out:
-        popen = subprocess.Popen([envoy_bin, "-c", str(config), "--admin-address-path", str(admin_path),
-                                  "--disable-hot-restart", "--concurrency", "1", "--log-level", "warning"],
-                                 stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+        popen = subprocess.Popen(
+            [
+                envoy_bin,
+                "-c",
+                str(config),
+                "--admin-address-path",
+                str(admin_path),
+                "--disable-hot-restart",
+                "--concurrency",
+                "1",
+                "--log-level",
+                "warning",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if popen.poll() is not None:
-            raise RuntimeError(f"envoy exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
+            raise RuntimeError(
+                f"envoy exited with {popen.returncode}:\n{log.read_text(errors='replace')[-3000:]}"
+            )
         admin = admin_path.read_text().strip() if admin_path.exists() else ""
         if admin:
             try:
@@ -562,8 +639,23 @@ def start_envoy(tree: Tree, upstream_port: int, workdir: Path) -> Envoy:
 
 def start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()  # never 6379
-    argv = [redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-            "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(workdir / "redis.log")]
+    argv = [
+        redis_server_binary(),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(workdir),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--logfile",
+        str(workdir / "redis.log"),
+    ]
     popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import redis
 
@@ -609,7 +701,9 @@ class Honest:
             self.calls.setdefault((kind, phase), Calls()).add(code, seconds)
 
     async def new_game(self, variant: str = "accordion", seed: int = 7, **options: str) -> tuple[str, Any]:
-        reply = await self.stub.NewGame(pb.NewGameRequest(variant=variant, seed=seed, options=options), timeout=30)
+        reply = await self.stub.NewGame(
+            pb.NewGameRequest(variant=variant, seed=seed, options=options), timeout=30
+        )
         return reply.game.id, (("authorization", f"Bearer {reply.token}"),)
 
     async def _paced(self, every: float, call: Any, kind: str) -> None:
@@ -620,7 +714,7 @@ class Honest:
             try:
                 await call()
                 code = "OK"
-            except (grpc.aio.AioRpcError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, grpc.aio.AioRpcError) as exc:
                 code = code_of(exc)
             except WrongAnswer as exc:  # answered, but not as an honest client needs
                 code = str(exc)
@@ -656,8 +750,10 @@ class Honest:
             raise WrongAnswer(outcome)
 
     def start(self, easy_solves: bool) -> list[asyncio.Task[None]]:
-        tasks = [asyncio.create_task(self._paced(GETGAME_EVERY, self.get_game, "GetGame")),
-                 asyncio.create_task(self._paced(HEALTH_EVERY, self.check, "health"))]
+        tasks = [
+            asyncio.create_task(self._paced(GETGAME_EVERY, self.get_game, "GetGame")),
+            asyncio.create_task(self._paced(HEALTH_EVERY, self.check, "health")),
+        ]
         if easy_solves:
             tasks.append(asyncio.create_task(self._paced(EASY_SOLVE_EVERY, self.easy_solve, "easy Solve")))
         return tasks
@@ -681,8 +777,15 @@ def easy_accordion_seeds(tree: Tree, count: int = 95) -> list[int]:
         "    if r.outcome.name == 'WON' and time.perf_counter() - t < 0.02:\n        out.append(seed)\n"
         "    seed += 1\nprint(json.dumps(out))\n"
     )
-    done = subprocess.run([tree.python, "-c", code], capture_output=True, text=True, env=tree.env, cwd=tree.dir,
-                          timeout=300, check=True)
+    done = subprocess.run(
+        [tree.python, "-c", code],
+        capture_output=True,
+        text=True,
+        env=tree.env,
+        cwd=tree.dir,
+        timeout=300,
+        check=True,
+    )
     return list(json.loads(done.stdout))
 
 
@@ -699,7 +802,9 @@ class RowSetup:
 
 def row_setup(row: str) -> RowSetup:
     if row == "watch-cancel-leak":
-        return RowSetup([("--max-concurrent-rpcs", "100")], redis=True, params={"clients": 8, "per_client": 4})
+        return RowSetup(
+            [("--max-concurrent-rpcs", "100")], redis=True, params={"clients": 8, "per_client": 4}
+        )
     if row == "health-watch-flood":
         return RowSetup([], params={"clients": 10})
     if row == "cached-solve":
@@ -713,8 +818,14 @@ def row_setup(row: str) -> RowSetup:
     raise SystemExit(f"no row {row!r}: the rows are {', '.join(ROWS.values())}")
 
 
-async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path, redis_port: int | None,
-                  easy_seeds: list[int]) -> dict[str, Any]:
+async def run_row(
+    row: str,
+    tree: Tree,
+    args: argparse.Namespace,
+    workdir: Path,
+    redis_port: int | None,
+    easy_seeds: list[int],
+) -> dict[str, Any]:
     setup = row_setup(row)
     wanted = list(setup.flags)
     if setup.redis:
@@ -730,10 +841,21 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         wanted.append(("--trusted-proxies", "127.0.0.1/32"))
     flags, missing = tree.flags(wanted)
     label = tree.label + ("+envoy" if args.envoy else "")
-    out: dict[str, Any] = {"row": row, "tree": label, "dir": str(tree.dir), "commit": tree.commit, "flags": flags,
-                           "flags_left_out": missing, "load_before": [round(x, 2) for x in os.getloadavg()]}
-    print(f"[{row} / {tree.label}] load {out['load_before']}" + (f"; {tree.label} lacks {missing}" if missing else ""),
-          file=sys.stderr, flush=True)
+    out: dict[str, Any] = {
+        "row": row,
+        "tree": label,
+        "dir": str(tree.dir),
+        "commit": tree.commit,
+        "flags": flags,
+        "flags_left_out": missing,
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(
+        f"[{row} / {tree.label}] load {out['load_before']}"
+        + (f"; {tree.label} lacks {missing}" if missing else ""),
+        file=sys.stderr,
+        flush=True,
+    )
     server = start_server(tree, flags, workdir / f"{row}-{tree.label}.log")
     try:
         envoy = start_envoy(tree, int(server.addr.rpartition(":")[2]), workdir) if args.envoy else None
@@ -751,8 +873,11 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         if row == "cached-solve":  # the solved game the attackers ask about, solved once (cached)
             game_id, md = await honest.new_game("spider", 1, suits="1", open="true")
             first = await honest.stub.Solve(pb.SolveRequest(game_id=game_id), metadata=md, timeout=30)
-            extra["solved_game"] = {"outcome": pb.SolveOutcome.Name(first.outcome), "line_moves": len(first.moves),
-                                    "first_solve_ms": round(first.millis, 1)}
+            extra["solved_game"] = {
+                "outcome": pb.SolveOutcome.Name(first.outcome),
+                "line_moves": len(first.moves),
+                "first_solve_ms": round(first.millis, 1),
+            }
             params.update(game_id=game_id, token=dict(md)["authorization"].removeprefix("Bearer "))
         resting = await honest.new_game(seed=8) if row == "newgame-flood" else None
         if row == "solver-hog":
@@ -770,8 +895,18 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
 
         honest.phase = "between"  # the attacker's own set-up (games, connections): not counted
         attacker = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--attack", row, "--addr", front, "--duration", str(args.duration),
-            "--params", json.dumps(params), stdout=asyncio.subprocess.PIPE)
+            sys.executable,
+            __file__,
+            "--attack",
+            row,
+            "--addr",
+            front,
+            "--duration",
+            str(args.duration),
+            "--params",
+            json.dumps(params),
+            stdout=asyncio.subprocess.PIPE,
+        )
         assert attacker.stdout is not None
         result: dict[str, Any] = {}
         attack_cpu0 = attack_t0 = 0.0
@@ -788,7 +923,9 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         out["attacker"] = result
         extra["in_flight_end_of_attack"] = server.metric("accordion_rpc_in_flight", "WatchGame")
         if row == "cached-solve":
-            solves = sum(v for k, v in result.get("counts", {}).items() if k in ("cached", "SOLVE_OUTCOME_WON"))
+            solves = sum(
+                v for k, v in result.get("counts", {}).items() if k in ("cached", "SOLVE_OUTCOME_WON")
+            )
             beyond = attack_cpu - control_cpu / control_s * attack_s  # the honest client's share taken out
             extra["server_cpu_ms_per_solve"] = round(1000 * beyond / solves, 2) if solves else None
             extra["solves_per_s"] = round(solves / attack_s, 1)
@@ -799,7 +936,9 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
             extra["redis_clients_2s_after"] = redis_clients(redis_port)  # type: ignore[arg-type]
         if resting is not None:
             try:
-                await honest.stub.GetGame(pb.GetGameRequest(game_id=resting[0]), metadata=resting[1], timeout=5)
+                await honest.stub.GetGame(
+                    pb.GetGameRequest(game_id=resting[0]), metadata=resting[1], timeout=5
+                )
                 extra["resting_game"] = "found"
             except grpc.aio.AioRpcError as exc:
                 extra["resting_game"] = exc.code().name
@@ -814,8 +953,14 @@ async def run_row(row: str, tree: Tree, args: argparse.Namespace, workdir: Path,
         if envoy is not None:
             envoy.stop()
         server.stop()
-    out["phases"] = {phase: {kind: honest.calls[(kind, phase)].summary() for kind in ("health", "GetGame", "easy Solve")
-                             if (kind, phase) in honest.calls} for phase in ("control", "attack", "after")}
+    out["phases"] = {
+        phase: {
+            kind: honest.calls[(kind, phase)].summary()
+            for kind in ("health", "GetGame", "easy Solve")
+            if (kind, phase) in honest.calls
+        }
+        for phase in ("control", "attack", "after")
+    }
     if honest.solves:
         extra["easy_solve_outcomes"] = {p: dict(c) for p, c in honest.solves.items()}
     out["extra"] = extra
@@ -840,21 +985,28 @@ def print_trees(results: list[dict[str, Any]]) -> None:
         seen.setdefault(r["tree"], {"dir": r["dir"], "commit": r.get("commit", ""), "left_out": set()})
         seen[r["tree"]]["left_out"].update(r["flags_left_out"])
     for label, t in seen.items():
-        print(f"  {label}: {t['dir']}" + (f" at {t['commit']}" if t["commit"] else "")
-              + (f"; flags it lacks, left out: {' '.join(sorted(t['left_out']))}" if t["left_out"] else ""))
+        print(
+            f"  {label}: {t['dir']}"
+            + (f" at {t['commit']}" if t["commit"] else "")
+            + (f"; flags it lacks, left out: {' '.join(sorted(t['left_out']))}" if t["left_out"] else "")
+        )
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
-    head = (f"{'row':<19} {'tree':<6} {'phase':<8} {'hc OK%':>6} {'hc p50':>7} {'hc p99':>8}  "
-            f"{'GG OK%':>6} {'GG p50':>7} {'GG p99':>8}  {'srv CPU':>7}")
+    head = (
+        f"{'row':<19} {'tree':<6} {'phase':<8} {'hc OK%':>6} {'hc p50':>7} {'hc p99':>8}  "
+        f"{'GG OK%':>6} {'GG p50':>7} {'GG p99':>8}  {'srv CPU':>7}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
         for phase in ("control", "attack", "after"):
             p = r["phases"].get(phase, {})
             cpu = {"control": r.get("control_cpu_pct"), "attack": r.get("attack_cpu_pct")}.get(phase)
-            print(f"{r['row']:<19} {r['tree']:<6} {phase:<8} {_fmt(p.get('health'))}  {_fmt(p.get('GetGame'))}  "
-                  + (f"{cpu:>6.0f}%" if cpu is not None else f"{'':>7}"))
+            print(
+                f"{r['row']:<19} {r['tree']:<6} {phase:<8} {_fmt(p.get('health'))}  "
+                f"{_fmt(p.get('GetGame'))}  " + (f"{cpu:>6.0f}%" if cpu is not None else f"{'':>7}")
+            )
         extras = dict(r["extra"])
         for phase in ("control", "attack", "after"):
             if "easy Solve" in r["phases"].get(phase, {}):
@@ -865,10 +1017,14 @@ def print_table(results: list[dict[str, Any]]) -> None:
                 extras[f"errors_{phase}"] = codes
         print(f"    attacker: {json.dumps(r['attacker'])}")
         print(f"    {json.dumps(extras)}")
-        print(f"    load {r['load_before']} -> {r['load_after']}" +
-              (f"; flags left out: {r['flags_left_out']}" if r["flags_left_out"] else ""))
-    print("(hc: health Check, GG: the honest GetGame; OK% over all calls sent in the phase, p50/p99 in ms over "
-          "the OK ones; srv CPU: the server process's CPU over the phase)")
+        print(
+            f"    load {r['load_before']} -> {r['load_after']}"
+            + (f"; flags left out: {r['flags_left_out']}" if r["flags_left_out"] else "")
+        )
+    print(
+        "(hc: health Check, GG: the honest GetGame; OK% over all calls sent in the phase, p50/p99 in ms over "
+        "the OK ones; srv CPU: the server process's CPU over the phase)"
+    )
 
 
 def _pct(value: float) -> str:
@@ -888,61 +1044,109 @@ def row_note(r: dict[str, Any]) -> dict[str, str]:
     x, a = r["extra"], r["attacker"].get("counts", {})
     note: dict[str, str] = {}
     if r["row"] == "watch-cancel-leak":
-        others = ", ".join(f"{v} {k}" for k, v in a.items() if k not in ("first_event_then_cancel", "cancelled_at_end"))
-        note["attack"] = (f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event"
-                          + (f"; {others}" if others else ""))
+        others = ", ".join(
+            f"{v} {k}" for k, v in a.items() if k not in ("first_event_then_cancel", "cancelled_at_end")
+        )
+        note["attack"] = (
+            f"{a.get('first_event_then_cancel', 0)} watches cancelled after their first event"
+            + (f"; {others}" if others else "")
+        )
         in_flight, in_flight_end = x.get("in_flight_2s_after"), x.get("in_flight_end_of_after")
         clients_end = x.get("redis_clients_end_of_after")
-        note["after"] = (f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
-                         "2 s after the attacker left" + ("" if clients_end is None else f" ({clients_end} at the phase's end)")
-                         + "; WatchGame handlers running then: "
-                         + ("not exported" if in_flight is None else f"{in_flight:.0f}")
-                         + ("" if in_flight_end is None else f" ({in_flight_end:.0f})"))
+        note["after"] = (
+            f"Redis clients {x.get('redis_clients_before')} → {x.get('redis_clients_2s_after')} "
+            "2 s after the attacker left"
+            + ("" if clients_end is None else f" ({clients_end} at the phase's end)")
+            + "; WatchGame handlers running then: "
+            + ("not exported" if in_flight is None else f"{in_flight:.0f}")
+            + ("" if in_flight_end is None else f" ({in_flight_end:.0f})")
+        )
     elif r["row"] == "health-watch-flood":
         refused = sum(v for k, v in a.items() if k.endswith("RESOURCE_EXHAUSTED"))
-        half = sum(a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0) for m in ("check", "getgame"))
-        watch_ends = ", ".join(f"{v} {k.removeprefix('watch_')}" for k, v in a.items()
-                               if k.startswith("watch_") and k not in ("watch_held", "watch_DEADLINE_EXCEEDED"))
-        note["attack"] = (f"attacker: {a.get('watch_held', 0)} Watch streams and {half} half-sent calls held "
-                          f"(over the phase), {refused} refused" + (f"; Watch calls: {watch_ends}" if watch_ends else ""))
+        half = sum(
+            a.get(f"half_{m}_sent", 0) - a.get(f"half_{m}_RESOURCE_EXHAUSTED", 0)
+            for m in ("check", "getgame")
+        )
+        watch_ends = ", ".join(
+            f"{v} {k.removeprefix('watch_')}"
+            for k, v in a.items()
+            if k.startswith("watch_") and k not in ("watch_held", "watch_DEADLINE_EXCEEDED")
+        )
+        note["attack"] = (
+            f"attacker: {a.get('watch_held', 0)} Watch streams and {half} half-sent calls held "
+            f"(over the phase), {refused} refused" + (f"; Watch calls: {watch_ends}" if watch_ends else "")
+        )
     elif r["row"] == "cached-solve":
-        note["control"] = (f"line of {x['solved_game']['line_moves']} moves" if "solved_game" in x else "")
-        note["attack"] = (f"{x.get('solves_per_s')} cached Solves/s, server CPU "
-                          f"{x.get('server_cpu_ms_per_solve')} ms per Solve")
+        note["control"] = f"line of {x['solved_game']['line_moves']} moves" if "solved_game" in x else ""
+        note["attack"] = (
+            f"{x.get('solves_per_s')} cached Solves/s, server CPU "
+            f"{x.get('server_cpu_ms_per_solve')} ms per Solve"
+        )
     elif r["row"] == "solver-hog":
         for phase in ("control", "attack", "after"):
             s = r["phases"].get(phase, {}).get("easy Solve")
             if s:
                 outcomes = x.get("easy_solve_outcomes", {}).get(phase, {})
-                note[phase] = "easy Solve: " + _ms(s) + " ms (" + ", ".join(f"{k} {v}" for k, v in outcomes.items()) + ")"
+                note[phase] = (
+                    "easy Solve: "
+                    + _ms(s)
+                    + " ms ("
+                    + ", ".join(f"{k} {v}" for k, v in outcomes.items())
+                    + ")"
+                )
     elif r["row"] == "solver-48-clients":
         done = {k.removeprefix("SOLVE_OUTCOME_"): v for k, v in a.items() if k != "cancelled_at_end"}
-        note["attack"] = "attackers' Solves: " + (", ".join(f"{k} {v}" for k, v in done.items()) or "none answered")
+        note["attack"] = "attackers' Solves: " + (
+            ", ".join(f"{k} {v}" for k, v in done.items()) or "none answered"
+        )
     elif r["row"] == "newgame-flood":
-        note["attack"] = f"flood: {a.get('OK', 0)} NewGame OK, {a.get('RESOURCE_EXHAUSTED', 0)} RESOURCE_EXHAUSTED"
+        note["attack"] = (
+            f"flood: {a.get('OK', 0)} NewGame OK, {a.get('RESOURCE_EXHAUSTED', 0)} RESOURCE_EXHAUSTED"
+        )
         evicted = x.get("memory_store_evicted")
-        note["after"] = (f"resting game: {x.get('resting_game')}; games evicted: "
-                         + ("?" if evicted is None else f"{evicted:.0f}"))
+        note["after"] = f"resting game: {x.get('resting_game')}; games evicted: " + (
+            "?" if evicted is None else f"{evicted:.0f}"
+        )
     for phase in ("control", "attack", "after"):
-        errors = {k: s["codes"] for k, s in r["phases"].get(phase, {}).items()
-                  if s["codes"] and k in ("health", "GetGame")}
+        errors = {
+            k: s["codes"]
+            for k, s in r["phases"].get(phase, {}).items()
+            if s["codes"] and k in ("health", "GetGame")
+        }
         if errors:
-            note[phase] = "; ".join(filter(None, [note.get(phase, ""), "errors " + ", ".join(
-                f"{k}: " + " ".join(f"{c} {n}" for c, n in codes.items()) for k, codes in errors.items())]))
+            note[phase] = "; ".join(
+                filter(
+                    None,
+                    [
+                        note.get(phase, ""),
+                        "errors "
+                        + ", ".join(
+                            f"{k}: " + " ".join(f"{c} {n}" for c, n in codes.items())
+                            for k, codes in errors.items()
+                        ),
+                    ],
+                )
+            )
     return note
 
 
 def print_markdown(results: list[dict[str, Any]]) -> None:
-    print("| row | tree | phase | health Check: OK, p50 / p99 ms | honest GetGame: OK, p50 / p99 ms | server CPU | "
-          "what the row shows |")
+    print(
+        "| row | tree | phase | health Check: OK, p50 / p99 ms | honest GetGame: OK, p50 / p99 ms | server "
+        "CPU | "
+        "what the row shows |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         note = row_note(r)
         for phase in ("control", "attack", "after"):
             p = r["phases"].get(phase, {})
             cpu = {"control": r.get("control_cpu_pct"), "attack": r.get("attack_cpu_pct")}.get(phase)
-            print(f"| {r['row'] if phase == 'control' else ''} | {r['tree']} | {phase} | {_ms(p.get('health'))} | "
-                  f"{_ms(p.get('GetGame'))} | {'' if cpu is None else f'{cpu:.0f} %'} | {note.get(phase, '')} |")
+            print(
+                f"| {r['row'] if phase == 'control' else ''} | {r['tree']} | {phase} | "
+                f"{_ms(p.get('health'))} | "
+                f"{_ms(p.get('GetGame'))} | {'' if cpu is None else f'{cpu:.0f} %'} | {note.get(phase, '')} |"
+            )
 
 
 async def main_async(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
@@ -973,11 +1177,19 @@ def main() -> None:
     parser.add_argument("--control", type=float, default=5.0, help="seconds of the control phase")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of the attack phase")
     parser.add_argument("--after", type=float, default=3.0, help="seconds of the after phase")
-    parser.add_argument("--envoy", action="store_true", help="every client through Envoy (the tree's "
-                        "deploy/envoy/envoy.yaml; the server trusts its x-forwarded-for where it can)")
+    parser.add_argument(
+        "--envoy",
+        action="store_true",
+        help="every client through Envoy (the tree's "
+        "deploy/envoy/envoy.yaml; the server trusts its x-forwarded-for where it can)",
+    )
     parser.add_argument("--json", help="write the figures as JSON here")
-    parser.add_argument("--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)")
-    parser.add_argument("--render", metavar="JSON", help="print the tables of a run saved with --json, and exit")
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)"
+    )
+    parser.add_argument(
+        "--render", metavar="JSON", help="print the tables of a run saved with --json, and exit"
+    )
     parser.add_argument("--attack", help=argparse.SUPPRESS)
     parser.add_argument("--addr", help=argparse.SUPPRESS)
     parser.add_argument("--params", default="{}", help=argparse.SUPPRESS)
@@ -1000,15 +1212,19 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     with tempfile.TemporaryDirectory(prefix="acc-hostile-") as tmp:
         results = asyncio.run(main_async(args, Path(tmp)))
-    print(f"bench/hostile.py {' '.join(sys.argv[1:])}  ({started}; {os.cpu_count()} CPUs; grpcio {grpc.__version__})")
+    print(
+        f"bench/hostile.py {' '.join(sys.argv[1:])}  ({started}; {os.cpu_count()} CPUs; grpcio "
+        f"{grpc.__version__})"
+    )
     print_trees(results)
     print_table(results)
     if args.markdown:
         print()
         print_markdown(results)
     if args.json:
-        Path(args.json).write_text(json.dumps({"command": sys.argv, "started": started, "results": results},
-                                              indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps({"command": sys.argv, "started": started, "results": results}, indent=2) + "\n"
+        )
 
 
 if __name__ == "__main__":

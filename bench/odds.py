@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/odds.py [--games 1000] [--policy random greedy] [--variant ...] [--json F]
 
-A variant is an id, or an id with options: ``spider:suits=2``, ``klondike:partial_runs=true,foundation_return=true``.
+A variant is an id, or an id with options: ``spider:suits=2``,
+``klondike:partial_runs=true,foundation_return=true``.
 Each variant plays games with seeds 0..N-1 under each policy:
   random  a uniformly random legal move (a per-game generator seeded from the deal seed)
   greedy  forced greedy play: the engine's hint (accordion.engine.hint.suggest), which makes
@@ -26,16 +27,16 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
 from accordion.engine import RESIGN, Game, Move, PileView, Status, Transfer, Zone, all_variants, new_game  # noqa: E402
 from accordion.engine.cards import RANK, SUIT  # noqa: E402
 from accordion.engine.hint import suggest, visible_move  # noqa: E402
-from accordion.engine.tableau import RED  # noqa: E402
 from accordion.engine.rng import SplitMix64  # noqa: E402
+from accordion.engine.tableau import RED  # noqa: E402
 
 MAX_MOVES = 1500
 
@@ -48,8 +49,10 @@ QUOTED = {
     "double-jump": "~0.04 %",
     "french": "~0.5 %",
     "klondike": "81.956 % ± 0.096 with every card known, under other rules (next rows)",
-    "klondike:partial_runs=true,foundation_return=true":
-        "81.956 % ± 0.096 (Blake & Gent 2019, Solvitaire: these rules, draw 3, unlimited passes, every card known)",
+    "klondike:partial_runs=true,foundation_return=true": (
+        "81.956 % ± 0.096 (Blake & Gent 2019, Solvitaire: these rules, draw 3, unlimited passes, every card "
+        "known)"
+    ),
     "klondike-draw-one": "about 91.9 % with every card known (spec: Solvitaire, lonelybot, Klondike-Solver)",
     "klondike-draw-one:partial_runs=true,foundation_return=true": "about 91.9 % (thoughtful, these rules)",
 }
@@ -86,12 +89,18 @@ def greedy_policy(game: Game, gen: SplitMix64, seen: set[object]) -> Move | None
     return None
 
 
-def shuffles(variant: str, move: Move, tableau: tuple[PileView, ...], foundations: tuple[PileView, ...]) -> bool:
+def shuffles(
+    variant: str, move: Move, tableau: tuple[PileView, ...], foundations: tuple[PileView, ...]
+) -> bool:
     """Whether ``move`` only carries face-up cards from one place they build on to another (or a
     whole pile from space to space), judged from the player's view: it turns nothing up, frees
     no card for the foundations and, in Spider, does not trade a build in another suit for one
     in its own suit."""
-    if not isinstance(move, Transfer) or move.src_zone is not Zone.TABLEAU or move.dst_zone is not Zone.TABLEAU:
+    if (
+        not isinstance(move, Transfer)
+        or move.src_zone is not Zone.TABLEAU
+        or move.dst_zone is not Zone.TABLEAU
+    ):
         return False
     shown, target = tableau[move.src].cards, tableau[move.dst].cards
     if move.count >= len(shown):  # the whole face-up part: it turns a card up or empties the pile
@@ -102,8 +111,10 @@ def shuffles(variant: str, move: Move, tableau: tuple[PileView, ...], foundation
         return False  # it does not sit on a card it builds on
     if variant == "spider" and target and SUIT[target[-1]] == SUIT[deepest] != SUIT[under]:
         return False
-    return not any((not f.cards and RANK[under] == 1) or (f.cards and f.cards[-1] + 1 == under and RANK[under] > 1)
-                   for f in foundations)
+    return not any(
+        (not f.cards and RANK[under] == 1) or (f.cards and f.cards[-1] + 1 == under and RANK[under] > 1)
+        for f in foundations
+    )
 
 
 POLICIES: dict[str, Policy] = {"random": random_policy, "greedy": greedy_policy}
@@ -149,7 +160,10 @@ def run(spec: str, policy: str, games: int) -> dict[str, object]:
     results = [outcome(play(spec, seed, POLICIES[policy])) for seed in range(games)]
     won = sum(g.won for g in results)
     return {
-        "variant": spec, "policy": policy, "games": games, "won": won,
+        "variant": spec,
+        "policy": policy,
+        "games": games,
+        "won": won,
         "win_pct": round(100 * won / games, 3),
         "mean_penalty": round(statistics.mean(g.penalty for g in results), 1),
         "threshold_met": sum(g.threshold_met for g in results),
@@ -161,7 +175,9 @@ def run(spec: str, policy: str, games: int) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--policy", nargs="+", default=list(POLICIES), choices=list(POLICIES))
     parser.add_argument("--variant", nargs="+", default=sorted(v.id for v in all_variants()))
@@ -174,8 +190,11 @@ def main() -> None:
         for p in args.policy:
             r = run(v, p, args.games)
             rows.append(r)
-            print(f"| {r['variant']} | {r['policy']} | {r['games']} | {r['won']} | {r['win_pct']} | "
-                  f"{r['mean_penalty']} | {r['resigned']} | {r['mean_moves']} | {r['quoted']} |", flush=True)
+            print(
+                f"| {r['variant']} | {r['policy']} | {r['games']} | {r['won']} | {r['win_pct']} | "
+                f"{r['mean_penalty']} | {r['resigned']} | {r['mean_moves']} | {r['quoted']} |",
+                flush=True,
+            )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

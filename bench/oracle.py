@@ -103,7 +103,9 @@ WARMUP = 300
 
 
 def _unknown_id() -> str:
-    return "".join(random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(22))
+    return "".join(
+        random.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(22)
+    )
 
 
 def _call_us(stub: pb_grpc.AccordionServiceStub, game_id: str, token: str) -> float:
@@ -133,11 +135,17 @@ def measure(addr: str, pairs: int, seed: int) -> dict[str, Any]:
         for i in range(GAMES):
             reply = stub.NewGame(pb.NewGameRequest(variant="accordion", seed=1000 + i), timeout=10)
             games.append(reply.game.id)
-            moves = stub.LegalMoves(pb.LegalMovesRequest(game_id=reply.game.id),
-                                    metadata=(("authorization", f"Bearer {reply.token}"),), timeout=10)
+            moves = stub.LegalMoves(
+                pb.LegalMovesRequest(game_id=reply.game.id),
+                metadata=(("authorization", f"Bearer {reply.token}"),),
+                timeout=10,
+            )
             if moves.moves:  # one move: the game is in the cache as a mutation leaves it
-                stub.ApplyMove(pb.ApplyMoveRequest(game_id=reply.game.id, move=moves.moves[0]),
-                               metadata=(("authorization", f"Bearer {reply.token}"),), timeout=10)
+                stub.ApplyMove(
+                    pb.ApplyMoveRequest(game_id=reply.game.id, move=moves.moves[0]),
+                    metadata=(("authorization", f"Bearer {reply.token}"),),
+                    timeout=10,
+                )
         wrong = "w" * 43  # as long as a real token
         kinds = {
             "A": lambda: _call_us(stub, rng.choice(games), wrong),
@@ -187,9 +195,12 @@ def main(argv: list[str] | None = None) -> int:
                 if redis is not None:
                     redis.close()
         m = figures["median_us"]
-        print(f"{store:7} medians µs: wrong token {m['A']}, unknown id {m['B']} | "
-              f"A−B {figures['wrong_token_minus_unknown_us']:+.1f} µs {figures['interval_95']} | "
-              f"control C−D {figures['control_us']:+.1f} µs {figures['control_interval_95']}", flush=True)
+        print(
+            f"{store:7} medians µs: wrong token {m['A']}, unknown id {m['B']} | "
+            f"A−B {figures['wrong_token_minus_unknown_us']:+.1f} µs {figures['interval_95']} | "
+            f"control C−D {figures['control_us']:+.1f} µs {figures['control_interval_95']}",
+            flush=True,
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

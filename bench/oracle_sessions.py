@@ -66,8 +66,10 @@ async def measure(url: str, pairs: int) -> None:
                     existing.append(a if first == game_id else b)
                     absent.append(b if first == game_id else a)
             diff = statistics.median(x - y for x, y in zip(existing, absent, strict=True))
-            print(f"{url.split(':')[0]:6} {name}: existing {statistics.median(existing):.1f} µs, "
-                  f"unknown {statistics.median(absent):.1f} µs, median difference {diff:+.1f} µs")
+            print(
+                f"{url.split(':')[0]:6} {name}: existing {statistics.median(existing):.1f} µs, "
+                f"unknown {statistics.median(absent):.1f} µs, median difference {diff:+.1f} µs"
+            )
     finally:
         await store.close()
 

@@ -173,13 +173,20 @@ def _pinned(core: int | None) -> Callable[[], None] | None:
     return lambda: os.sched_setaffinity(0, {core})
 
 
-def start_listening(name: str, argv: list[str], banner: str, core: int | None, log: Path,
-                    env: dict[str, str] | None = None) -> Proc:
+def start_listening(
+    name: str, argv: list[str], banner: str, core: int | None, log: Path, env: dict[str, str] | None = None
+) -> Proc:
     """Start ``argv`` (pinned to ``core``) and wait for the line starting with ``banner``; its
     4th word is host:port (the servers here print ``... listening on HOST:PORT ...``)."""
     err = log.open("ab")
-    popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, preexec_fn=_pinned(core),
-                             cwd=ROOT, env={**os.environ, **(env or {})})
+    popen = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        preexec_fn=_pinned(core),
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
     err.close()
     assert popen.stdout is not None
     deadline = time.monotonic() + 30
@@ -209,9 +216,26 @@ def threading_drain(popen: subprocess.Popen[bytes]) -> None:
 
 def start_redis(workdir: Path, core: int | None) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    argv = [redis_server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-            "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", str(workdir / "redis.log")]
-    popen = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_pinned(core))
+    argv = [
+        redis_server_binary(),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(workdir),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--logfile",
+        str(workdir / "redis.log"),
+    ]
+    popen = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_pinned(core)
+    )
     import redis
 
     deadline = time.monotonic() + 10
@@ -253,24 +277,36 @@ class Result:
     def row(self) -> dict[str, Any]:
         rps = self.requests / self.seconds
         return {
-            "target": self.target, "rpc": self.rpc, "mode": self.mode, "concurrency": self.concurrency,
+            "target": self.target,
+            "rpc": self.rpc,
+            "mode": self.mode,
+            "concurrency": self.concurrency,
             "offered_rate": round(self.offered_rate, 1) if self.offered_rate else None,
-            "seconds": round(self.seconds, 2), "requests": self.requests, "rps": round(rps, 1),
+            "seconds": round(self.seconds, 2),
+            "requests": self.requests,
+            "rps": round(rps, 1),
             "p50_ms": round(percentile(self.latencies, 50) * 1000, 3),
             "p99_ms": round(percentile(self.latencies, 99) * 1000, 3),
             "server_cpu_pct": round(100 * self.server_cpu_s / self.seconds, 1),
-            "server_cpu_us_per_req": round(1e6 * self.server_cpu_s / max(1, self.requests + self.setup_calls), 1),
-            "errors": dict(self.errors), "setup_calls": self.setup_calls,
-            "redis_cpu_us_per_req": round(1e6 * self.redis_cpu_s / max(1, self.requests + self.setup_calls), 1)
-            if self.target.startswith("redis") else None,
+            "server_cpu_us_per_req": round(
+                1e6 * self.server_cpu_s / max(1, self.requests + self.setup_calls), 1
+            ),
+            "errors": dict(self.errors),
+            "setup_calls": self.setup_calls,
+            "redis_cpu_us_per_req": round(
+                1e6 * self.redis_cpu_s / max(1, self.requests + self.setup_calls), 1
+            )
+            if self.target.startswith("redis")
+            else None,
         }
 
 
 class Channels:
     def __init__(self, addr: str, n: int) -> None:
         # A local subchannel pool per channel: n separate connections (else grpc shares one).
-        self.channels = [grpc.aio.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
-                         for _ in range(n)]
+        self.channels = [
+            grpc.aio.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(n)
+        ]
         self.stubs = [pb_grpc.AccordionServiceStub(c) for c in self.channels]
         self.echos = [c.unary_unary(ECHO_METHOD) for c in self.channels]
 
@@ -294,8 +330,9 @@ class Player:
         self.tag, self.n = f"b{seed}", 0
 
     async def deal(self) -> None:
-        reply = await self.stub.NewGame(pb.NewGameRequest(variant=self.variant, seed=self.rng.getrandbits(63)),
-                                        timeout=10)
+        reply = await self.stub.NewGame(
+            pb.NewGameRequest(variant=self.variant, seed=self.rng.getrandbits(63)), timeout=10
+        )
         self.game, self.metadata = reply.game, (("authorization", f"Bearer {reply.token}"),)
 
     async def step(self) -> bool:
@@ -304,8 +341,12 @@ class Player:
             return False
         game = self.game
         self.n += 1
-        request = pb.ApplyMoveRequest(game_id=game.id, move=self.rng.choice(game.legal_moves),
-                                      expected_version=game.version, request_id=f"{self.tag}-{self.n}")
+        request = pb.ApplyMoveRequest(
+            game_id=game.id,
+            move=self.rng.choice(game.legal_moves),
+            expected_version=game.version,
+            request_id=f"{self.tag}-{self.n}",
+        )
         self.game = (await self.stub.ApplyMove(request, metadata=self.metadata, timeout=10)).game
         return True
 
@@ -331,6 +372,7 @@ async def make_calls(rpc: str, chans: Channels, count: int, seed: int) -> list[C
     for i in range(count):
         stub, echo = chans.stubs[i % len(chans.stubs)], chans.echos[i % len(chans.echos)]
         if rpc == "echo":
+
             async def call(echo: Any = echo) -> bool:
                 await echo(ECHO_PAYLOAD, timeout=10)
                 return True
@@ -368,8 +410,16 @@ async def cpu_window(target: Proc, start: float, end: float) -> tuple[float, flo
     return target.cpu_seconds() - before, pid_cpu_seconds(REDIS_PID) - redis_before
 
 
-async def closed_loop(target: Proc, label: str, rpc: str, chans: Channels, concurrency: int,
-                      warmup: float, duration: float, seed: int) -> Result:
+async def closed_loop(
+    target: Proc,
+    label: str,
+    rpc: str,
+    chans: Channels,
+    concurrency: int,
+    warmup: float,
+    duration: float,
+    seed: int,
+) -> Result:
     calls = await make_calls(rpc, chans, concurrency, seed)
     latencies: list[float] = []
     errors: Counter[str] = Counter()
@@ -401,12 +451,32 @@ async def closed_loop(target: Proc, label: str, rpc: str, chans: Channels, concu
     with client_gc_off():
         await asyncio.gather(*(worker(c) for c in calls))
         cpu, redis_cpu = await cpu_task
-    return Result(label, rpc, "closed", concurrency, duration, len(latencies), dict(errors), latencies, cpu,
-                  setup_calls=setup, redis_cpu_s=redis_cpu)
+    return Result(
+        label,
+        rpc,
+        "closed",
+        concurrency,
+        duration,
+        len(latencies),
+        dict(errors),
+        latencies,
+        cpu,
+        setup_calls=setup,
+        redis_cpu_s=redis_cpu,
+    )
 
 
-async def open_loop(target: Proc, label: str, rpc: str, chans: Channels, rate: float, warmup: float,
-                    duration: float, seed: int, pool: int = 128) -> Result:
+async def open_loop(
+    target: Proc,
+    label: str,
+    rpc: str,
+    chans: Channels,
+    rate: float,
+    warmup: float,
+    duration: float,
+    seed: int,
+    pool: int = 128,
+) -> Result:
     """Requests started at ``rate``/s on a schedule; latency from the scheduled start."""
     calls = await make_calls(rpc, chans, pool, seed)
     free: asyncio.Queue[Call] = asyncio.Queue()
@@ -454,8 +524,20 @@ async def open_loop(target: Proc, label: str, rpc: str, chans: Channels, rate: f
         await asyncio.wait(pending, timeout=30)
     cpu, redis_cpu = await cpu_task
     gc_off.__exit__(None, None, None)
-    return Result(label, rpc, "open", pool, duration, len(latencies), dict(errors), latencies, cpu,
-                  offered_rate=rate, setup_calls=setup, redis_cpu_s=redis_cpu)
+    return Result(
+        label,
+        rpc,
+        "open",
+        pool,
+        duration,
+        len(latencies),
+        dict(errors),
+        latencies,
+        cpu,
+        offered_rate=rate,
+        setup_calls=setup,
+        redis_cpu_s=redis_cpu,
+    )
 
 
 # --- probes (Redis) -------------------------------------------------------------------------------
@@ -482,7 +564,7 @@ async def redis_probe(addr: str, redis_port: int) -> dict[str, Any]:
                 if await p.step():
                     moves += 1
                 else:
-                    moves = -10**6  # a NewGame inside the window: not steady state
+                    moves = -(10**6)  # a NewGame inside the window: not steady state
         lines = await asyncio.to_thread(monitor.stop)
         sent = Counter(Monitor.command(ln) for ln in lines if "lua]" not in ln)
         inside = Counter(Monitor.command(ln) for ln in lines if "lua]" in ln)
@@ -491,8 +573,8 @@ async def redis_probe(addr: str, redis_port: int) -> dict[str, Any]:
         out["commands_in_scripts"] = dict(inside)
         out["commands_per_move"] = round(sum(sent.values()) / moves, 3) if moves > 0 else None
         out["footprint"] = {
-            label: await _footprint(stub, client, with_ids) for label, with_ids in
-            (("without_request_ids", False), ("with_request_ids", True))
+            label: await _footprint(stub, client, with_ids)
+            for label, with_ids in (("without_request_ids", False), ("with_request_ids", True))
         }
     client.close()
     return out
@@ -510,15 +592,24 @@ async def _footprint(stub: pb_grpc.AccordionServiceStub, client: Any, with_ids: 
             # Stacks where possible (the piles shrink), else deal: long games reach 100 moves.
             stacks = [m for m in game.legal_moves if m.kind == pb.MOVE_KIND_STACK]
             move = rng.choice(stacks) if stacks else game.legal_moves[0]
-            request = pb.ApplyMoveRequest(game_id=game.id, move=move, expected_version=game.version,
-                                          request_id=f"fp-{seed}-{n}-{'x' * 24}" if with_ids else "")
+            request = pb.ApplyMoveRequest(
+                game_id=game.id,
+                move=move,
+                expected_version=game.version,
+                request_id=f"fp-{seed}-{n}-{'x' * 24}" if with_ids else "",
+            )
             game = (await stub.ApplyMove(request, metadata=md, timeout=10)).game
         if game.moves_played >= 100:
             keys = sorted(k.decode() for k in client.scan_iter(match=f"*{{{game.id}}}*"))
             sizes = {k: client.memory_usage(k, samples=0) for k in keys}
             data = client.hget(next(k for k in keys if k.endswith(":g")), "d")
-            return {"game_id": game.id, "moves": game.moves_played, "keys": sizes,
-                    "total_bytes": sum(sizes.values()), "data_bytes": len(data or b"")}
+            return {
+                "game_id": game.id,
+                "moves": game.moves_played,
+                "keys": sizes,
+                "total_bytes": sum(sizes.values()),
+                "data_bytes": len(data or b""),
+            }
     raise RuntimeError("no accordion-stock deal reached 100 moves")
 
 
@@ -557,8 +648,9 @@ def pure_copy(workdir: Path) -> Path:
     return dst
 
 
-def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False,
-                source: Path | None = None) -> list[str]:
+def server_argv(
+    redis_port: int | None, workers: int = 1, canned: bool = False, source: Path | None = None
+) -> list[str]:
     exe = Path(sys.executable).parent / "accordion-server"
     argv = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "accordion"])]
     source_dir = source or SOURCE.get("dir")
@@ -574,7 +666,10 @@ def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False,
             boot += CANNED_APPLY_MOVE
         boot += "sys.argv[0] = 'accordion-server'\n"
         # The entry point moved to accordion.__main__; an older --source tree has it in server.
-        boot += "try:\n    from accordion.__main__ import main\nexcept ImportError:\n    from accordion.server import main\n"
+        boot += (
+            "try:\n    from accordion.__main__ import main\n"
+            "except ImportError:\n    from accordion.server import main\n"
+        )
         boot += "main()\n"
         argv = [sys.executable, "-c", boot]
     argv += ["--listen", "127.0.0.1:0", "--workers", str(workers)]
@@ -583,8 +678,9 @@ def server_argv(redis_port: int | None, workers: int = 1, canned: bool = False,
     return argv
 
 
-async def run_target(proc: Proc, label: str, rpcs: list[str], args: argparse.Namespace,
-                     open_rate: float = 0.0) -> list[Result]:
+async def run_target(
+    proc: Proc, label: str, rpcs: list[str], args: argparse.Namespace, open_rate: float = 0.0
+) -> list[Result]:
     """The closed-loop phases; after ApplyMove's, its open-loop phases (at half of ApplyMove's own
     maximum, then at ``open_rate``), before the other RPCs add games to the server's heap."""
     chans = Channels(proc.addr, args.channels)
@@ -592,11 +688,15 @@ async def run_target(proc: Proc, label: str, rpcs: list[str], args: argparse.Nam
     out = []
     for rpc in rpcs:
         spy = start_profile(proc, f"{label}-{rpc}", args)
-        res = await closed_loop(proc, label, rpc, chans, args.concurrency, args.warmup, args.duration, args.seed)
+        res = await closed_loop(
+            proc, label, rpc, chans, args.concurrency, args.warmup, args.duration, args.seed
+        )
         finish_profile(spy)
         out.append(res)
         _progress(res)
-        if rpc == "ApplyMove" and open_rate and not args.no_open:  # (the overload, if any, last: its backlog lingers)
+        if (
+            rpc == "ApplyMove" and open_rate and not args.no_open
+        ):  # (the overload, if any, last: its backlog lingers)
             out.append(await run_open(proc, label, "ApplyMove", res.requests / res.seconds / 2, args))
             out.append(await run_open(proc, label, "ApplyMove", open_rate, args))
     await chans.close()
@@ -612,15 +712,30 @@ async def run_open(proc: Proc, label: str, rpc: str, rate: float, args: argparse
     return res
 
 
-def start_profile(proc: Proc, name: str, args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], Path] | None:
+def start_profile(
+    proc: Proc, name: str, args: argparse.Namespace
+) -> tuple[subprocess.Popen[bytes], Path] | None:
     """py-spy on the server during a closed-loop phase (``--profile DIR``): collapsed stacks."""
     if not args.profile:
         return None
     out = Path(args.profile) / f"{name}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy"
-    argv = [spy, "record", "--pid", str(proc.popen.pid), "--duration", str(int(args.warmup + args.duration)),
-            "--rate", "250", "--format", "raw", "--output", str(out), "--nonblocking"]
+    argv = [
+        spy,
+        "record",
+        "--pid",
+        str(proc.popen.pid),
+        "--duration",
+        str(int(args.warmup + args.duration)),
+        "--rate",
+        "250",
+        "--format",
+        "raw",
+        "--output",
+        str(out),
+        "--nonblocking",
+    ]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out
 
 
@@ -636,7 +751,9 @@ def finish_profile(spy: tuple[subprocess.Popen[bytes], Path] | None, top: int = 
         stack, _, count = line.rpartition(" ")
         n = int(count)
         total += n
-        frames = [re.sub(r" \(/.*/(site-packages|service|lib/python3[.0-9]*)/", " (", f) for f in stack.split(";")]
+        frames = [
+            re.sub(r" \(/.*/(site-packages|service|lib/python3[.0-9]*)/", " (", f) for f in stack.split(";")
+        ]
         for f in set(frames):
             inclusive[f] += n
         own[frames[-1]] += n
@@ -648,9 +765,12 @@ def finish_profile(spy: tuple[subprocess.Popen[bytes], Path] | None, top: int = 
 
 def _progress(res: Result) -> None:
     r = res.row()
-    print(f"  {r['target']:<7} {r['rpc']:<10} {r['mode']:<6} {r['rps']:>9.1f}/s  p50 {r['p50_ms']:.2f} ms  "
-          f"p99 {r['p99_ms']:.2f} ms  server CPU {r['server_cpu_pct']:.0f} %  errors {r['errors'] or 0}",
-          file=sys.stderr, flush=True)
+    print(
+        f"  {r['target']:<7} {r['rpc']:<10} {r['mode']:<6} {r['rps']:>9.1f}/s  p50 {r['p50_ms']:.2f} ms  "
+        f"p99 {r['p99_ms']:.2f} ms  server CPU {r['server_cpu_pct']:.0f} %  errors {r['errors'] or 0}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -672,23 +792,30 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         echo_argv = [sys.executable, __file__, "--serve-echo", *(["--uvloop"] if args.echo_uvloop else [])]
         targets = [("echo", echo_argv, "echo listening on", ["echo"])]
         rpcs = [r for r in ("ApplyMove", "LegalMoves", "NewGame") if r in args.rpcs]
-        targets += [("floor", server_argv(None, canned=True), "accordion-server listening on", ["ApplyMove"]),
-                    ("memory", server_argv(None), "accordion-server listening on", rpcs)]
+        targets += [
+            ("floor", server_argv(None, canned=True), "accordion-server listening on", ["ApplyMove"]),
+            ("memory", server_argv(None), "accordion-server listening on", rpcs),
+        ]
         pure = pure_copy(workdir) if args.pure_ab else None
         if pure:  # each store's compiled server, then the same with the interpreted source
             targets += [("mem-pure", server_argv(None, source=pure), "accordion-server listening on", rpcs)]
         targets += [("redis", server_argv(redis_port), "accordion-server listening on", rpcs)]
         if pure:
-            targets += [("redis-pure", server_argv(redis_port, source=pure), "accordion-server listening on", rpcs)]
+            targets += [
+                ("redis-pure", server_argv(redis_port, source=pure), "accordion-server listening on", rpcs)
+            ]
         procs: dict[str, Proc] = {}
         pure_of = {"mem-pure": "memory", "redis-pure": "redis"}
         targets = [t for t in targets if t[0] == "echo" or pure_of.get(t[0], t[0]) in args.targets]
+        rate = 0.0  # the open loop's rate, set from the echo's maximum (the echo runs first)
         for label, argv, banner, target_rpcs in targets:
             print(f"{label}: starting on core {server_core}", file=sys.stderr, flush=True)
             proc = start_listening(label, argv, banner, server_core, workdir / f"{label}.log", env)
             procs[label] = proc
             try:
-                results += await run_target(proc, label, target_rpcs, args, 0.0 if label in ("echo", "floor") else rate)
+                results += await run_target(
+                    proc, label, target_rpcs, args, 0.0 if label in ("echo", "floor") else rate
+                )
                 if label == "echo":
                     echo_rps = results[-1].requests / results[-1].seconds
                     rate = args.open_rate or echo_rps / 2
@@ -700,7 +827,9 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 proc.stop()
         # The echo once more: the machine's speed drifts (a shared VM), so the ratios use the
         # mean of the echo before and after the others.
-        proc = start_listening("echo", echo_argv, "echo listening on", server_core, workdir / "echo2.log", env)
+        proc = start_listening(
+            "echo", echo_argv, "echo listening on", server_core, workdir / "echo2.log", env
+        )
         try:
             again = await run_target(proc, "echo", ["echo"], args)
             again[0].target = "echo-end"
@@ -715,32 +844,48 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     return report(results, probe, scaling, args, pin)
 
 
-async def workers_scaling(args: argparse.Namespace, redis_port: int, workdir: Path,
-                          env: dict[str, str]) -> dict[str, Any]:
+async def workers_scaling(
+    args: argparse.Namespace, redis_port: int, workdir: Path, env: dict[str, str]
+) -> dict[str, Any]:
     """--workers 1 vs 2 on Redis; nothing pinned (both cores shared by server, client and Redis)."""
     os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
     rows = {}
     for workers in (1, 2):
         label = f"redis-w{workers}"
         print(f"{label}: unpinned", file=sys.stderr, flush=True)
-        proc = start_listening(label, server_argv(redis_port, workers), "accordion-server listening on", None,
-                               workdir / f"{label}.log", env)
+        proc = start_listening(
+            label,
+            server_argv(redis_port, workers),
+            "accordion-server listening on",
+            None,
+            workdir / f"{label}.log",
+            env,
+        )
         try:
             chans = Channels(proc.addr, max(args.channels, 8))  # connections spread over workers
             await chans.ready()
-            res = await closed_loop(proc, label, "ApplyMove", chans, args.concurrency, args.warmup,
-                                    args.duration, args.seed)
+            res = await closed_loop(
+                proc, label, "ApplyMove", chans, args.concurrency, args.warmup, args.duration, args.seed
+            )
             await chans.close()
             _progress(res)
             rows[workers] = res.row()
         finally:
             proc.stop()
-    return {"workers_1": rows[1], "workers_2": rows[2],
-            "ratio_2_over_1": round(rows[2]["rps"] / rows[1]["rps"], 2) if rows[1]["rps"] else None}
+    return {
+        "workers_1": rows[1],
+        "workers_2": rows[2],
+        "ratio_2_over_1": round(rows[2]["rps"] / rows[1]["rps"], 2) if rows[1]["rps"] else None,
+    }
 
 
-def report(results: list[Result], probe: dict[str, Any], scaling: dict[str, Any], args: argparse.Namespace,
-           pinned: bool) -> dict[str, Any]:
+def report(
+    results: list[Result],
+    probe: dict[str, Any],
+    scaling: dict[str, Any],
+    args: argparse.Namespace,
+    pinned: bool,
+) -> dict[str, Any]:
     rows = [r.row() for r in results]
     echoes = [r for r in rows if r["target"] in ("echo", "echo-end") and r["mode"] == "closed"]
     echo_rps = sum(r["rps"] for r in echoes) / len(echoes) if echoes else 0.0
@@ -748,52 +893,83 @@ def report(results: list[Result], probe: dict[str, Any], scaling: dict[str, Any]
     for r in rows:
         if echo_rps:
             r["ratio_rps"] = round(r["rps"] / echo_rps, 3)
-            r["ratio_cpu"] = round(echo_us / r["server_cpu_us_per_req"], 3) if r["server_cpu_us_per_req"] else None
+            r["ratio_cpu"] = (
+                round(echo_us / r["server_cpu_us_per_req"], 3) if r["server_cpu_us_per_req"] else None
+            )
     return {
         "command": "python bench/service.py " + " ".join(sys.argv[1:]),
-        "machine": {"python": platform.python_version(), "grpcio": grpc.__version__, "cpus": os.cpu_count(),
-                    "pinned": pinned, "server_core": SERVER_CORE if pinned else None,
-                    "client_and_redis_core": CLIENT_CORE if pinned else None,
-                    "load_before": os.getloadavg()},
-        "settings": {"concurrency": args.concurrency, "channels": args.channels, "warmup_s": args.warmup,
-                     "duration_s": args.duration, "log_level": args.log_level},
+        "machine": {
+            "python": platform.python_version(),
+            "grpcio": grpc.__version__,
+            "cpus": os.cpu_count(),
+            "pinned": pinned,
+            "server_core": SERVER_CORE if pinned else None,
+            "client_and_redis_core": CLIENT_CORE if pinned else None,
+            "load_before": os.getloadavg(),
+        },
+        "settings": {
+            "concurrency": args.concurrency,
+            "channels": args.channels,
+            "warmup_s": args.warmup,
+            "duration_s": args.duration,
+            "log_level": args.log_level,
+        },
         "echo_mean": {"rps": round(echo_rps, 1), "server_cpu_us_per_req": round(echo_us, 1)},
-        "results": rows, "redis_probe": probe, "workers_scaling": scaling,
+        "results": rows,
+        "redis_probe": probe,
+        "workers_scaling": scaling,
     }
 
 
 def print_table(data: dict[str, Any]) -> None:
-    head = (f"{'target':<8} {'rpc':<10} {'mode':<11} {'req/s':>8} {'x echo':>6} {'p50 ms':>7} {'p99 ms':>7} "
-            f"{'srv CPU':>7} {'µs/req':>7} {'x echo':>6} {'redis µs':>8}")
+    head = (
+        f"{'target':<8} {'rpc':<10} {'mode':<11} {'req/s':>8} {'x echo':>6} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'srv CPU':>7} {'µs/req':>7} {'x echo':>6} {'redis µs':>8}"
+    )
     print(head)
     print("-" * len(head))
     for r in data["results"]:
         mode = r["mode"] if r["mode"] == "closed" else f"open@{r['offered_rate']:.0f}"
-        print(f"{r['target']:<8} {r['rpc']:<10} {mode:<11} {r['rps']:>8.0f} {r.get('ratio_rps', 0):>6.2f} "
-              f"{r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['server_cpu_pct']:>6.0f}% "
-              f"{r['server_cpu_us_per_req']:>7.0f} {r.get('ratio_cpu') or 0:>6.2f} "
-              f"{'' if r['redis_cpu_us_per_req'] is None else format(r['redis_cpu_us_per_req'], '.0f'):>8}"
-              + (f"  errors {r['errors']}" if r["errors"] else ""))
+        print(
+            f"{r['target']:<8} {r['rpc']:<10} {mode:<11} {r['rps']:>8.0f} {r.get('ratio_rps', 0):>6.2f} "
+            f"{r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['server_cpu_pct']:>6.0f}% "
+            f"{r['server_cpu_us_per_req']:>7.0f} {r.get('ratio_cpu') or 0:>6.2f} "
+            f"{'' if r['redis_cpu_us_per_req'] is None else format(r['redis_cpu_us_per_req'], '.0f'):>8}"
+            + (f"  errors {r['errors']}" if r["errors"] else "")
+        )
     mean = data.get("echo_mean", {})
-    print(f"(echo: the mean of its two runs, {mean.get('rps', 0):.0f}/s and {mean.get('server_cpu_us_per_req', 0):.0f} µs "
-          "of server CPU per request)")
-    print("(x echo: requests/s over the echo's; the second: the echo's server CPU per request over this "
-          "line's, i.e. the ratio when the server's core is the limit; redis µs: redis-server's CPU per request)")
+    print(
+        f"(echo: the mean of its two runs, {mean.get('rps', 0):.0f}/s and "
+        f"{mean.get('server_cpu_us_per_req', 0):.0f} µs "
+        "of server CPU per request)"
+    )
+    print(
+        "(x echo: requests/s over the echo's; the second: the echo's server CPU per request over this "
+        "line's, i.e. the ratio when the server's core is the limit; redis µs: redis-server's CPU per "
+        "request)"
+    )
     probe = data.get("redis_probe") or {}
     if probe:
-        print(f"\nRedis commands per ApplyMove (steady state, {probe['apply_moves']} moves, MONITOR): "
-              f"{probe['commands_per_move']} sent by the server {probe['commands_sent']}; inside the script: "
-              f"{probe['commands_in_scripts']}")
+        print(
+            f"\nRedis commands per ApplyMove (steady state, {probe['apply_moves']} moves, MONITOR): "
+            f"{probe['commands_per_move']} sent by the server {probe['commands_sent']}; inside the script: "
+            f"{probe['commands_in_scripts']}"
+        )
         for label, fp in probe["footprint"].items():
-            print(f"accordion-stock game after {fp['moves']} moves, {label.replace('_', ' ')}: "
-                  f"{fp['total_bytes']} bytes in Redis (MEMORY USAGE: "
-                  + ", ".join(f"{k.rsplit(':', 1)[1]} {v}" for k, v in fp["keys"].items())
-                  + f"; game data {fp['data_bytes']} bytes)")
+            print(
+                f"accordion-stock game after {fp['moves']} moves, {label.replace('_', ' ')}: "
+                f"{fp['total_bytes']} bytes in Redis (MEMORY USAGE: "
+                + ", ".join(f"{k.rsplit(':', 1)[1]} {v}" for k, v in fp["keys"].items())
+                + f"; game data {fp['data_bytes']} bytes)"
+            )
     scaling = data.get("workers_scaling") or {}
     if scaling:
         w1, w2 = scaling["workers_1"], scaling["workers_2"]
-        print(f"\nWorkers (Redis, unpinned, ApplyMove): 1 worker {w1['rps']:.0f}/s (p99 {w1['p99_ms']:.2f} ms), "
-              f"2 workers {w2['rps']:.0f}/s (p99 {w2['p99_ms']:.2f} ms): x{scaling['ratio_2_over_1']}")
+        print(
+            f"\nWorkers (Redis, unpinned, ApplyMove): 1 worker {w1['rps']:.0f}/s (p99 {w1['p99_ms']:.2f} "
+            "ms), "
+            f"2 workers {w2['rps']:.0f}/s (p99 {w2['p99_ms']:.2f} ms): x{scaling['ratio_2_over_1']}"
+        )
 
 
 def main() -> None:
@@ -804,23 +980,43 @@ def main() -> None:
     parser.add_argument("--channels", type=int, default=4, help="client connections")
     parser.add_argument("--rpcs", nargs="+", default=["ApplyMove", "LegalMoves", "NewGame"])
     parser.add_argument("--open-rate", type=float, default=0.0, help="open-loop rate (default: echo max / 2)")
-    parser.add_argument("--no-open", action="store_true", help="closed loops only (a quicker A/B of two trees)")
+    parser.add_argument(
+        "--no-open", action="store_true", help="closed loops only (a quicker A/B of two trees)"
+    )
     parser.add_argument("--workers-scaling", action="store_true", help="also --workers 1 vs 2 on Redis")
-    parser.add_argument("--log-level", default="info", help="the servers' --log-level (default: info, as deployed)")
+    parser.add_argument(
+        "--log-level", default="info", help="the servers' --log-level (default: info, as deployed)"
+    )
     parser.add_argument("--echo-uvloop", action="store_true", help="run the echo server on uvloop")
     parser.add_argument("--no-pin", action="store_true", help="do not pin anything to cores")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--targets", nargs="+", default=["echo", "floor", "memory", "redis"],
-                        help="which servers (the echo always runs: the ratios need it); floor: "
-                        "accordion-server answering ApplyMove with a prebuilt reply")
+    parser.add_argument(
+        "--targets",
+        nargs="+",
+        default=["echo", "floor", "memory", "redis"],
+        help="which servers (the echo always runs: the ratios need it); floor: "
+        "accordion-server answering ApplyMove with a prebuilt reply",
+    )
     parser.add_argument("--profile", help="py-spy each server phase; collapsed stacks and a summary here")
     parser.add_argument("--json", help="write the figures as JSON here")
-    parser.add_argument("--source", help="run accordion-server from this service/ directory (e.g. an export "
-                        "of an earlier commit: `git archive <rev> service | tar -x -C DIR`)")
-    parser.add_argument("--pure-ab", action="store_true", help="after the memory and redis servers, the same "
-                        "servers from the pure-Python source (mypyc's modules left out): compiled vs interpreted")
-    parser.add_argument("--gc-threshold", type=int, nargs=3, help="the servers' gc.set_threshold (an A/B of "
-                        "the collector's thresholds; the default is CPython's 700 10 10)")
+    parser.add_argument(
+        "--source",
+        help="run accordion-server from this service/ directory (e.g. an export "
+        "of an earlier commit: `git archive <rev> service | tar -x -C DIR`)",
+    )
+    parser.add_argument(
+        "--pure-ab",
+        action="store_true",
+        help="after the memory and redis servers, the same "
+        "servers from the pure-Python source (mypyc's modules left out): compiled vs interpreted",
+    )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        nargs=3,
+        help="the servers' gc.set_threshold (an A/B of "
+        "the collector's thresholds; the default is CPython's 700 10 10)",
+    )
     parser.add_argument("--hide-hiredis", action="store_true", help="the servers run without hiredis")
     parser.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--uvloop", action="store_true", help=argparse.SUPPRESS)

@@ -7,7 +7,8 @@
     .venv/bin/python bench/solver.py --variant streets-and-alleys --deals 10000 --budget-ms 2000
     .venv/bin/python bench/solver.py --variant wish --option open=true --deals 10000
     .venv/bin/python bench/solver.py --variant emperor --option open=true --deals 200 --budget-ms 2000
-    .venv/bin/python bench/solver.py --variant spider --option open=true --option suits=1 --deals 200 --budget-ms 2000
+    .venv/bin/python bench/solver.py --variant spider --option open=true --option suits=1 \
+        --deals 200 --budget-ms 2000
 
 Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1,
 solved from their first position (French: the first deal, without the REDEAL). The time
@@ -79,8 +80,17 @@ def replay_failure(game: Game, moves: tuple[Move, ...]) -> str | None:
     return None
 
 
-def run(variant: str, options: dict[str, str], deals: int, start_seed: int, budget_ms: float | None,
-        max_nodes: int | None, impl: str | None, progress: bool, replay: bool = True) -> dict[str, Any]:
+def run(
+    variant: str,
+    options: dict[str, str],
+    deals: int,
+    start_seed: int,
+    budget_ms: float | None,
+    max_nodes: int | None,
+    impl: str | None,
+    progress: bool,
+    replay: bool = True,
+) -> dict[str, Any]:
     counts = {"WON": 0, "LOST": 0, "UNKNOWN": 0}
     times_ms: list[float] = []
     nodes: list[int] = []
@@ -140,8 +150,12 @@ def run(variant: str, options: dict[str, str], deals: int, start_seed: int, budg
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--variant", nargs="+", default=DEFAULT_VARIANTS, help="variant ids (default: the six of the issue)")
-    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a rules option, repeatable")
+    ap.add_argument(
+        "--variant", nargs="+", default=DEFAULT_VARIANTS, help="variant ids (default: the six of the issue)"
+    )
+    ap.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="a rules option, repeatable"
+    )
     ap.add_argument("--deals", type=int, default=1000)
     ap.add_argument("--start-seed", type=int, default=0)
     ap.add_argument("--budget-ms", type=float, default=2000.0, help="time budget per deal (0: none)")
@@ -150,25 +164,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the last allowed)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
     ap.add_argument("--progress", action="store_true", help="print progress every 1000 deals to stderr")
-    ap.add_argument("--replay", action=argparse.BooleanOptionalAction, default=True,
-                    help="replay every WON line through the engine (default; a failure exits 1)")
+    ap.add_argument(
+        "--replay",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="replay every WON line through the engine (default; a failure exits 1)",
+    )
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.option)
     core = pin_to_one_core(args.cpu)
     impl = args.impl or ("c" if HAVE_C else "python")
-    rows = [run(v, options, args.deals, args.start_seed, args.budget_ms or None, args.max_nodes, impl,
-                args.progress, args.replay) for v in args.variant]
+    rows = [
+        run(
+            v,
+            options,
+            args.deals,
+            args.start_seed,
+            args.budget_ms or None,
+            args.max_nodes,
+            impl,
+            args.progress,
+            args.replay,
+        )
+        for v in args.variant
+    ]
     budget = f"{args.budget_ms:g} ms" if args.budget_ms else "none"
-    print(f"solver bench: impl={impl}, budget/deal={budget}, max_nodes={args.max_nodes}, "
-          f"pinned to core {core}, python {platform.python_version()}")
-    head = f"{'variant':<20} {'deals':>6} {'% won':>8} {'% lost':>8} {'% unknown':>9} " \
-           f"{'median ms':>10} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>9}  method"
+    print(
+        f"solver bench: impl={impl}, budget/deal={budget}, max_nodes={args.max_nodes}, "
+        f"pinned to core {core}, python {platform.python_version()}"
+    )
+    head = (
+        f"{'variant':<20} {'deals':>6} {'% won':>8} {'% lost':>8} {'% unknown':>9} "
+        f"{'median ms':>10} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>9}  method"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['variant']:<20} {r['deals']:>6} {r['won_pct']:>8.2f} {r['lost_pct']:>8.2f} "
-              f"{r['unknown_pct']:>9.2f} {r['median_ms']:>10.3f} {r['p90_ms']:>8.3f} {r['p99_ms']:>8.3f} "
-              f"{r['max_ms']:>9.1f}  {r['method']}")
+        print(
+            f"{r['variant']:<20} {r['deals']:>6} {r['won_pct']:>8.2f} {r['lost_pct']:>8.2f} "
+            f"{r['unknown_pct']:>9.2f} {r['median_ms']:>10.3f} {r['p90_ms']:>8.3f} {r['p99_ms']:>8.3f} "
+            f"{r['max_ms']:>9.1f}  {r['method']}"
+        )
     failed = sum(r["replay_failed"] for r in rows)
     if args.replay:
         replayed = sum(r["replayed"] for r in rows)
@@ -176,8 +212,17 @@ def main(argv: list[str] | None = None) -> int:
         verdict = f"{failed} DID NOT REPLAY TO A WIN (seeds above, on stderr)" if failed else "every one wins"
         print(f"replayed {replayed} WON lines through the engine in {seconds:.2f} s: {verdict}")
     if args.json:
-        payload = json.dumps({"impl": impl, "budget_ms": args.budget_ms, "max_nodes": args.max_nodes,
-                              "core": core, "python": platform.python_version(), "results": rows}, indent=2)
+        payload = json.dumps(
+            {
+                "impl": impl,
+                "budget_ms": args.budget_ms,
+                "max_nodes": args.max_nodes,
+                "core": core,
+                "python": platform.python_version(),
+                "results": rows,
+            },
+            indent=2,
+        )
         if args.json == "-":
             print(payload)
         else:

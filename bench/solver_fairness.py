@@ -47,13 +47,12 @@ import grpc
 import grpc.aio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from server_launcher import clean_env  # noqa: E402
-
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
 from accordion.api.apikeys import hash_key  # noqa: E402
 from accordion.v1 import accordion_pb2 as pb  # noqa: E402
 from accordion.v1 import accordion_pb2_grpc as pb_grpc  # noqa: E402
+from server_launcher import clean_env  # noqa: E402
 
 KEYS = {"hog": "bench-hog-key-0123456789", "light": "bench-light-key-0123456789"}
 KEYS.update({f"crowd{i}": f"bench-crowd-key-{i:02d}-0123456789" for i in range(48)})
@@ -65,12 +64,19 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def start(command: str, workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], str]:
     keys = workdir / "keys.json"
     keys.write_text(json.dumps({"keys": [{"name": n, "sha256": hash_key(k)} for n, k in KEYS.items()]}))
-    env = clean_env({"ACCORDION_SOLVE_MAX_SECONDS": "30", "ACCORDION_SOLVER_THREADS": "2",
-                     "ACCORDION_API_KEYS_FILE": str(keys),
-                     "ACCORDION_LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "warning")})
+    env = clean_env(
+        {
+            "ACCORDION_SOLVE_MAX_SECONDS": "30",
+            "ACCORDION_SOLVER_THREADS": "2",
+            "ACCORDION_API_KEYS_FILE": str(keys),
+            "ACCORDION_LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "warning"),
+        }
+    )
     out = (workdir / f"{name}.out").open("wb")
     err = (workdir / f"{name}.err").open("wb")
-    proc = subprocess.Popen([*shlex.split(command), "--listen", "127.0.0.1:0"], stdout=out, stderr=err, env=env)
+    proc = subprocess.Popen(
+        [*shlex.split(command), "--listen", "127.0.0.1:0"], stdout=out, stderr=err, env=env
+    )
     give_up = time.monotonic() + 30
     while time.monotonic() < give_up:
         text = (workdir / f"{name}.out").read_text(errors="replace")
@@ -101,30 +107,36 @@ class Keyed:
         return (("x-api-key", self.key),) + ((("authorization", f"Bearer {token}"),) if token else ())
 
     async def game(self, variant: str, seed: int, options: dict[str, str]) -> tuple[str, str]:
-        reply = await self.stub.NewGame(pb.NewGameRequest(variant=variant, seed=seed, options=options),
-                                        metadata=self.md(), timeout=10)
+        reply = await self.stub.NewGame(
+            pb.NewGameRequest(variant=variant, seed=seed, options=options), metadata=self.md(), timeout=10
+        )
         return reply.game.id, reply.token
 
     async def solve(self, game: tuple[str, str], timeout: float, **budget: int) -> pb.SolveResponse:
-        return await self.stub.Solve(pb.SolveRequest(game_id=game[0], **budget), metadata=self.md(game[1]),
-                                     timeout=timeout)
+        return await self.stub.Solve(
+            pb.SolveRequest(game_id=game[0], **budget), metadata=self.md(game[1]), timeout=timeout
+        )
 
 
 def summary(latencies: list[float], cpu: float) -> str:
     ordered = sorted(latencies)
     p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
-    return (f"p50 {statistics.median(ordered) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, "
-            f"server CPU {cpu / len(ordered) * 1000:.2f} ms a call")
+    return (
+        f"p50 {statistics.median(ordered) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, "
+        f"server CPU {cpu / len(ordered) * 1000:.2f} ms a call"
+    )
 
 
 async def easy_solves(light: Keyed, count: int, offset: int) -> list[str]:
     rows = []
-    for seed in EASY_SEEDS[offset:offset + count]:
+    for seed in EASY_SEEDS[offset : offset + count]:
         game = await light.game("accordion", seed, {})
         started = time.monotonic()
         try:
             answer = await light.solve(game, timeout=20, max_millis=5000)
-            what = f"{pb.SolveOutcome.Name(answer.outcome).removeprefix('SOLVE_OUTCOME_')} nodes={answer.nodes}"
+            what = (
+                f"{pb.SolveOutcome.Name(answer.outcome).removeprefix('SOLVE_OUTCOME_')} nodes={answer.nodes}"
+            )
         except grpc.aio.AioRpcError as exc:
             what = exc.code().name
         rows.append(f"seed {seed}: {what} in {(time.monotonic() - started) * 1000:.0f} ms")
@@ -139,7 +151,9 @@ async def honest_calls(addr: str, light: Keyed, game: tuple[str, str], seconds: 
     while time.monotonic() < stop:
         started = time.perf_counter()
         try:
-            await light.stub.GetGame(pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=5)
+            await light.stub.GetGame(
+                pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=5
+            )
             get_lats.append(time.perf_counter() - started)
         except grpc.aio.AioRpcError:
             failed += 1
@@ -155,8 +169,11 @@ async def honest_calls(addr: str, light: Keyed, game: tuple[str, str], seconds: 
         ordered = sorted(lats)
         return f"{ordered[max(0, int(len(ordered) * q) - 1)] * 1000:.1f}" if ordered else "-"
 
-    return (f"GetGame p50 {p(get_lats, 0.5)} ms p99 {p(get_lats, 0.99)} ms ({len(get_lats)} OK); "
-            f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} failed")
+    return (
+        f"GetGame p50 {p(get_lats, 0.5)} ms p99 {p(get_lats, 0.99)} ms ({len(get_lats)} OK); "
+        f"Check p50 {p(check_lats, 0.5)} ms p99 {p(check_lats, 0.99)} ms ({len(check_lats)} OK); {failed} "
+        "failed"
+    )
 
 
 async def attack(addr: str, seconds: float, honour_retry: bool) -> dict[str, int]:
@@ -191,22 +208,32 @@ async def attack(addr: str, seconds: float, honour_retry: bool) -> dict[str, int
 
 async def crowd(addr: str, light: Keyed, seconds: float, honour_retry: bool) -> None:
     game = await light.game("accordion", 7, {})
-    print(f"  control, honest client alone for {seconds:g} s: {await honest_calls(addr, light, game, seconds)}")
+    print(
+        f"  control, honest client alone for {seconds:g} s: {await honest_calls(addr, light, game, seconds)}"
+    )
     crowd_proc = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--attack", addr, "--crowd-seconds", str(seconds + 4),
+        sys.executable,
+        __file__,
+        "--attack",
+        addr,
+        "--crowd-seconds",
+        str(seconds + 4),
         *(["--crowd-honours-retry"] if honour_retry else []),
         stdout=asyncio.subprocess.PIPE,
     )
     await asyncio.sleep(3)  # the crowd deals its games and fills the queues
     how = "waiting out each RetryInfo" if honour_retry else "asking again at once when refused"
-    print(f"  48 clients x 4 long Solves (another process; {how}), honest client for {seconds:g} s: "
-          f"{await honest_calls(addr, light, game, seconds)}")
+    print(
+        f"  48 clients x 4 long Solves (another process; {how}), honest client for {seconds:g} s: "
+        f"{await honest_calls(addr, light, game, seconds)}"
+    )
     out, _ = await crowd_proc.communicate()
     print(f"  the crowd's Solves by outcome: {out.decode().strip()}")
 
 
-async def measure(name: str, command: str, easy: int, cached: int, workdir: Path,
-                  crowd_seconds: float, honour_retry: bool) -> None:
+async def measure(
+    name: str, command: str, easy: int, cached: int, workdir: Path, crowd_seconds: float, honour_retry: bool
+) -> None:
     proc, addr = start(command, workdir, name)
     hog, light = Keyed(addr, KEYS["hog"]), Keyed(addr, KEYS["light"])
     try:
@@ -238,14 +265,18 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
             lats.append(time.perf_counter() - started)
             assert reply.cached
         cpu = cpu_seconds(proc.pid) - cpu0
-        print(f"  cached Solve of open Spider seed 1 ({pb.SolveOutcome.Name(first.outcome)}, "
-              f"{len(first.moves)} moves), {cached} calls: {summary(lats, cpu)}")
+        print(
+            f"  cached Solve of open Spider seed 1 ({pb.SolveOutcome.Name(first.outcome)}, "
+            f"{len(first.moves)} moves), {cached} calls: {summary(lats, cpu)}"
+        )
         # For scale: GetGame of the same game (a load, the game's bytes), the same number of calls.
         lats = []
         cpu0 = cpu_seconds(proc.pid)
         for _ in range(cached):
             started = time.perf_counter()
-            await light.stub.GetGame(pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=10)
+            await light.stub.GetGame(
+                pb.GetGameRequest(game_id=game[0]), metadata=light.md(game[1]), timeout=10
+            )
             lats.append(time.perf_counter() - started)
         print(f"  GetGame of the same game, {cached} calls: {summary(lats, cpu_seconds(proc.pid) - cpu0)}")
         if crowd_seconds:
@@ -260,13 +291,20 @@ async def measure(name: str, command: str, easy: int, cached: int, workdir: Path
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server", action="append", default=[], help="name=command of an accordion-server")
-    parser.add_argument("--crowd-honours-retry", action="store_true",
-                        help="part 3's clients wait out each RetryInfo (by default they ask again at once)")
+    parser.add_argument(
+        "--crowd-honours-retry",
+        action="store_true",
+        help="part 3's clients wait out each RetryInfo (by default they ask again at once)",
+    )
     parser.add_argument("--attack", default="", help=argparse.SUPPRESS)  # part 3's crowd, on this address
     parser.add_argument("--easy", type=int, default=5, help="easy Solves in each part (at most 5)")
     parser.add_argument("--cached", type=int, default=1000, help="cached Solves (and GetGames) to time")
-    parser.add_argument("--crowd-seconds", type=float, default=0.0,
-                        help="also part 3 (48 clients), the honest client's calls timed for this long (0: off)")
+    parser.add_argument(
+        "--crowd-seconds",
+        type=float,
+        default=0.0,
+        help="also part 3 (48 clients), the honest client's calls timed for this long (0: off)",
+    )
     args = parser.parse_args()
     if args.attack:
         outcomes = await attack(args.attack, args.crowd_seconds, args.crowd_honours_retry)
@@ -276,8 +314,15 @@ async def main() -> None:
     print(f"server logs in {workdir}")
     for spec in args.server:
         name, _, command = spec.partition("=")
-        await measure(name, command, min(args.easy, 5), args.cached, workdir, args.crowd_seconds,
-                      args.crowd_honours_retry)
+        await measure(
+            name,
+            command,
+            min(args.easy, 5),
+            args.cached,
+            workdir,
+            args.crowd_seconds,
+            args.crowd_honours_retry,
+        )
 
 
 if __name__ == "__main__":

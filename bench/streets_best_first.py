@@ -1,7 +1,8 @@
 """Streets and Alleys: one part of the search off and on, A/B in one run.
 
     nice -n 10 .venv/bin/python bench/streets_best_first.py --deals 400 --start-seed 0 --max-nodes 4000000
-    nice -n 10 .venv/bin/python bench/streets_best_first.py --compare frozen --deals 300 --max-nodes 0 --budget-ms 2000
+    nice -n 10 .venv/bin/python bench/streets_best_first.py --compare frozen --deals 300 --max-nodes 0 \
+        --budget-ms 2000
 
 For each deal both sides run alternately (which goes first alternates by seed) with the same budget,
 through the compiled core. ``--compare pass`` (the default): ``best_first_nodes=0`` turns the
@@ -55,18 +56,24 @@ def main() -> None:
         order = list(sides) if seed % 2 == 0 else list(reversed(sides))
         for name in order:
             t0 = time.perf_counter()
-            outcome, _, nodes = cstreets.streets_solve(piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes,
-                                                       args.budget_ms / 1000, **sides[name])
+            outcome, _, nodes = cstreets.streets_solve(
+                piles, [0] * 4, BUILD_ANY_SUIT, True, args.max_nodes, args.budget_ms / 1000, **sides[name]
+            )
             results[name].append((outcome, nodes, (time.perf_counter() - t0) * 1000))
-    print(f"streets-and-alleys seeds {args.start_seed}..{args.start_seed + args.deals - 1}, "
-          f"max_nodes={args.max_nodes}, budget_ms={args.budget_ms:g}")
+    print(
+        f"streets-and-alleys seeds {args.start_seed}..{args.start_seed + args.deals - 1}, "
+        f"max_nodes={args.max_nodes}, budget_ms={args.budget_ms:g}"
+    )
     for name, rows in results.items():
         counts = {k: sum(1 for o, _, _ in rows if o == k) for k in NAMES}
         nodes = sorted(n for _, n, _ in rows)
         ms = sorted(t for _, _, t in rows)
         p50, p90 = len(rows) // 2, int(len(rows) * 0.9)
-        print(f"  {name:14} won {counts[1]:4} lost {counts[2]:4} undecided {counts[0]:4}  "
-              f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 {ms[p90]:8.1f}")
+        print(
+            f"  {name:14} won {counts[1]:4} lost {counts[2]:4} undecided {counts[0]:4}  "
+            f"median positions {nodes[p50]:>9}  p90 {nodes[p90]:>9}  median ms {ms[p50]:8.2f}  p90 "
+            f"{ms[p90]:8.1f}"
+        )
     a, b = results.values()
     for k, ((oa, na, _), (ob, nb, _)) in enumerate(zip(a, b)):
         if oa != ob:

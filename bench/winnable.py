@@ -41,8 +41,9 @@ from solver import percentile  # noqa: E402  (bench/solver.py, beside this file)
 SEED_SPACING = 1000
 
 
-def summary(variant: str, options: dict[str, str], times_ms: list[float], tried: list[int], failed: int,
-            mode: str) -> dict[str, object]:
+def summary(
+    variant: str, options: dict[str, str], times_ms: list[float], tried: list[int], failed: int, mode: str
+) -> dict[str, object]:
     times_ms = sorted(times_ms)
     tried = sorted(tried)
     return {
@@ -62,8 +63,9 @@ def summary(variant: str, options: dict[str, str], times_ms: list[float], tried:
     }
 
 
-async def in_process(variant: str, options: dict[str, str], deals: int, start_seed: int,
-                     budgets: Budgets) -> dict[str, object]:
+async def in_process(
+    variant: str, options: dict[str, str], deals: int, start_seed: int, budgets: Budgets
+) -> dict[str, object]:
     from accordion.api.solving import NoWinnableDeal
 
     solving = Solving(budgets)
@@ -98,8 +100,12 @@ async def over_grpc(variant: str, options: dict[str, str], deals: int, start_see
         env = {k: v for k, v in os.environ.items() if not k.startswith("ACCORDION_") and k != "REDIS_URL"}
         env["PYTHONPATH"] = str(SERVICE) + os.pathsep + env.get("PYTHONPATH", "")
         with open(Path(tmp) / "server.out", "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "accordion", "--listen", "127.0.0.1:0"],
-                                    stdout=out, stderr=err, env=env)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "accordion", "--listen", "127.0.0.1:0"],
+                stdout=out,
+                stderr=err,
+                env=env,
+            )
             try:
                 addr = _wait_for_banner(Path(tmp) / "server.out", proc)
                 times_ms: list[float] = []
@@ -108,8 +114,12 @@ async def over_grpc(variant: str, options: dict[str, str], deals: int, start_see
                     stub = pb_grpc.AccordionServiceStub(channel)
                     await stub.ListVariants(pb.ListVariantsRequest(), timeout=10)  # warm: connection, imports
                     for i in range(deals):
-                        request = pb.NewGameRequest(variant=variant, options=options,
-                                                    seed=start_seed + i * SEED_SPACING, winnable_only=True)
+                        request = pb.NewGameRequest(
+                            variant=variant,
+                            options=options,
+                            seed=start_seed + i * SEED_SPACING,
+                            winnable_only=True,
+                        )
                         t0 = time.perf_counter()
                         try:
                             await stub.NewGame(request, timeout=30)
@@ -128,7 +138,7 @@ def _wait_for_banner(out_path: Path, proc: subprocess.Popen[bytes]) -> str:
     while time.monotonic() < deadline:
         for line in out_path.read_text(errors="replace").splitlines():
             if line.startswith(banner):
-                return line[len(banner):].split()[0]
+                return line[len(banner) :].split()[0]
         if proc.poll() is not None:
             break
         time.sleep(0.05)
@@ -138,11 +148,15 @@ def _wait_for_banner(out_path: Path, proc: subprocess.Popen[bytes]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", nargs="+", default=["klondike", "klondike-draw-one"])
-    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a rules option, repeatable")
+    ap.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="a rules option, repeatable"
+    )
     ap.add_argument("--deals", type=int, default=300)
     ap.add_argument("--start-seed", type=int, default=0)
     ap.add_argument("--deal-nodes", type=int, default=None, help="positions per deal (default: the server's)")
-    ap.add_argument("--deal-ms", type=float, default=None, help="milliseconds per deal, at most (default: the server's)")
+    ap.add_argument(
+        "--deal-ms", type=float, default=None, help="milliseconds per deal, at most (default: the server's)"
+    )
     ap.add_argument("--total-s", type=float, default=None, help="seconds for all of one call's searches")
     ap.add_argument("--grpc", action="store_true", help="through a real server process over gRPC")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
@@ -161,19 +175,25 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(asyncio.run(over_grpc(v, options, args.deals, args.start_seed)))
         else:
             rows.append(asyncio.run(in_process(v, options, args.deals, args.start_seed, budgets)))
-    print(f"winnable bench: solver {'c' if HAVE_C else 'python'}, deal nodes {budgets.winnable_deal_nodes}, "
-          f"deal cap {budgets.winnable_deal_seconds * 1000:g} ms, call cap {budgets.winnable_seconds:g} s, "
-          f"threads {budgets.threads}, python {platform.python_version()}, load {os.getloadavg()[0]:.2f}")
-    head = f"{'variant':<18} {'mode':<10} {'deals':>5} {'none':>4} {'median ms':>9} {'p90 ms':>8} {'p99 ms':>8} " \
-           f"{'max ms':>8} {'seeds mean':>10} {'p99':>4} {'max':>4}"
+    print(
+        f"winnable bench: solver {'c' if HAVE_C else 'python'}, deal nodes {budgets.winnable_deal_nodes}, "
+        f"deal cap {budgets.winnable_deal_seconds * 1000:g} ms, call cap {budgets.winnable_seconds:g} s, "
+        f"threads {budgets.threads}, python {platform.python_version()}, load {os.getloadavg()[0]:.2f}"
+    )
+    head = (
+        f"{'variant':<18} {'mode':<10} {'deals':>5} {'none':>4} {'median ms':>9} {'p90 ms':>8} {'p99 ms':>8} "
+        f"{'max ms':>8} {'seeds mean':>10} {'p99':>4} {'max':>4}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
         seeds = "-" if r["mean_seeds"] is None else f"{r['mean_seeds']:.2f}"
-        print(f"{r['variant']:<18} {r['mode']:<10} {r['deals']:>5} {r['not_found']:>4} {r['median_ms']:>9.2f} "
-              f"{r['p90_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['max_ms']:>8.2f} {seeds:>10} "
-              f"{r['p99_seeds'] if r['p99_seeds'] is not None else '-':>4} "
-              f"{r['max_seeds'] if r['max_seeds'] is not None else '-':>4}")
+        print(
+            f"{r['variant']:<18} {r['mode']:<10} {r['deals']:>5} {r['not_found']:>4} {r['median_ms']:>9.2f} "
+            f"{r['p90_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['max_ms']:>8.2f} {seeds:>10} "
+            f"{r['p99_seeds'] if r['p99_seeds'] is not None else '-':>4} "
+            f"{r['max_seeds'] if r['max_seeds'] is not None else '-':>4}"
+        )
     if args.json:
         payload = json.dumps({"budgets": budgets.__dict__, "results": rows}, indent=2)
         if args.json == "-":

@@ -73,7 +73,9 @@ def envoy_config(upstream_host: str, descriptor: str = DESCRIPTOR_PATH) -> dict[
     for chain in listener["filter_chains"]:
         for net in chain["filters"]:
             for host in net["typed_config"].get("route_config", {}).get("virtual_hosts", []):
-                host["routes"] = [r for r in host["routes"] if r.get("route", {}).get("cluster") != WEB_CLUSTER]
+                host["routes"] = [
+                    r for r in host["routes"] if r.get("route", {}).get("cluster") != WEB_CLUSTER
+                ]
     resources["clusters"] = [c for c in resources["clusters"] if c["name"] != WEB_CLUSTER]
     cluster = _one(resources["clusters"], "cluster")
     cluster["type"] = "STRICT_DNS"

@@ -89,14 +89,22 @@ class RedisServer:
     def _argv(self) -> list[str]:
         return [
             redis_server_binary(),
-            "--port", str(self.port),
-            "--bind", self.host,
-            "--dir", str(self.dir),
-            "--logfile", str(self.logfile),
-            "--daemonize", "no",
-            "--save", "",
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfsync", self.appendfsync,
+            "--port",
+            str(self.port),
+            "--bind",
+            self.host,
+            "--dir",
+            str(self.dir),
+            "--logfile",
+            str(self.logfile),
+            "--daemonize",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            self.appendfsync,
             *self.extra_args,
         ]
 
@@ -109,7 +117,9 @@ class RedisServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                raise RuntimeError(f"redis-server exited with {self.proc.returncode}: {err}{self._log_tail()}")
+                raise RuntimeError(
+                    f"redis-server exited with {self.proc.returncode}: {err}{self._log_tail()}"
+                )
             if self._pings():
                 return self
             time.sleep(0.02)

@@ -43,7 +43,9 @@ TEST_SERVER_ENV = {"ACCORDION_NEWGAME_RATE": "0", "ACCORDION_WATCH_RATE": "0"}
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment without the server's own variables (a developer's REDIS_URL or
     ACCORDION_* must not change what a test starts), plus ``TEST_SERVER_ENV`` and ``extra``."""
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith(("ACCORDION_", "OTEL_"))}
+    env = {
+        k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith(("ACCORDION_", "OTEL_"))
+    }
     env.update(TEST_SERVER_ENV)
     env.update(extra or {})
     return env

@@ -22,6 +22,7 @@ from accordion.v1 import accordion_pb2_grpc as pb_grpc
 def bearer(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
+
 WATCH_METHOD = "accordion.v1.AccordionService/WatchGame"
 CANCELS = 300
 WARM_UP = 50  # cancels before the count of Redis's clients is taken
@@ -38,7 +39,7 @@ def in_flight(metrics_port: int, method: str) -> float:
     prefix = f'accordion_rpc_in_flight{{method="{method}"}} '
     for line in text.splitlines():
         if line.startswith(prefix):
-            return float(line[len(prefix):])
+            return float(line[len(prefix) :])
     return 0.0
 
 
@@ -77,7 +78,12 @@ async def watch_then_cancel(stub: pb_grpc.AccordionServiceStub, game_id: str, to
 
 
 async def attack(
-    addr: str, game_id: str, token: str, cancels: int, *, connections: int = CHANNELS,
+    addr: str,
+    game_id: str,
+    token: str,
+    cancels: int,
+    *,
+    connections: int = CHANNELS,
     streams_per_connection: int = STREAMS_PER_CHANNEL,
 ) -> None:
     """``cancels`` watch-and-cancel calls over ``connections`` connections, each with
@@ -146,7 +152,9 @@ async def assert_watches_end(
         return True if running == 0 else running
 
     warmed = await settled(quiet, 10)
-    assert warmed is True, f"10 s after the warm-up's {WARM_UP} cancels, {warmed} WatchGame handlers still run"
+    assert warmed is True, (
+        f"10 s after the warm-up's {WARM_UP} cancels, {warmed} WatchGame handlers still run"
+    )
     before = await count_clients()
 
     await attack(addr, game_id, token, CANCELS, **attack_options)

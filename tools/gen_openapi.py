@@ -70,12 +70,15 @@ SCALARS: dict[int, dict[str, Any]] = {
 WELL_KNOWN: dict[str, dict[str, Any]] = {
     ".google.protobuf.Any": {
         "type": "object",
-        "description": "Any message, with its type URL in \"@type\" and its fields beside it.",
+        "description": 'Any message, with its type URL in "@type" and its fields beside it.',
         "properties": {"@type": {"type": "string"}},
         "required": ["@type"],
         "additionalProperties": True,
     },
-    ".google.protobuf.Duration": {"type": "string", "description": "Seconds with an \"s\" suffix, e.g. \"1.5s\"."},
+    ".google.protobuf.Duration": {
+        "type": "string",
+        "description": 'Seconds with an "s" suffix, e.g. "1.5s".',
+    },
     ".google.protobuf.Timestamp": {"type": "string", "format": "date-time"},
 }
 
@@ -125,7 +128,9 @@ class Generator:
                 self.paths[f"{prefix}.{e.name}"] = (f.name, (5, i))
         self.schemas: dict[str, Any] = {}
 
-    def _add_message(self, file: str, prefix: str, m: descriptor_pb2.DescriptorProto, path: tuple[int, ...]) -> None:
+    def _add_message(
+        self, file: str, prefix: str, m: descriptor_pb2.DescriptorProto, path: tuple[int, ...]
+    ) -> None:
         name = f"{prefix}.{m.name}"
         self.messages[name] = m
         self.paths[name] = (file, path)
@@ -156,10 +161,15 @@ class Generator:
         self.message_schema(field.type_name)
         return self.ref(field.type_name)
 
-    def field_schema(self, msg: descriptor_pb2.DescriptorProto, field: descriptor_pb2.FieldDescriptorProto) -> dict[str, Any]:
+    def field_schema(
+        self, msg: descriptor_pb2.DescriptorProto, field: descriptor_pb2.FieldDescriptorProto
+    ) -> dict[str, Any]:
         entry = self.map_entry(field)
         if entry is not None:
-            schema: dict[str, Any] = {"type": "object", "additionalProperties": self.type_schema(entry.field[1])}
+            schema: dict[str, Any] = {
+                "type": "object",
+                "additionalProperties": self.type_schema(entry.field[1]),
+            }
         elif field.label == F.LABEL_REPEATED:
             schema = {"type": "array", "items": self.type_schema(field)}
         else:
@@ -177,7 +187,9 @@ class Generator:
         # OpenAPI 3.1 allows a description beside $ref: the field's own words stay with it.
         return {**schema, "description": text} if text else schema
 
-    def message_schema(self, type_name: str, skip: frozenset[str] = frozenset(), name: str | None = None) -> str:
+    def message_schema(
+        self, type_name: str, skip: frozenset[str] = frozenset(), name: str | None = None
+    ) -> str:
         key = name or type_name.lstrip(".")
         if key in self.schemas:
             return key
@@ -190,8 +202,13 @@ class Generator:
             text = self.doc(type_name, 2, i)
             if field.HasField("oneof_index") and not field.proto3_optional:
                 group = msg.oneof_decl[field.oneof_index].name
-                others = [f.json_name for f in msg.field if f.HasField("oneof_index")
-                          and f.oneof_index == field.oneof_index and f.name != field.name]
+                others = [
+                    f.json_name
+                    for f in msg.field
+                    if f.HasField("oneof_index")
+                    and f.oneof_index == field.oneof_index
+                    and f.name != field.name
+                ]
                 group_doc = self.doc(type_name, 8, field.oneof_index)
                 rule = f"One of `{group}`: set at most one of this and {', '.join(f'`{o}`' for o in others)}."
                 text = "\n\n".join(t for t in (text, rule, group_doc) if t)
@@ -229,16 +246,26 @@ class Generator:
         assert field is not None
         return field
 
-    def query_params(self, type_name: str, skip: set[str], prefix: str = "", depth: int = 0) -> list[dict[str, Any]]:
+    def query_params(
+        self, type_name: str, skip: set[str], prefix: str = "", depth: int = 0
+    ) -> list[dict[str, Any]]:
         msg, out = self.messages[type_name], []
         for i, field in enumerate(msg.field):
             if (prefix + field.name) in skip:
                 continue
-            if field.type == F.TYPE_MESSAGE and field.type_name not in WELL_KNOWN and self.map_entry(field) is None:
+            if (
+                field.type == F.TYPE_MESSAGE
+                and field.type_name not in WELL_KNOWN
+                and self.map_entry(field) is None
+            ):
                 if depth < 3 and field.label != F.LABEL_REPEATED:
                     out += self.query_params(field.type_name, skip, f"{prefix}{field.name}.", depth + 1)
                 continue
-            param: dict[str, Any] = {"name": self.json_path(type_name, prefix, field), "in": "query", "required": False}
+            param: dict[str, Any] = {
+                "name": self.json_path(type_name, prefix, field),
+                "in": "query",
+                "required": False,
+            }
             text = self.doc(type_name, 2, i)
             if text:
                 param["description"] = text
@@ -319,7 +346,9 @@ class Generator:
             }
         elif method.server_streaming:
             ok = {
-                "description": "A stream: one JSON object per line (newline-delimited JSON), as long as the call lasts.",
+                "description": (
+                    "A stream: one JSON object per line (newline-delimited JSON), as long as the call lasts."
+                ),
                 "content": {"application/x-ndjson": {"schema": response_schema}},
             }
         else:
@@ -372,8 +401,10 @@ class Generator:
                 ),
             },
             "servers": [{"url": "http://127.0.0.1:8080", "description": "make serve-rest"}],
-            "tags": [{"name": s.name, "description": self.comments.get((contract.name, (6, i)), "")}
-                     for i, s in enumerate(contract.service)],
+            "tags": [
+                {"name": s.name, "description": self.comments.get((contract.name, (6, i)), "")}
+                for i, s in enumerate(contract.service)
+            ],
             "paths": paths,
             "components": {
                 "schemas": dict(sorted(self.schemas.items())),

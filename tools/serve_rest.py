@@ -36,10 +36,24 @@ def main() -> int:
     env = server_env()
     children = Supervisor("serve-rest")
     try:
-        children.start([server, "--listen", GRPC], GRPC, "accordion-server",
-                       cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-        children.start([envoy, "-c", "deploy/envoy/envoy.yaml", "--disable-hot-restart", "--concurrency", "1",
-                        "--log-level", "error"], REST, "envoy", cwd=ROOT)
+        children.start(
+            [server, "--listen", GRPC], GRPC, "accordion-server", cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+        )
+        children.start(
+            [
+                envoy,
+                "-c",
+                "deploy/envoy/envoy.yaml",
+                "--disable-hot-restart",
+                "--concurrency",
+                "1",
+                "--log-level",
+                "error",
+            ],
+            REST,
+            "envoy",
+            cwd=ROOT,
+        )
         print(EXAMPLES, flush=True)
         children.wait()
     finally:

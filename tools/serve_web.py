@@ -45,7 +45,9 @@ DESCRIPTOR = ROOT / "deploy" / "envoy" / "accordion.pb"
 GRPC_PORT, PORT, STATIC_PORT = 50051, 8080, 8081
 
 # The headers a gRPC-Web or REST call from another origin sends, and the ones its page must read.
-CORS_ALLOW_HEADERS = "authorization, content-type, x-grpc-web, x-user-agent, grpc-timeout, connect-protocol-version"
+CORS_ALLOW_HEADERS = (
+    "authorization, content-type, x-grpc-web, x-user-agent, grpc-timeout, connect-protocol-version"
+)
 CORS_EXPOSE_HEADERS = "grpc-status, grpc-message, grpc-status-details-bin"
 
 
@@ -95,18 +97,20 @@ def render_config(
 # Swagger UI set inline styles (Chromium refuses them under style-src 'self': the browser test
 # saw it), hence 'unsafe-inline' for styles only; no script runs inline. img-src data: is the
 # page's empty favicon (href="data:,") and Swagger UI's icons.
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Frame-Options": "DENY",
@@ -139,8 +143,10 @@ class _ClientFaults(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, (HttpProcessingError, ConnectionError)):
-            record.msg, record.args = f"%s ({type(exc).__name__}): answered {getattr(exc, 'code', 400)}", (
-                record.getMessage(),)
+            record.msg, record.args = (
+                f"%s ({type(exc).__name__}): answered {getattr(exc, 'code', 400)}",
+                (record.getMessage(),),
+            )
             record.exc_info, record.exc_text = None, None
             record.levelno, record.levelname = logging.INFO, "INFO"
         return True
@@ -171,8 +177,12 @@ def static_app(dist: Path = DIST, send_timeout: float = SEND_TIMEOUT) -> web.App
         try:
             response: web.StreamResponse = await handler(request)
         except web.HTTPException as exc:
-            response = web.Response(status=exc.status, reason=exc.reason, text=f"{exc.status}: {exc.reason}\n",
-                                    headers={k: v for k, v in exc.headers.items() if k.lower() == "location"})
+            response = web.Response(
+                status=exc.status,
+                reason=exc.reason,
+                text=f"{exc.status}: {exc.reason}\n",
+                headers={k: v for k, v in exc.headers.items() if k.lower() == "location"},
+            )
         response.headers.update(SECURITY_HEADERS)
         # Sent here, within the timeout, rather than after the handler by aiohttp (which would
         # wait on a client that reads a byte a minute for as long as it likes).
@@ -225,7 +235,8 @@ class StaticServer:
         self._loop = asyncio.new_event_loop()
         self._runner = web.AppRunner(
             static_app(dist, send_timeout),
-            access_log=None,  # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            # quiet: the page's URL fragment (game id and token) never reaches a server anyway
+            access_log=None,
             logger=STATIC_LOG,  # aiohttp's own errors, less the tracebacks of requests it cannot parse
             keepalive_timeout=client_timeout,
             handle_signals=False,
@@ -257,8 +268,12 @@ class StaticServer:
         self._thread.join(timeout=10)
 
 
-def start_static(port: int = STATIC_PORT, dist: Path = DIST, client_timeout: float = CLIENT_TIMEOUT,
-                 send_timeout: float = SEND_TIMEOUT) -> StaticServer:
+def start_static(
+    port: int = STATIC_PORT,
+    dist: Path = DIST,
+    client_timeout: float = CLIENT_TIMEOUT,
+    send_timeout: float = SEND_TIMEOUT,
+) -> StaticServer:
     """The static server in a daemon thread; ``port`` 0 picks a free one (``server_address``)."""
     if not (dist / "index.html").exists():
         raise SystemExit(f"serve-web: {dist}/index.html is missing: run `cd clients/web && npm run build`")
@@ -270,8 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=PORT, help="the one origin's port (Envoy)")
     parser.add_argument("--grpc-port", type=int, default=GRPC_PORT)
     parser.add_argument("--static-port", type=int, default=STATIC_PORT)
-    parser.add_argument("--cors-origin", action="append", default=[], metavar="URL",
-                        help="also allow pages of this origin (e.g. http://localhost:5173); repeatable")
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="also allow pages of this origin (e.g. http://localhost:5173); repeatable",
+    )
     args = parser.parse_args(argv)
     envoy, server = executables("serve-web")
     ports = (args.grpc_port, args.port, args.static_port)
@@ -283,14 +303,37 @@ def main(argv: list[str] | None = None) -> int:
         config = Path(tmp) / "envoy.yaml"
         config.write_text(render_config(args.grpc_port, args.port, args.static_port, tuple(args.cors_origin)))
         try:
-            children.start([server, "--listen", f"127.0.0.1:{args.grpc_port}"], f"127.0.0.1:{args.grpc_port}",
-                           "accordion-server", cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-            children.start([envoy, "-c", str(config), "--disable-hot-restart", "--concurrency", "1",
-                            "--log-level", "error"], f"127.0.0.1:{args.port}", "envoy", cwd=ROOT)
+            children.start(
+                [server, "--listen", f"127.0.0.1:{args.grpc_port}"],
+                f"127.0.0.1:{args.grpc_port}",
+                "accordion-server",
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+            )
+            children.start(
+                [
+                    envoy,
+                    "-c",
+                    str(config),
+                    "--disable-hot-restart",
+                    "--concurrency",
+                    "1",
+                    "--log-level",
+                    "error",
+                ],
+                f"127.0.0.1:{args.port}",
+                "envoy",
+                cwd=ROOT,
+            )
             base = f"http://127.0.0.1:{args.port}"
             cors = ", ".join(args.cors_origin) or "off (same origin only)"
-            print(f"{base}/\n  play: {base}/   API docs: {base}/docs/   REST: {base}/v1/variants   CORS: {cors}\n"
-                  "Stop with Ctrl-C (SIGINT) or SIGTERM.", flush=True)
+            print(
+                f"{base}/\n  play: {base}/   API docs: {base}/docs/   REST: {base}/v1/variants   CORS: "
+                f"{cors}\n"
+                "Stop with Ctrl-C (SIGINT) or SIGTERM.",
+                flush=True,
+            )
             children.wait()
         finally:
             children.stop()

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from accordion.store.factory import is_memory_url
 from accordion.netaddr import parse_networks
+from accordion.store.factory import is_memory_url
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,12 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         int,
         "solver searches waiting for one client; more get RESOURCE_EXHAUSTED",
     ),
-    ("solver_queue", "ACCORDION_SOLVER_QUEUE", int, "solver searches waiting in all; more get RESOURCE_EXHAUSTED"),
+    (
+        "solver_queue",
+        "ACCORDION_SOLVER_QUEUE",
+        int,
+        "solver searches waiting in all; more get RESOURCE_EXHAUSTED",
+    ),
     ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
     (
         "max_rpcs_per_client",
@@ -320,9 +325,17 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
         parser.error(f"--event-loop {args.event_loop!r}: one of auto, uvloop, asyncio")
     if args.event_loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
         parser.error("--event-loop uvloop: uvloop is not installed")
-    positive = ("max_concurrent_rpcs", "max_streams_per_connection", "max_watches_per_connection",
-                "max_watches_per_game", "max_health_rpcs", "max_health_watches", "max_health_watches_per_client",
-                "solver_threads", "solver_threads_per_client")
+    positive = (
+        "max_concurrent_rpcs",
+        "max_streams_per_connection",
+        "max_watches_per_connection",
+        "max_watches_per_game",
+        "max_health_rpcs",
+        "max_health_watches",
+        "max_health_watches_per_client",
+        "solver_threads",
+        "solver_threads_per_client",
+    )
     for name in positive:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -386,8 +399,6 @@ def banner(config: Config, port: int) -> str:
     return text.replace("-plaintext", "-cacert ca.pem") if config.tls_cert else text
 
 
-
-
 def _ops_lines(config: Config, host: str) -> list[str]:
     """ops: where the metrics, the access log and the admin port are (issue 34)."""
     lines = []
@@ -397,6 +408,10 @@ def _ops_lines(config: Config, host: str) -> list[str]:
         lines.append(f"Access log (one JSON line per call): {os.path.abspath(config.access_log)}")
     if config.admin_port:
         last = config.admin_port + max(1, config.workers) - 1
-        ports = f"{config.admin_port}" if last == config.admin_port else f"{config.admin_port}-{last} (one per worker)"
+        ports = (
+            f"{config.admin_port}"
+            if last == config.admin_port
+            else f"{config.admin_port}-{last} (one per worker)"
+        )
         lines.append(f"Admin (channelz, health; operators only): {host}:{ports}")
     return lines

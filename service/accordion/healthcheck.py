@@ -23,7 +23,6 @@ from grpc_health.v1 import health_pb2
 from accordion.config import version
 from accordion.tls import channel_credentials
 
-
 CHECK = "/grpc.health.v1.Health/Check"
 
 

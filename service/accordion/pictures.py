@@ -43,7 +43,12 @@ ROW_COLUMNS = 13  # a row of up to 52 piles wraps after 13 (a deck's suit length
 FAN_DOWN = 10  # vertical offset between face-down cards of a tableau pile
 FAN_UP = 22  # ... and between face-up cards
 RED_SUITS: frozenset[int] = frozenset({pb.SUIT_HEARTS, pb.SUIT_DIAMONDS})
-SUIT_SYMBOL: dict[int, str] = {pb.SUIT_SPADES: "♠", pb.SUIT_HEARTS: "♥", pb.SUIT_DIAMONDS: "♦", pb.SUIT_CLUBS: "♣"}
+SUIT_SYMBOL: dict[int, str] = {
+    pb.SUIT_SPADES: "♠",
+    pb.SUIT_HEARTS: "♥",
+    pb.SUIT_DIAMONDS: "♦",
+    pb.SUIT_CLUBS: "♣",
+}
 RANK_TEXT = {1: "A", 11: "J", 12: "Q", 13: "K"}
 STATUS_TEXT: dict[int, str] = {
     pb.GAME_STATUS_IN_PROGRESS: "in progress",
@@ -135,8 +140,13 @@ def _zones_of(game: pb.Game) -> tuple[tuple[Zone, ...], int | None, CardFace | N
     """The drawn zones of a tableau game's message, its stock's size and (open games) next card."""
     by_kind = {z.kind: z for z in game.zones}
     zones = tuple(
-        Zone(name, tuple(PileView(_faces(p.cards), p.face_down, _faces(p.face_down_cards)) for p in by_kind[kind].piles),
-             fanned)
+        Zone(
+            name,
+            tuple(
+                PileView(_faces(p.cards), p.face_down, _faces(p.face_down_cards)) for p in by_kind[kind].piles
+            ),
+            fanned,
+        )
         for kind, name, fanned in _ZONE_DRAWING
         if kind in by_kind
     )
@@ -156,7 +166,9 @@ def layout_of(game: pb.Game) -> Layout:
     else:
         zones = (Zone("row", tuple(PileView(_faces(p.cards)) for p in game.piles)),)
         stock, stock_next = game.stock_size, None
-    resigned = game.status == pb.GAME_STATUS_LOST and game.state.endswith(" resigned")  # (its state's last word)
+    resigned = game.status == pb.GAME_STATUS_LOST and game.state.endswith(
+        " resigned"
+    )  # (its state's last word)
     words = ["lost (resigned)" if resigned else STATUS_TEXT.get(game.status, "")]
     if game.status != pb.GAME_STATUS_IN_PROGRESS or game.penalty:
         words.append(f"penalty {game.penalty}")
@@ -184,15 +196,18 @@ def _card_face(x: int, y: int, card: CardFace, kind: str = "face") -> str:
         f'<g class="card-face" data-card={quoteattr(card.label)}>'
         f'<rect class="card {kind}" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
         f'<text class="rank {colour}" x="{x + 6}" y="{y + 20}">{label}</text>'
-        f'<text class="pip {colour}" x="{x + CARD_W // 2}" y="{y + CARD_H - 18}" text-anchor="middle">{symbol}</text>'
+        f'<text class="pip {colour}" x="{x + CARD_W // 2}" y="{y + CARD_H - 18}" '
+        f'text-anchor="middle">{symbol}</text>'
         "</g>"
     )
 
 
 def _card_back(x: int, y: int) -> str:
     return (
-        f'<g class="card-back"><rect class="card back" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
-        f'<rect class="back-inner" x="{x + 5}" y="{y + 5}" width="{CARD_W - 10}" height="{CARD_H - 10}" rx="3"/></g>'
+        f'<g class="card-back"><rect class="card back" x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" '
+        'rx="6"/>'
+        f'<rect class="back-inner" x="{x + 5}" y="{y + 5}" width="{CARD_W - 10}" height="{CARD_H - 10}" '
+        'rx="3"/></g>'
     )
 
 
@@ -231,8 +246,11 @@ def _pile(zone: Zone, index: int, pile: PileView, x: int, y: int) -> tuple[str, 
     parts = [f'<g class="pile" data-zone="{zone.name}" data-pile="{index}">']
     size = pile.size
     title = f"{zone.name} pile {index}: " + (
-        f"{pile.cards[-1].label} on top, {size} card{'s' if size != 1 else ''}" if pile.cards
-        else f"{size} face down" if size else "empty"
+        f"{pile.cards[-1].label} on top, {size} card{'s' if size != 1 else ''}"
+        if pile.cards
+        else f"{size} face down"
+        if size
+        else "empty"
     )
     parts.append(f"<title>{escape(title)}</title>")
     height = CARD_H
@@ -240,7 +258,9 @@ def _pile(zone: Zone, index: int, pile: PileView, x: int, y: int) -> tuple[str, 
         cy = y
         for k in range(pile.face_down):
             shown = k < len(pile.shown_down)
-            parts.append(_card_face(x, cy, pile.shown_down[k], "face open-down") if shown else _card_back(x, cy))
+            parts.append(
+                _card_face(x, cy, pile.shown_down[k], "face open-down") if shown else _card_back(x, cy)
+            )
             cy += FAN_DOWN
         for card in pile.cards:
             parts.append(_card_face(x, cy, card))
@@ -250,7 +270,9 @@ def _pile(zone: Zone, index: int, pile: PileView, x: int, y: int) -> tuple[str, 
         height = max(CARD_H, cy - (FAN_UP if pile.cards else FAN_DOWN) - y + CARD_H)
     else:
         if size > 1:  # a hint of depth under the top card
-            parts.append(f'<rect class="card face" x="{x + 3}" y="{y + 3}" width="{CARD_W}" height="{CARD_H}" rx="6"/>')
+            parts.append(
+                f'<rect class="card face" x="{x + 3}" y="{y + 3}" width="{CARD_W}" height="{CARD_H}" rx="6"/>'
+            )
         if pile.cards:
             parts.append(_card_face(x, y, pile.cards[-1]))
         elif pile.face_down:
@@ -271,7 +293,8 @@ def render_svg(layout: Layout) -> str:
     for zone in layout.zones:
         n = len(zone.piles)
         body.append(
-            f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} pile{"s" if n != 1 else ""}</text>'
+            f'<text class="label" x="{MARGIN}" y="{y + 12}">{escape(zone.name)} · {n} '
+            f"pile{'s' if n != 1 else ''}</text>"
         )
         y += ZONE_LABEL_H + NUMBER_H
         columns = max(1, min(ROW_COLUMNS, len(zone.piles))) if not zone.fanned else max(1, len(zone.piles))

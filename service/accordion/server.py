@@ -45,13 +45,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from accordion.api import SERVICE_NAME, AccordionServicer, add_to_server
-from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.access_log import configure_access_log, flush_access_log
+from accordion.api.apikeys import ApiKeyInterceptor, load_api_keys
 from accordion.api.callinfo import install_arrival_stamp
-from accordion.api.server_watch import ServerWatch
 from accordion.api.interceptors import ClientRate, Gate, Host
 from accordion.api.limits import Admission, ClientAddresses, Limits
 from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from accordion.api.server_watch import ServerWatch
 from accordion.api.solving import Budgets
 from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
@@ -174,19 +174,23 @@ class AccordionServer:
 
     def __init__(self, config: Config, store: GameStore | None = None) -> None:
         self.config = config
-        self.store = store if store is not None else open_store(
-            config.redis_url or None,
-            wait_replicas=config.redis_wait_replicas,
-            wait_timeout=config.redis_wait_timeout,
-            # --store-timeout bounds a store call (the session layer enforces it); the lean Redis
-            # connection, which sends a call once, must not give up sooner (its 1 s read timeout
-            # failed calls a slower Redis, in a fork or a failover, was allowed to answer).
-            call_timeout=config.store_timeout,
-            # The games carry their own log of moves (accordion.sessions.record); the store's event
-            # stream only wakes watchers: a short one, and only for games someone watches.
-            event_log_len=STREAM_EVENTS,
-            watched_only=True,
-            evict_idle=config.evict_idle,
+        self.store = (
+            store
+            if store is not None
+            else open_store(
+                config.redis_url or None,
+                wait_replicas=config.redis_wait_replicas,
+                wait_timeout=config.redis_wait_timeout,
+                # --store-timeout bounds a store call (the session layer enforces it); the lean Redis
+                # connection, which sends a call once, must not give up sooner (its 1 s read timeout
+                # failed calls a slower Redis, in a fork or a failover, was allowed to answer).
+                call_timeout=config.store_timeout,
+                # The games carry their own log of moves (accordion.sessions.record); the store's event
+                # stream only wakes watchers: a short one, and only for games someone watches.
+                event_log_len=STREAM_EVENTS,
+                watched_only=True,
+                evict_idle=config.evict_idle,
+            )
         )
         self.health = health.aio.HealthServicer()
         # Every call of every service goes through one wrapper (accordion.api.interceptors.wrap):
@@ -200,12 +204,16 @@ class AccordionServer:
             else None
         )
         new_game = (
-            ClientRate(Limit(config.newgame_rate, config.newgame_burst), limiter, timeout=config.store_timeout)
+            ClientRate(
+                Limit(config.newgame_rate, config.newgame_burst), limiter, timeout=config.store_timeout
+            )
             if config.newgame_rate > 0
             else None
         )
         watch_game = (
-            ClientRate(Limit(config.watch_rate, config.watch_burst), limiter, config.store_timeout, "WatchGame")
+            ClientRate(
+                Limit(config.watch_rate, config.watch_burst), limiter, config.store_timeout, "WatchGame"
+            )
             if config.watch_rate > 0
             else None
         )
@@ -229,17 +237,22 @@ class AccordionServer:
         # With traces, the session layer's store calls are spans (the store wrapped, tracing.py).
         calls_store = self.store if self.tracing is None else self.tracing.store(self.store)
         self.servicer = servicer = AccordionServicer(
-            calls_store, game_ttl=config.game_ttl, store_timeout=config.store_timeout, budgets=budgets,
+            calls_store,
+            game_ttl=config.game_ttl,
+            store_timeout=config.store_timeout,
+            budgets=budgets,
             deal_code_ttl=config.deal_code_ttl,
         )
         if self.tracing is not None:  # a span per solver run (Solving knows nothing of traces)
-            setattr(servicer.solving, "_run", self.tracing.solver(servicer.solving._run))
+            # setattr: mypy refuses an assignment to a method, and this wrapping is deliberate.
+            setattr(servicer.solving, "_run", self.tracing.solver(servicer.solving._run))  # noqa: B010
         add_to_server(servicer, target)
         _add_health(self.health, target)
         if config.reflection == "on":  # off: the reflection RPC is UNIMPLEMENTED, like any unknown method
             # enable_server_reflection, for an aio server through ``target``:
             _add_reflection(
-                reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)), target
+                reflection.aio.ReflectionServicer((SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME)),
+                target,
             )
         self.port = 0
         self.serving: bool | None = None
@@ -258,7 +271,9 @@ class AccordionServer:
             _check_free(f"{host}:{self.config.health_port}", " (--health-port)", shared=shared)
         try:
             if self.config.tls_cert:
-                creds = server_credentials(self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca)
+                creds = server_credentials(
+                    self.config.tls_cert, self.config.tls_key, self.config.tls_client_ca
+                )
                 self.port = self.server.add_secure_port(self.config.listen, creds)
             else:
                 self.port = self.server.add_insecure_port(self.config.listen)
@@ -377,8 +392,9 @@ def _check_free(listen: str, flag: str = "", *, shared: bool = False) -> None:
     if not port_text.isdigit() or int(port_text) == 0:
         return  # grpc's own parsing and error apply
     try:
-        found = socket.getaddrinfo(host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
+        found = socket.getaddrinfo(
+            host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
     except socket.gaierror as exc:
         raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
     for family, kind, proto, _, addr in found:

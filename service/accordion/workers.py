@@ -141,7 +141,9 @@ def _worker_main(config: Config, index: int, ready: Connection, parent: int) -> 
     """The body of worker ``index`` (a spawned process): serve until SIGTERM/SIGINT."""
     _die_with_parent(parent)
     configure_logging(
-        config.log_level, fields={"worker": index, "pid": os.getpid()}, sample_every=config.access_log_sample,
+        config.log_level,
+        fields={"worker": index, "pid": os.getpid()},
+        sample_every=config.access_log_sample,
         access_path=config.access_log,
     )
     if config.admin_port:  # ops: channelz is per process: each worker on a port of its own

@@ -58,7 +58,6 @@ class Client:
 # One launcher for every test directory: tests/server_launcher.py (re-exported here).
 from server_launcher import ServerProcess, server_command  # noqa: E402, F401
 
-
 # --- error inspection -----------------------------------------------------------------------------
 
 

@@ -64,8 +64,20 @@ async def batch_written() -> None:
 
 
 # The fields issue 34 added (docs/operations.md): joinable ids, who, what, why, size and time.
-CALL_FIELDS = ["request_id", "trace_id", "caller", "variant", "reason", "outcome", "layer", "bytes_in",
-               "bytes_out", "queued_ms", "served_ms", "core_wait_ms"]
+CALL_FIELDS = [
+    "request_id",
+    "trace_id",
+    "caller",
+    "variant",
+    "reason",
+    "outcome",
+    "layer",
+    "bytes_in",
+    "bytes_out",
+    "queued_ms",
+    "served_ms",
+    "core_wait_ms",
+]
 
 
 async def test_access_lines_are_structlogs_json_and_cut_long_ids(
@@ -75,16 +87,32 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     new = await client.new_game("accordion", seed=7)
     await client.apply(new.game.id, new.game.legal_moves[0].notation)
     huge = "x" * 60_000
-    await expect_error(client.call("GetGame", pb.GetGameRequest(game_id=huge)), grpc.StatusCode.INVALID_ARGUMENT)
-    await expect_error(client.call("GetGame", pb.GetGameRequest(game_id='a"\\\n')), grpc.StatusCode.INVALID_ARGUMENT)
+    await expect_error(
+        client.call("GetGame", pb.GetGameRequest(game_id=huge)), grpc.StatusCode.INVALID_ARGUMENT
+    )
+    await expect_error(
+        client.call("GetGame", pb.GetGameRequest(game_id='a"\\\n')), grpc.StatusCode.INVALID_ARGUMENT
+    )
     await eventually("the four calls' lines", lambda: len(rpc_lines(log_stream)) >= 4)
     rpcs = rpc_lines(log_stream)
     assert [(r["method"].rsplit("/", 1)[1], r["code"]) for r in rpcs] == [
-        ("NewGame", "OK"), ("ApplyMove", "OK"), ("GetGame", "INVALID_ARGUMENT"), ("GetGame", "INVALID_ARGUMENT"),
+        ("NewGame", "OK"),
+        ("ApplyMove", "OK"),
+        ("GetGame", "INVALID_ARGUMENT"),
+        ("GetGame", "INVALID_ARGUMENT"),
     ]
     for r in rpcs:
-        assert list(r) == ["method", "game_id", "code", "latency_ms", *CALL_FIELDS, "event", "worker", "level",
-                           "timestamp"]
+        assert list(r) == [
+            "method",
+            "game_id",
+            "code",
+            "latency_ms",
+            *CALL_FIELDS,
+            "event",
+            "worker",
+            "level",
+            "timestamp",
+        ]
         assert r["level"] == "info" and r["worker"] == 3 and r["timestamp"].endswith("Z")
     assert rpcs[0]["game_id"] == rpcs[1]["game_id"] == new.game.id
     assert rpcs[2]["game_id"] == "x" * access_log.MAX_LOGGED_ID + "…"
@@ -94,10 +122,14 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     structlog_line = io.StringIO()
     configure_logging("info", stream=structlog_line, fields={"worker": 3})
     access_log.configure_access_log(None)  # through structlog this time
-    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16))
+    access_log.record(
+        "m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16)
+    )
     ours = io.StringIO()
     access_log.configure_access_log(ours, 20, {"worker": 3})
-    access_log.record("m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16))
+    access_log.record(
+        "m/x", "abcdefghijklmnopqrstuv", grpc.StatusCode.OK, 0.0, info=CallInfo("r-1", "ab" * 16)
+    )
     access_log.flush_access_log()
     theirs, mine = json.loads(structlog_line.getvalue()), json.loads(ours.getvalue())
     assert list(theirs) == list(mine)
@@ -106,7 +138,9 @@ async def test_access_lines_are_structlogs_json_and_cut_long_ids(
     }
 
 
-async def test_warnings_only_writes_server_faults(start_server: Callable[..., Any], connect: Callable[[str], Client]) -> None:
+async def test_warnings_only_writes_server_faults(
+    start_server: Callable[..., Any], connect: Callable[[str], Client]
+) -> None:
     stream = io.StringIO()
     configure_logging("warning", stream=stream)
     try:
@@ -129,18 +163,38 @@ T0 = 1_800_000_000  # 2027-01-15T08:00:00Z: far from the time the batch is writt
 
 
 def structlog_json(
-    method: str, game_id: str, code: grpc.StatusCode, latency: float, wall: float, request_id: str, **extra: Any
+    method: str,
+    game_id: str,
+    code: grpc.StatusCode,
+    latency: float,
+    wall: float,
+    request_id: str,
+    **extra: Any,
 ) -> str:
     """The line structlog's chain prints (configure_logging's JSONRenderer is json.dumps of the
     event dict in this order; TimeStamper(fmt="iso", utc=True) is datetime's isoformat), for a
     call recorded with a CallInfo of ``request_id`` and nothing else known."""
     level = "warning" if code in access_log._SERVER_FAULTS else "info"
-    stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
-    event = {"method": method, "game_id": game_id or None, "code": code.name, "latency_ms": round(latency * 1000, 3)}
+    stamp = datetime.datetime.fromtimestamp(wall, tz=datetime.UTC).isoformat().replace("+00:00", "Z")
+    event = {
+        "method": method,
+        "game_id": game_id or None,
+        "code": code.name,
+        "latency_ms": round(latency * 1000, 3),
+    }
     event |= {
-        "request_id": request_id, "trace_id": None, "caller": "", "variant": None, "reason": None,
-        "outcome": "ok" if code is grpc.StatusCode.OK else "error", "layer": None, "bytes_in": 0, "bytes_out": 0,
-        "queued_ms": None, "served_ms": None, "core_wait_ms": None,
+        "request_id": request_id,
+        "trace_id": None,
+        "caller": "",
+        "variant": None,
+        "reason": None,
+        "outcome": "ok" if code is grpc.StatusCode.OK else "error",
+        "layer": None,
+        "bytes_in": 0,
+        "bytes_out": 0,
+        "queued_ms": None,
+        "served_ms": None,
+        "core_wait_ms": None,
     }
     event |= {"event": "rpc", **extra, "level": level, "timestamp": stamp}
     return json.dumps(event, ensure_ascii=False)
@@ -170,7 +224,10 @@ def value(name: str, **labels: str) -> float:
     """The sum of ``name``'s samples whose labels include ``labels``."""
     wanted = set(labels.items())
     return sum(
-        s.value for family in REGISTRY.collect() for s in family.samples if s.name == name and wanted <= set(s.labels.items())
+        s.value
+        for family in REGISTRY.collect()
+        for s in family.samples
+        if s.name == name and wanted <= set(s.labels.items())
     )
 
 
@@ -181,7 +238,13 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
     calls = [  # (method, game id as _game_id gives it, code, latency, time.time() of the call)
         ("accordion.v1.AccordionService/GetGame", GOOD_ID, grpc.StatusCode.OK, 0.0012345, T0 + 0.123456),
         ("m/x", access_log.game_id_of(request(game_id="y" * 900)), grpc.StatusCode.NOT_FOUND, 0.25, T0 + 1.0),
-        ("m/x", access_log.game_id_of(request(game_id='a"\\\n\u2028é')), grpc.StatusCode.INVALID_ARGUMENT, 2e-6, T0 + 2e-6),
+        (
+            "m/x",
+            access_log.game_id_of(request(game_id='a"\\\n\u2028é')),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            2e-6,
+            T0 + 2e-6,
+        ),
         ("m/y", "", grpc.StatusCode.UNAVAILABLE, 1.5, T0 + 1.9999996),  # rounds up to the next second
         ("m/y", GOOD_ID, grpc.StatusCode.INTERNAL, 0.0, T0 + 2.0000005),
         ("m/z", GOOD_ID, grpc.StatusCode.OK, 10.0, T0 + 86_399.999_999),
@@ -199,9 +262,15 @@ async def test_batched_lines_are_structlogs_each_with_its_own_calls_time(
         for i, (method, game_id, code, latency, wall) in enumerate(calls)
     ]
     assert [json.loads(line)["timestamp"] for line in written][:4] == [
-        "2027-01-15T08:00:00.123456Z", "2027-01-15T08:00:01Z", "2027-01-15T08:00:00.000002Z", "2027-01-15T08:00:02Z"
+        "2027-01-15T08:00:00.123456Z",
+        "2027-01-15T08:00:01Z",
+        "2027-01-15T08:00:00.000002Z",
+        "2027-01-15T08:00:02Z",
     ]
-    assert json.loads(written[2])["game_id"] == 'a"\\\n\u2028é' and json.loads(written[1])["game_id"] == "y" * 64 + "…"
+    assert (
+        json.loads(written[2])["game_id"] == 'a"\\\n\u2028é'
+        and json.loads(written[1])["game_id"] == "y" * 64 + "…"
+    )
 
 
 async def test_metrics_count_every_call_of_a_batch_by_method_and_code(
@@ -216,7 +285,12 @@ async def test_metrics_count_every_call_of_a_batch_by_method_and_code(
     access_log.record(other, GOOD_ID, grpc.StatusCode.NOT_FOUND, 100.0)
     assert value("accordion_rpc_total", method=method, code="OK") == 0, "not counted at the call"
     await batch_written()
-    for m, code, n in ((method, "OK", 5), (method, "NOT_FOUND", 3), (method, "UNAVAILABLE", 2), (other, "NOT_FOUND", 1)):
+    for m, code, n in (
+        (method, "OK", 5),
+        (method, "NOT_FOUND", 3),
+        (method, "UNAVAILABLE", 2),
+        (other, "NOT_FOUND", 1),
+    ):
         assert value("accordion_rpc_total", method=m, code=code) == n
         assert value("accordion_rpc_errors_total", method=m, code=code) == (0 if code == "OK" else n)
     assert value("accordion_rpc_latency_seconds_count", method=method) == 10
@@ -265,7 +339,10 @@ def test_without_a_loop_each_call_is_recorded_at_once(log_file: Path) -> None:
 
 
 async def test_a_server_writes_every_line_before_it_stops(
-    log_file: Path, start_server: Callable[..., Any], connect: Callable[[str], Client], monkeypatch: pytest.MonkeyPatch
+    log_file: Path,
+    start_server: Callable[..., Any],
+    connect: Callable[[str], Client],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(access_log.AccessLog, "FLUSH_AFTER", 60.0)  # only the server's stop writes them
     running = await start_server()
@@ -367,7 +444,10 @@ async def test_a_request_over_64_kib_is_logged_and_counted_as_the_resource_exhau
     what the client got (issue 28 item 7), and a call that truly ends without a message is
     still INVALID_ARGUMENT (the client gets that one from the handler)."""
     method = "accordion.v1.AccordionService/NewGame"
-    before = {c: value("accordion_rpc_total", method=method, code=c) for c in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")}
+    before = {
+        c: value("accordion_rpc_total", method=method, code=c)
+        for c in ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")
+    }
     client = connect((await start_server()).addr)
     big = pb.NewGameRequest(variant="accordion", seed=1, options={"note": "x" * (65 * 1024)})
     with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -381,9 +461,14 @@ async def test_a_request_over_64_kib_is_logged_and_counted_as_the_resource_exhau
     await eventually("both lines", lambda: len([ln for ln in lines(log_stream) if ln["event"] == "rpc"]) >= 2)
     rpcs = [(ln["method"], ln["code"]) for ln in lines(log_stream) if ln["event"] == "rpc"]
     assert rpcs == [(method, "RESOURCE_EXHAUSTED"), (method, "INVALID_ARGUMENT")]
-    assert value("accordion_rpc_total", method=method, code="RESOURCE_EXHAUSTED") == before["RESOURCE_EXHAUSTED"] + 1
+    assert (
+        value("accordion_rpc_total", method=method, code="RESOURCE_EXHAUSTED")
+        == before["RESOURCE_EXHAUSTED"] + 1
+    )
     assert value("accordion_rpc_errors_total", method=method, code="RESOURCE_EXHAUSTED") >= 1
-    assert value("accordion_rpc_total", method=method, code="INVALID_ARGUMENT") == before["INVALID_ARGUMENT"] + 1
+    assert (
+        value("accordion_rpc_total", method=method, code="INVALID_ARGUMENT") == before["INVALID_ARGUMENT"] + 1
+    )
 
 
 async def _no_messages() -> Any:

@@ -51,7 +51,9 @@ async def test_missing_or_wrong_tokens_are_refused_and_change_nothing(client: Cl
     theirs = Client(client.channel, client.stub)
     await theirs.new_game("accordion", seed=8)
     unknown = pb.Game(id="A" * 22, legal_moves=played.game.legal_moves)
-    for (method, request), (_, unknown_request) in zip(game_calls(played.game), game_calls(unknown), strict=True):
+    for (method, request), (_, unknown_request) in zip(
+        game_calls(played.game), game_calls(unknown), strict=True
+    ):
         await expect_error(
             client.call(method, request, token=""), grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN"
         )
@@ -63,7 +65,10 @@ async def test_missing_or_wrong_tokens_are_refused_and_change_nothing(client: Cl
                 client.call(method, request, token=wrong), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"
             )
             assert (err.message, err.info, err.bad_request, err.legal) == (
-                no_game.message, no_game.info, no_game.bad_request, no_game.legal
+                no_game.message,
+                no_game.info,
+                no_game.bad_request,
+                no_game.legal,
             ), "a wrong token and an unknown id get the same answer"
         # Not a bearer credential at all.
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -72,7 +77,9 @@ async def test_missing_or_wrong_tokens_are_refused_and_change_nothing(client: Cl
             )
         assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
     await expect_error(watch_first(client, mine.id, None), grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
-    await expect_error(watch_first(client, mine.id, theirs.token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
+    await expect_error(
+        watch_first(client, mine.id, theirs.token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"
+    )
     await expect_error(watch_first(client, "A" * 22, my_token), grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND")
     assert await client.get(mine.id) == played.game, "nothing changed"
 

@@ -29,13 +29,16 @@ def test_behind_a_trusted_proxy_the_right_most_untrusted_address_is_the_client()
     assert PROXIES.client(peer, xff("198.51.100.1")) == "198.51.100.1"
     # What the client wrote itself (left) is not believed; trusted hops (right) are skipped.
     assert PROXIES.client(peer, xff("6.6.6.6, 198.51.100.1, 10.9.9.9, 192.0.2.5")) == "198.51.100.1"
-    assert PROXIES.client(peer, xff("6.6.6.6", "198.51.100.1")) == "198.51.100.1"  # repeated headers, in order
+    assert (
+        PROXIES.client(peer, xff("6.6.6.6", "198.51.100.1")) == "198.51.100.1"
+    )  # repeated headers, in order
     assert PROXIES.client(peer, xff(" 2001:db8::7 ")) == "2001:db8::7"
     assert PROXIES.client("ipv6:[::ffff:10.1.2.3]:40000", xff("198.51.100.3")) == "198.51.100.3"  # v4-mapped
 
 
 @pytest.mark.parametrize(
-    "header", [[], xff(""), xff("10.0.0.1, 10.0.0.2"), xff("not-an-address"), xff("1.2.3.4, evil"), xff("a" * 5000)]
+    "header",
+    [[], xff(""), xff("10.0.0.1, 10.0.0.2"), xff("not-an-address"), xff("1.2.3.4, evil"), xff("a" * 5000)],
 )
 def test_behind_a_trusted_proxy_anything_else_is_the_proxy_itself(header: list[tuple[str, str]]) -> None:
     assert PROXIES.client("ipv4:10.1.2.3:40000", header) == "10.1.2.3"
@@ -43,14 +46,20 @@ def test_behind_a_trusted_proxy_anything_else_is_the_proxy_itself(header: list[t
 
 def test_trusted_proxies_are_parsed_and_checked() -> None:
     assert [str(n) for n in parse_networks("10.0.0.0/8,192.0.2.5 2001:db8::/32")] == [
-        "10.0.0.0/8", "192.0.2.5/32", "2001:db8::/32"
+        "10.0.0.0/8",
+        "192.0.2.5/32",
+        "2001:db8::/32",
     ]
     assert parse_networks("") == ()
     with pytest.raises(ValueError, match="'10.0.0.0/33'"):
         parse_networks("10.0.0.0/33")
     assert parse_args(["--trusted-proxies", "172.28.0.10/32"], env={}).trusted_proxies == "172.28.0.10/32"
-    for bad in (["--trusted-proxies", "proxy.local"], ["--newgame-rate", "-1"], ["--newgame-burst", "0"],
-                ["--evict-idle", "-5"]):
+    for bad in (
+        ["--trusted-proxies", "proxy.local"],
+        ["--newgame-rate", "-1"],
+        ["--newgame-burst", "0"],
+        ["--evict-idle", "-5"],
+    ):
         with pytest.raises(SystemExit):
             parse_args(bad, env={})
 
@@ -58,7 +67,10 @@ def test_trusted_proxies_are_parsed_and_checked() -> None:
 def test_the_defaults_are_the_documented_ones() -> None:
     config = parse_args([], env={})
     assert (config.newgame_rate, config.newgame_burst, config.evict_idle, config.trusted_proxies) == (
-        10.0, 100, 300.0, ""
+        10.0,
+        100,
+        300.0,
+        "",
     )
     assert parse_args([], env={"ACCORDION_NEWGAME_RATE": "0"}).newgame_rate == 0
 

@@ -36,7 +36,10 @@ async def test_a_refused_client_is_refused_without_asking_until_its_retry_time()
     for _ in range(5):
         with pytest.raises(errors.ApiError) as refused:
             await rate.check("203.0.113.1")
-        assert (refused.value.code, refused.value.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+        assert (refused.value.code, refused.value.reason) == (
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            "RATE_LIMITED",
+        )
         assert refused.value.metadata["limit"] == "WatchGame per client"
     assert limiter.asked == 3, "two allowed, one refused; the next four refused from memory"
     await rate.check("198.51.100.7")  # another client: its own budget, asked

@@ -15,15 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accordion import engine
-from accordion import sessions
+from accordion import engine, sessions
 from accordion.api import errors, wire
-from accordion.engine.moves import remove, stack
-from accordion.sessions import record, replies, tokens
 from accordion.engine import encode_state
 from accordion.engine.core import option_text
-from accordion.engine.moves import Zone
+from accordion.engine.moves import Zone, remove, stack
 from accordion.engine.rng import SplitMix64
+from accordion.sessions import record, replies, tokens
 from accordion.sessions.record import Stored, load_stored
 from accordion.v1 import accordion_pb2 as pb
 
@@ -185,7 +183,9 @@ def test_game_bytes_is_the_message_protobuf_builds(variant: str, seed: int, step
 
 @settings(max_examples=40, deadline=None)
 @given(
-    variant=st.sampled_from(VARIANTS), seed=st.integers(0, 2**64 - 1), seeds_tried=st.sampled_from([0, 1, 300])
+    variant=st.sampled_from(VARIANTS),
+    seed=st.integers(0, 2**64 - 1),
+    seeds_tried=st.sampled_from([0, 1, 300]),
 )
 def test_new_game_reply_is_the_message_protobuf_builds(variant: str, seed: int, seeds_tried: int) -> None:
     game = engine.new_game(variant, seed=seed)
@@ -264,8 +264,13 @@ def test_a_blob_at_another_version_than_its_record_is_data_loss() -> None:
 
 def test_compact_records() -> None:
     assert replies.compact_reply_version(replies.compact_reply(300)) == 300
-    assert replies.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString()) is None
+    assert (
+        replies.compact_reply_version(pb.ApplyMoveResponse(move=pb.Move(notation="x")).SerializeToString())
+        is None
+    )
     for event in (stack(3, 0), engine.DEAL, sessions.UNDO, remove(1, 5)):
         assert replies.stream_event_value(replies.stream_event(event)) == (True, event)
     assert replies.stream_event_value(pb.GameEvent(version=3).SerializeToString())[0] is False
-    assert len(tokens.move_request_key("a" * 128)) == 12 and tokens.move_request_key("x") != tokens.move_request_key("y")
+    assert len(tokens.move_request_key("a" * 128)) == 12 and tokens.move_request_key(
+        "x"
+    ) != tokens.move_request_key("y")

@@ -54,8 +54,9 @@ async def until(condition: Callable[[], bool], what: str) -> None:
         await asyncio.sleep(0.005)
 
 
-def submit(pool: FairPool, searches: Searches, client: str, name: str,
-           start_by: float | None = None) -> asyncio.Task[str]:
+def submit(
+    pool: FairPool, searches: Searches, client: str, name: str, start_by: float | None = None
+) -> asyncio.Task[str]:
     return asyncio.ensure_future(
         pool.run(client, searches.work(name), stop=searches.stop(name), start_by=start_by)
     )
@@ -110,7 +111,9 @@ async def test_the_least_served_client_goes_first_not_the_first_to_queue(searche
         pool.close()
 
 
-async def test_one_client_runs_at_most_its_share_while_a_worker_is_free_for_others(searches: Searches) -> None:
+async def test_one_client_runs_at_most_its_share_while_a_worker_is_free_for_others(
+    searches: Searches,
+) -> None:
     pool = FairPool(2, per_client_running=1)
     try:
         a1, a2 = submit(pool, searches, "A", "a1"), submit(pool, searches, "A", "a2")

@@ -84,7 +84,9 @@ async def _hundred_moves(client: Client, with_ids: bool) -> pb.Game:
             stacks = [m for m in game.legal_moves if m.kind == pb.MOVE_KIND_STACK]
             move = rng.choice(stacks) if stacks else game.legal_moves[0]
             request = pb.ApplyMoveRequest(
-                game_id=game.id, move=move, expected_version=game.version,
+                game_id=game.id,
+                move=move,
+                expected_version=game.version,
                 request_id=f"{game.id}-{n}" if with_ids else "",
             )
             game = (await client.call("ApplyMove", request)).game
@@ -105,8 +107,9 @@ async def test_a_100_move_game_takes_under_1_kib_of_redis(
     sizes = game_footprint(redis_url, game.id)
     assert set(sizes) == {"g", "r"} and sizes["g"] < 1024 and sizes["r"] < 100 * 48, sizes
     # A watcher makes the event stream (and only then does it cost memory).
-    stream = client.stub.WatchGame(pb.WatchGameRequest(game_id=game.id, after_version=101),
-                                   metadata=bearer(client.token), timeout=10)
+    stream = client.stub.WatchGame(
+        pb.WatchGameRequest(game_id=game.id, after_version=101), metadata=bearer(client.token), timeout=10
+    )
     for _ in range(50):
         if "e" in game_footprint(redis_url, game.id):
             break
@@ -131,8 +134,12 @@ async def test_two_replicas_alternating_moves_never_lose_or_repeat_one(
     for step in range(12):
         through = (a, b)[step % 2]
         move = rng.choice(list(game.legal_moves))
-        reply = await through.call("ApplyMove", pb.ApplyMoveRequest(
-            game_id=game.id, move=move, expected_version=game.version, request_id=f"alt-{step}"))
+        reply = await through.call(
+            "ApplyMove",
+            pb.ApplyMoveRequest(
+                game_id=game.id, move=move, expected_version=game.version, request_id=f"alt-{step}"
+            ),
+        )
         assert reply.game.version == game.version + 1 and reply.move.notation == move.notation
         acked.append((reply.game.version, reply.move.notation))
         game = reply.game
@@ -158,8 +165,9 @@ async def test_two_replicas_alternating_moves_never_lose_or_repeat_one(
     assert reply.game.stock_size == stale.stock_size - 1
     acked.append((reply.game.version, reply.move.notation))
     # ... and with a stale expected_version A says so, with the current version.
-    err = await expect_error(a.apply(game.id, "deal", expected_version=stale.version),
-                             grpc.StatusCode.ABORTED, "VERSION_MISMATCH")
+    err = await expect_error(
+        a.apply(game.id, "deal", expected_version=stale.version), grpc.StatusCode.ABORTED, "VERSION_MISMATCH"
+    )
     assert err.info.metadata["current_version"] == str(reply.game.version)
     # A retry through the other replica gets the first answer and applies nothing.
     again = await b.apply(game.id, "deal", request_id="a-deal")
@@ -173,6 +181,7 @@ async def test_two_replicas_alternating_moves_never_lose_or_repeat_one(
                 return await through.apply(game.id, "deal", request_id=f"race-{i}")
             except grpc.aio.AioRpcError as exc:
                 assert exc.code() == grpc.StatusCode.ABORTED, exc
+
     raced = await asyncio.gather(*(deal(i) for i in range(8)))
     acked += sorted((r.game.version, r.move.notation) for r in raced)
     versions = [v for v, _ in acked]

@@ -45,13 +45,19 @@ def test_a_client_of_the_last_contract_plays_a_game_to_its_end(
 ) -> None:
     old = old_messages()
     assert "GetGamePictureRequest" not in old, "the baseline is the contract before this change"
-    server = spawn_server() if store_url == "memory://" else spawn_server("--redis-url", store_url, "--workers", "1")
+    server = (
+        spawn_server()
+        if store_url == "memory://"
+        else spawn_server("--redis-url", store_url, "--workers", "1")
+    )
     with grpc.insecure_channel(server.addr) as channel:
         new_game = rpc(channel, old, "NewGame", "NewGameResponse")
         apply_move = rpc(channel, old, "ApplyMove", "ApplyMoveResponse")
         undo = rpc(channel, old, "Undo", "UndoResponse")
         get_game = rpc(channel, old, "GetGame", "GetGameResponse")
-        variants = rpc(channel, old, "ListVariants", "ListVariantsResponse")(old["ListVariantsRequest"](), timeout=10)
+        variants = rpc(channel, old, "ListVariants", "ListVariantsResponse")(
+            old["ListVariantsRequest"](), timeout=10
+        )
         assert variant in [v.id for v in variants.variants]
 
         reply = new_game(old["NewGameRequest"](variant=variant, seed=7), timeout=10)
@@ -61,7 +67,8 @@ def test_a_client_of_the_last_contract_plays_a_game_to_its_end(
             move = game.legal_moves[0]
             played = apply_move(
                 old["ApplyMoveRequest"](game_id=game.id, move=move, expected_version=game.version),
-                metadata=auth, timeout=10,
+                metadata=auth,
+                timeout=10,
             )
             assert played.move.notation == move.notation and played.game.version == game.version + 1
             game, moves = played.game, moves + 1

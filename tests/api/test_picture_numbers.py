@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from accordion import engine, pictures
 from accordion.api import wire
 
@@ -14,7 +15,11 @@ PREFIX = {"tableau": "", "row": "", "foundation": "f", "waste": "w"}
 
 
 def _numbers(root: ET.Element) -> list[tuple[str, float]]:
-    return [(t.text or "", float(t.get("x", "0"))) for t in root.iter(f"{SVG}text") if t.get("class") == "pile-number"]
+    return [
+        (t.text or "", float(t.get("x", "0")))
+        for t in root.iter(f"{SVG}text")
+        if t.get("class") == "pile-number"
+    ]
 
 
 @pytest.mark.parametrize("variant", ["klondike", "spider", "emperor", "accordion", "royal-marriage"])

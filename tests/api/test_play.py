@@ -246,7 +246,9 @@ async def test_seeds_are_drawn_by_the_server_and_hidden_while_they_reveal_the_st
     told = [(await client.new_game("accordion-stock", seed=5)).game]
     assert not told[0].HasField("seed"), "not even one the client chose: the rule is about what is hidden"
     face_up = [(await client.new_game("accordion")).game for _ in range(3)]
-    assert all(g.HasField("seed") for g in face_up), "nothing is hidden in a face-up deal, so its seed is shown"
+    assert all(g.HasField("seed") for g in face_up), (
+        "nothing is hidden in a face-up deal, so its seed is shown"
+    )
     assert len({g.seed for g in face_up}) == 3 and len({g.state for g in face_up}) == 3, "64 random bits each"
     face_up = face_up[0]
     replayed = (await client.new_game("accordion", seed=face_up.seed)).game

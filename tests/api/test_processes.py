@@ -143,8 +143,10 @@ async def test_logs_are_json_per_rpc_and_never_contain_a_token(
     tokens.append(idem.token)
     # The watch token: used, refused a move, and rotated (issue 29); neither token is logged.
     await client.call("GetGame", pb.GetGameRequest(game_id=game.id), token=dealt.watch_token)
-    await expect_error(client.call("Undo", pb.UndoRequest(game_id=game.id), token=dealt.watch_token),
-                       grpc.StatusCode.PERMISSION_DENIED)
+    await expect_error(
+        client.call("Undo", pb.UndoRequest(game_id=game.id), token=dealt.watch_token),
+        grpc.StatusCode.PERMISSION_DENIED,
+    )
     rotated = await client.call("ShareGame", pb.ShareGameRequest(game_id=game.id, rotate_watch_token=True))
     tokens.append(rotated.watch_token)
     await client.call("GetGame", pb.GetGameRequest(game_id=game.id), token=rotated.watch_token)
@@ -166,7 +168,8 @@ async def test_logs_are_json_per_rpc_and_never_contain_a_token(
     # Calls are counted in batches a few milliseconds after they end: scrape until they are.
     expected = [
         'accordion_rpc_total{code="OK",method="accordion.v1.AccordionService/NewGame"} 3.0',
-        'accordion_rpc_errors_total{code="NOT_FOUND",method="accordion.v1.AccordionService/GetGame",reason="GAME_NOT_FOUND"} 1.0',
+        'accordion_rpc_errors_total{code="NOT_FOUND",method="accordion.v1.AccordionService/GetGame",'
+        'reason="GAME_NOT_FOUND"} 1.0',
     ]
     deadline = asyncio.get_running_loop().time() + 5
     while True:
@@ -255,25 +258,30 @@ async def test_sigterm_drains_in_flight_calls_with_health_not_serving(
 def test_both_scripts_print_their_version(script: str) -> None:
     from importlib.metadata import version
 
-    done = subprocess.run([str(Path(sys.executable).parent / script), "--version"], capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / script), "--version"], capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{script} {version('accordion-service')}"
 
 
 def test_python_dash_m_accordion_is_the_server(spawn_server: Callable[..., ServerProcess]) -> None:
-    done = subprocess.run([sys.executable, "-m", "accordion", "--version"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "accordion", "--version"], capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 0 and done.stdout.startswith("accordion-server "), done.stderr
 
 
 @pytest.mark.parametrize("workers", [None, "1"])
-def test_a_busy_port_is_one_clear_line_and_a_failure(spawn_server: Callable[..., ServerProcess],
-                                                     workers: str | None) -> None:
+def test_a_busy_port_is_one_clear_line_and_a_failure(
+    spawn_server: Callable[..., ServerProcess], workers: str | None
+) -> None:
     first = spawn_server()
     port = first.addr.rsplit(":", 1)[1]
     args = ["--listen", f"127.0.0.1:{port}", *(["--workers", workers] if workers else [])]
-    done = subprocess.run([*server_command(), *args], capture_output=True, text=True, timeout=30,
-                          env=clean_env())
+    done = subprocess.run(
+        [*server_command(), *args], capture_output=True, text=True, timeout=30, env=clean_env()
+    )
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
@@ -290,7 +298,10 @@ def test_a_busy_port_under_workers_is_told_once_without_a_traceback(
     port = first.addr.rsplit(":", 1)[1]
     done = subprocess.run(
         [*server_command(), "--listen", f"127.0.0.1:{port}", "--workers", "2", "--redis-url", redis_url],
-        capture_output=True, text=True, timeout=60, env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
     )
     assert done.returncode == 1
     told = [line for line in done.stderr.splitlines() if not line.startswith("{")]
@@ -304,8 +315,13 @@ def test_a_busy_port_under_workers_is_told_once_without_a_traceback(
 def test_a_busy_health_port_is_one_clear_line_too(spawn_server: Callable[..., ServerProcess]) -> None:
     first = spawn_server()
     port = first.addr.rsplit(":", 1)[1]
-    done = subprocess.run([*server_command(), "--listen", "127.0.0.1:0", "--health-port", port],
-                          capture_output=True, text=True, timeout=30, env=clean_env())
+    done = subprocess.run(
+        [*server_command(), "--listen", "127.0.0.1:0", "--health-port", port],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=clean_env(),
+    )
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         f"accordion-server: cannot listen on 127.0.0.1:{port} (--health-port): the address is in use "

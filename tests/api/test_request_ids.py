@@ -61,8 +61,11 @@ async def test_a_newgame_request_id_under_another_api_key_gets_no_token(
     # Bob's token does not open Alice's game (answered as an unknown game), and Alice's game is
     # as she left it; her retry through the other process still gets her own game and token.
     await expect_error(
-        bob.stub.GetGame(pb.GetGameRequest(game_id=first.game.id), metadata=as_key("bob", theirs.token), timeout=5),
-        grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND",
+        bob.stub.GetGame(
+            pb.GetGameRequest(game_id=first.game.id), metadata=as_key("bob", theirs.token), timeout=5
+        ),
+        grpc.StatusCode.NOT_FOUND,
+        "GAME_NOT_FOUND",
     )
     assert await bob.stub.NewGame(ask, metadata=as_key("alice"), timeout=10) == first
     assert await bob.stub.NewGame(ask, metadata=as_key("bob"), timeout=10) == theirs  # bob's own retry
@@ -70,7 +73,8 @@ async def test_a_newgame_request_id_under_another_api_key_gets_no_token(
     other = pb.NewGameRequest(variant="accordion", seed=5, request_id=rid)
     await expect_error(
         alice.stub.NewGame(other, metadata=as_key("alice"), timeout=10),
-        grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REUSED",
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "REQUEST_ID_REUSED",
     )
     carols = await alice.stub.NewGame(other, metadata=as_key("carol"), timeout=10)
     assert carols.game.id not in (first.game.id, theirs.game.id) and carols.game.variant == "accordion"
@@ -104,7 +108,9 @@ async def test_a_2000_position_remove_is_a_small_invalid_argument(
         await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=at_cap))
     err = await expect_error(_raise(caught.value), grpc.StatusCode.FAILED_PRECONDITION, "ILLEGAL_MOVE")
     assert err.legal is not None and len(err.legal.moves) == len(game.legal_moves)
-    assert err.message.startswith("x1-104 is not legal: only 1 or 2 cards between a matching pair can go; legal now: ")
+    assert err.message.startswith(
+        "x1-104 is not legal: only 1 or 2 cards between a matching pair can go; legal now: "
+    )
     trailers = sum(len(k) + len(v) for k, v in caught.value.trailing_metadata() or ())
     assert trailers < 8192, trailers
     assert (await client.get(game.id)).version == 1, "nothing changed"

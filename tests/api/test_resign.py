@@ -15,7 +15,9 @@ IN_PROGRESS, LOST = pb.GAME_STATUS_IN_PROGRESS, pb.GAME_STATUS_LOST
 RESIGN = pb.Move(kind=pb.MOVE_KIND_RESIGN)
 
 
-async def test_a_game_resigned_through_apply_move_is_lost_and_stays_so(client: Client, served: Running) -> None:
+async def test_a_game_resigned_through_apply_move_is_lost_and_stays_so(
+    client: Client, served: Running
+) -> None:
     start = (await client.new_game("accordion-stock", seed=5)).game
     dealt = (await client.apply(start.id, "deal")).game
     assert dealt.status == IN_PROGRESS and dealt.penalty > 0
@@ -43,7 +45,9 @@ async def test_a_game_resigned_through_apply_move_is_lost_and_stays_so(client: C
     # A second RESIGN, in either face, is an illegal move like any other; nothing changes.
     served.server.servicer.cache.discard(start.id)
     for again in (RESIGN, pb.Move(notation="resign")):
-        err = await expect_error(client.apply(start.id, move=again), grpc.StatusCode.FAILED_PRECONDITION, "ILLEGAL_MOVE")
+        err = await expect_error(
+            client.apply(start.id, move=again), grpc.StatusCode.FAILED_PRECONDITION, "ILLEGAL_MOVE"
+        )
         assert "over" in err.message and err.legal is not None and not err.legal.moves
     assert (await client.get(start.id)).version == game.version
 
@@ -62,7 +66,9 @@ async def test_a_resignation_reaches_watchers(client: Client) -> None:
     await client.apply(game.id, move=game.legal_moves[0])
     await client.apply(game.id, "resign")
     call = client.stub.WatchGame(
-        pb.WatchGameRequest(game_id=game.id), metadata=(("authorization", f"Bearer {client.token}"),), timeout=5
+        pb.WatchGameRequest(game_id=game.id),
+        metadata=(("authorization", f"Bearer {client.token}"),),
+        timeout=5,
     )
     try:
         events = [(await call.read()).event for _ in range(2)]

@@ -52,7 +52,9 @@ async def test_watch_calls_refused_for_their_request_give_their_slots_back(
     created = await client.new_game("accordion", seed=3)
     await client.apply(created.game.id, created.game.legal_moves[0].notation)
     stream = client.stub.WatchGame(
-        pb.WatchGameRequest(game_id=created.game.id, after_version=1), metadata=bearer(client.token), timeout=10
+        pb.WatchGameRequest(game_id=created.game.id, after_version=1),
+        metadata=bearer(client.token),
+        timeout=10,
     )
     event = await stream.read()  # refused (CAPACITY_EXCEEDED) if the bad calls kept their slots
     assert event.event.version == 2

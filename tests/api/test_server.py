@@ -133,7 +133,9 @@ async def test_a_redis_slower_than_a_second_is_waited_for_up_to_the_store_timeou
     with frozen(redis_server):
         read = asyncio.ensure_future(client.get(game.id))
         move = asyncio.ensure_future(
-            client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0]), timeout=10)
+            client.call(
+                "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0]), timeout=10
+            )
         )
         await asyncio.sleep(1.8)
         assert not read.done() and not move.done(), "still waiting on Redis"
@@ -167,8 +169,11 @@ async def test_metrics_count_calls_errors_and_latency(client: Client) -> None:
         return REGISTRY.get_sample_value(name, labels) or 0.0
 
     def error_value(name: str, **labels: str) -> float:  # errors carry the reason the client got
-        return value(name, **labels, reason="GAME_NOT_FOUND") if name == "accordion_rpc_errors_total" else value(
-            name, **labels)
+        return (
+            value(name, **labels, reason="GAME_NOT_FOUND")
+            if name == "accordion_rpc_errors_total"
+            else value(name, **labels)
+        )
 
     ok0 = value("accordion_rpc_total", method=method, code="OK")
     nf0 = error_value("accordion_rpc_errors_total", method=method, code="NOT_FOUND")

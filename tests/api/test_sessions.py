@@ -19,7 +19,9 @@ async def test_a_game_is_dealt_played_undone_and_opened(store_url: str) -> None:
         dealt = await flow.deal(engine.new_game("accordion", seed=7), None)
         assert isinstance(dealt, sessions.Dealt)
         first = dealt.game.legal_moves()[0]
-        played = await flow.play(dealt.game_id, dealt.token, lambda game: first, time.monotonic() + 5, expected=1)
+        played = await flow.play(
+            dealt.game_id, dealt.token, lambda game: first, time.monotonic() + 5, expected=1
+        )
         assert isinstance(played, sessions.Played) and played.version == 2 and played.move == first
         undone = await flow.undo(dealt.game_id, dealt.token, None, request_id="u1", fingerprint=b"f")
         assert isinstance(undone, sessions.Played) and undone.version == 3 and undone.move == first
@@ -87,7 +89,9 @@ async def _reference(seconds: float, call: object) -> object:
         return await call  # type: ignore[misc]
 
 
-async def _outcome(within: object, seconds: float, work: object, cancel_after: float | None) -> tuple[str, int]:
+async def _outcome(
+    within: object, seconds: float, work: object, cancel_after: float | None
+) -> tuple[str, int]:
     """What a task running ``within(seconds, work())`` ends with, cancelled from outside
     ``cancel_after`` seconds after it starts (None: never): its result or exception type, and
     its cancelling() count as the call ends."""

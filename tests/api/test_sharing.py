@@ -47,8 +47,9 @@ async def first_legal(client: Client, game_id: str) -> pb.Move | None:
     return pb.Move(notation=game.legal_moves[0].notation) if game.legal_moves else None
 
 
-async def assert_same_game(a: Client, a_game: pb.NewGameResponse, b: Client, b_game: pb.NewGameResponse,
-                           moves: int = 6) -> None:
+async def assert_same_game(
+    a: Client, a_game: pb.NewGameResponse, b: Client, b_game: pb.NewGameResponse, moves: int = 6
+) -> None:
     """The two games show the same at the start and after the same ``moves`` moves (each the
     first legal one): a stock card drawn, a card turned up shows the hidden cards agree."""
     a_id, b_id = a_game.game.id, b_game.game.id
@@ -103,10 +104,18 @@ async def test_the_watch_token_reads_and_watches_and_is_refused_everything_else(
     # The watch token is cached nowhere as the play token: a move by the player, then the
     # watcher again (the game is now in the process's cache).
     await client.apply(game_id, move=pb.Move(notation=move.notation))
-    await expect_error(client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="d")),
-                                   token=watch), C.PERMISSION_DENIED, "WATCH_ONLY")
-    await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id, expected_version=2), token=watch),
-                       C.PERMISSION_DENIED, "WATCH_ONLY")
+    await expect_error(
+        client.call(
+            "ApplyMove", pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="d")), token=watch
+        ),
+        C.PERMISSION_DENIED,
+        "WATCH_ONLY",
+    )
+    await expect_error(
+        client.call("Undo", pb.UndoRequest(game_id=game_id, expected_version=2), token=watch),
+        C.PERMISSION_DENIED,
+        "WATCH_ONLY",
+    )
     # A token that is neither, or the watch token of another game: NOT_FOUND, as an unknown id.
     other = await client.new_game("klondike", seed=7)
     for token in ("not-a-token", other.watch_token, other.token):
@@ -117,8 +126,9 @@ async def test_the_watch_token_reads_and_watches_and_is_refused_everything_else(
 async def test_a_watcher_follows_the_game_and_cannot_play_from_the_stream(client: Client) -> None:
     dealt = await client.new_game("accordion", seed=3)
     game_id, watch = dealt.game.id, dealt.watch_token
-    stream = client.stub.WatchGame(pb.WatchGameRequest(game_id=game_id), metadata=(("authorization", f"Bearer {watch}"),),
-                                   timeout=20)
+    stream = client.stub.WatchGame(
+        pb.WatchGameRequest(game_id=game_id), metadata=(("authorization", f"Bearer {watch}"),), timeout=20
+    )
     move = await first_legal(client, game_id)
     assert move is not None
     played = await client.apply(game_id, move=move)
@@ -133,8 +143,9 @@ async def test_share_gives_the_watch_token_and_the_code_and_rotation_ends_the_ol
     shared = await client.call("ShareGame", pb.ShareGameRequest(game_id=game_id))
     assert (shared.watch_token, shared.deal_code) == (dealt.watch_token, dealt.deal_code)
     old = dealt.watch_token
-    stream = client.stub.WatchGame(pb.WatchGameRequest(game_id=game_id), metadata=(("authorization", f"Bearer {old}"),),
-                                   timeout=20)
+    stream = client.stub.WatchGame(
+        pb.WatchGameRequest(game_id=game_id), metadata=(("authorization", f"Bearer {old}"),), timeout=20
+    )
     move = await first_legal(client, game_id)
     assert move is not None
     await client.apply(game_id, move=move)
@@ -142,9 +153,12 @@ async def test_share_gives_the_watch_token_and_the_code_and_rotation_ends_the_ol
     rotated = await client.call("ShareGame", pb.ShareGameRequest(game_id=game_id, rotate_watch_token=True))
     assert rotated.deal_code == dealt.deal_code and rotated.watch_token not in ("", old, dealt.token)
     # The old token opens nothing now; the new one reads; asking again gives the new one.
-    await expect_error(client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=old), C.NOT_FOUND,
-                       "GAME_NOT_FOUND")
-    assert (await client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=rotated.watch_token)).game.id
+    await expect_error(
+        client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=old), C.NOT_FOUND, "GAME_NOT_FOUND"
+    )
+    assert (
+        await client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=rotated.watch_token)
+    ).game.id
     again = await client.call("ShareGame", pb.ShareGameRequest(game_id=game_id))
     assert again.watch_token == rotated.watch_token
     # The stream opened with the old token ends at the next event, without showing it.
@@ -160,7 +174,9 @@ async def test_share_gives_the_watch_token_and_the_code_and_rotation_ends_the_ol
 
 
 @pytest.mark.parametrize("variant", [v.id for v in engine.all_variants()])
-async def test_a_code_deals_the_same_game_for_every_variant(variant: str, served: Running, client: Client) -> None:
+async def test_a_code_deals_the_same_game_for_every_variant(
+    variant: str, served: Running, client: Client
+) -> None:
     dealt = await client.new_game(variant, seed=2029)
     code = dealt.deal_code
     assert CODE_RE.fullmatch(code) and len(code) == 19
@@ -198,25 +214,41 @@ async def test_a_code_keeps_what_its_deal_hides(client: Client) -> None:
     dealt = await client.new_game("klondike", seed=5)
     code = dealt.deal_code
     for options in ({"open": "true"}, {"draw": "1"}):
-        err = await expect_error(client.new_game("klondike", deal_code=code, options=options), C.INVALID_ARGUMENT,
-                                 "DEAL_CODE_OPTIONS")
+        err = await expect_error(
+            client.new_game("klondike", deal_code=code, options=options),
+            C.INVALID_ARGUMENT,
+            "DEAL_CODE_OPTIONS",
+        )
         assert "seed" not in err.message.lower()
     await expect_error(client.new_game("spider", deal_code=code), C.INVALID_ARGUMENT, "DEAL_CODE_OPTIONS")
     # A stricter undo is a game of its own (a new code); a looser one than the code's is refused.
     strict = await client.new_game("klondike", deal_code=code, options={"undo": "visible"})
-    assert strict.deal_code != code and without_id(strict.game) != without_id(dealt.game)  # (its options show)
-    await expect_error(client.new_game("", deal_code=strict.deal_code, options={"undo": "all"}), C.INVALID_ARGUMENT,
-                       "DEAL_CODE_OPTIONS")
-    assert (await client.new_game("", deal_code=strict.deal_code, options={"undo": "none"})).game.options["undo"] == "none"
+    assert strict.deal_code != code and without_id(strict.game) != without_id(
+        dealt.game
+    )  # (its options show)
+    await expect_error(
+        client.new_game("", deal_code=strict.deal_code, options={"undo": "all"}),
+        C.INVALID_ARGUMENT,
+        "DEAL_CODE_OPTIONS",
+    )
+    assert (await client.new_game("", deal_code=strict.deal_code, options={"undo": "none"})).game.options[
+        "undo"
+    ] == "none"
     for unknown in ("0000-0000-0000-0000", "not a code", "ZZZZ-ZZZZ-ZZZZ-ZZZ"):
         await expect_error(client.new_game("", deal_code=unknown), C.NOT_FOUND, "DEAL_CODE_NOT_FOUND")
-    await expect_error(client.new_game("", deal_code=code, winnable_only=True), C.INVALID_ARGUMENT, "INVALID_REQUEST")
+    await expect_error(
+        client.new_game("", deal_code=code, winnable_only=True), C.INVALID_ARGUMENT, "INVALID_REQUEST"
+    )
 
 
 async def test_a_retried_new_game_gives_the_same_watch_token_and_code(client: Client) -> None:
     first = await client.new_game("klondike", request_id="share-retry-1")
     retry = await client.new_game("klondike", request_id="share-retry-1")
-    assert (retry.token, retry.watch_token, retry.deal_code) == (first.token, first.watch_token, first.deal_code)
+    assert (retry.token, retry.watch_token, retry.deal_code) == (
+        first.token,
+        first.watch_token,
+        first.deal_code,
+    )
 
 
 async def test_codes_work_across_two_server_processes_on_one_redis(
@@ -224,7 +256,11 @@ async def test_codes_work_across_two_server_processes_on_one_redis(
 ) -> None:
     env = {"REDIS_URL": redis_url}
     a, b = connect(spawn_server(env=env).addr), connect(spawn_server(env=env).addr)
-    for variant, kwargs in (("klondike", {"seed": 41}), ("spider", {"seed": 42}), ("accordion", {"seed": 43})):
+    for variant, kwargs in (
+        ("klondike", {"seed": 41}),
+        ("spider", {"seed": 42}),
+        ("accordion", {"seed": 43}),
+    ):
         dealt = await a.new_game(variant, **kwargs)
         again = await b.new_game("", deal_code=dealt.deal_code)
         # The watch token and the code answer on the other process too.
@@ -278,16 +314,20 @@ async def test_undo_visible_refuses_a_turn_up_and_a_draw_in_klondike(client: Cli
         turn = _find(game, pb.MOVE_KIND_MOVE, turns_up=True)
         if turn is not None:
             await client.apply(game_id, move=turn)
-            err = await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id)), C.FAILED_PRECONDITION,
-                                     "UNDO_NOT_ALLOWED")
+            err = await expect_error(
+                client.call("Undo", pb.UndoRequest(game_id=game_id)),
+                C.FAILED_PRECONDITION,
+                "UNDO_NOT_ALLOWED",
+            )
             assert "undo=visible" in err.message
             checked["turn-up"] = True
         draw = _find((await client.get(game_id)), pb.MOVE_KIND_DRAW)
         assert draw is not None
         before = await client.get(game_id)
         await client.apply(game_id, move=draw)
-        err = await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id)), C.FAILED_PRECONDITION,
-                                 "UNDO_NOT_ALLOWED")
+        err = await expect_error(
+            client.call("Undo", pb.UndoRequest(game_id=game_id)), C.FAILED_PRECONDITION, "UNDO_NOT_ALLOWED"
+        )
         assert "undo=visible" in err.message
         checked["draw"] = True
         assert (await client.get(game_id)).version == before.version + 1  # the refusal changed nothing
@@ -307,8 +347,11 @@ async def test_undo_visible_refuses_a_deal_in_spider_and_all_takes_it_back(clien
             back = await client.call("Undo", pb.UndoRequest(game_id=game_id))
             assert back.game.stock_size == dealt.game.stock_size
         else:
-            await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id)), C.FAILED_PRECONDITION,
-                               "UNDO_NOT_ALLOWED")
+            await expect_error(
+                client.call("Undo", pb.UndoRequest(game_id=game_id)),
+                C.FAILED_PRECONDITION,
+                "UNDO_NOT_ALLOWED",
+            )
 
 
 async def test_undo_none_refuses_every_undo(client: Client) -> None:
@@ -316,12 +359,15 @@ async def test_undo_none_refuses_every_undo(client: Client) -> None:
     move = await first_legal(client, dealt.game.id)
     assert move is not None
     await client.apply(dealt.game.id, move=move)
-    err = await expect_error(client.call("Undo", pb.UndoRequest(game_id=dealt.game.id)), C.FAILED_PRECONDITION,
-                             "UNDO_NOT_ALLOWED")
+    err = await expect_error(
+        client.call("Undo", pb.UndoRequest(game_id=dealt.game.id)), C.FAILED_PRECONDITION, "UNDO_NOT_ALLOWED"
+    )
     assert "undo=none" in err.message
 
 
-async def test_a_game_stored_before_sharing_gets_a_watch_token_and_a_code(served: Running, client: Client) -> None:
+async def test_a_game_stored_before_sharing_gets_a_watch_token_and_a_code(
+    served: Running, client: Client
+) -> None:
     """A record whose access is the play token's hash alone (what earlier versions wrote)."""
     from accordion.sessions import Stored, tokens
     from accordion.store import GameRecord
@@ -335,8 +381,11 @@ async def test_a_game_stored_before_sharing_gets_a_watch_token_and_a_code(served
     shared = await client.call("ShareGame", pb.ShareGameRequest(game_id=game_id), token=token)
     assert CODE_RE.fullmatch(shared.deal_code) and shared.watch_token
     watched = await client.call("GetGame", pb.GetGameRequest(game_id=game_id), token=shared.watch_token)
-    await expect_error(client.call("Undo", pb.UndoRequest(game_id=game_id), token=shared.watch_token),
-                       C.PERMISSION_DENIED, "WATCH_ONLY")
+    await expect_error(
+        client.call("Undo", pb.UndoRequest(game_id=game_id), token=shared.watch_token),
+        C.PERMISSION_DENIED,
+        "WATCH_ONLY",
+    )
     again = await client.new_game("", deal_code=shared.deal_code)
     assert without_id(again.game) == without_id(watched.game)
     assert await stored_first(served, again.game.id) == game.state

@@ -24,9 +24,13 @@ HARD = ("accordions-revenge", {"leap": "2"}, (0, 1, 2))  # deals still unknown a
 TICKS = os.sysconf("SC_CLK_TCK")
 # Every call here comes from one address, one client to the solver's fair share (fairpool.py):
 # it may have both workers and eight searches waiting, so it stands for several clients.
-SOLVE_ENV = {"ACCORDION_SOLVE_MAX_SECONDS": "30", "ACCORDION_SOLVER_THREADS": "2",
-             "ACCORDION_HINT_MAX_SECONDS": "0.25", "ACCORDION_SOLVER_THREADS_PER_CLIENT": "2",
-             "ACCORDION_SOLVER_QUEUE_PER_CLIENT": "8"}
+SOLVE_ENV = {
+    "ACCORDION_SOLVE_MAX_SECONDS": "30",
+    "ACCORDION_SOLVER_THREADS": "2",
+    "ACCORDION_HINT_MAX_SECONDS": "0.25",
+    "ACCORDION_SOLVER_THREADS_PER_CLIENT": "2",
+    "ACCORDION_SOLVER_QUEUE_PER_CLIENT": "8",
+}
 
 
 def thread_ticks(pid: int) -> dict[int, int]:
@@ -90,10 +94,14 @@ async def test_cancelled_solves_leave_no_search_running(
     await cancel_all(solves)
     await asyncio.sleep(1.0)
     idle, busiest = await asyncio.to_thread(cpu_seconds_over, pid, 1.0)
-    print(f"server CPU: {busy:.2f} s/s while solving; {idle:.2f} s/s (busiest thread {busiest:.2f}) 1 s after cancel")
+    print(
+        f"server CPU: {busy:.2f} s/s while solving; {idle:.2f} s/s (busiest thread {busiest:.2f}) 1 s after "
+        "cancel"
+    )
     # The machine is shared, so "searching" is measured against what the searches got before.
     assert idle < min(0.1, busy / 4) and busiest < 0.05, (
-        f"{idle:.2f} s of CPU in the second after the cancel (busiest thread {busiest:.2f}): a search kept running"
+        f"{idle:.2f} s of CPU in the second after the cancel (busiest thread {busiest:.2f}): a search kept "
+        "running"
     )
     # The server is fine afterwards: a short Solve answers.
     client, game_id = (await hard_games(connect, server.addr, 1))[0]
@@ -132,7 +140,9 @@ async def test_a_solve_past_its_deadline_stops_searching(
     await asyncio.sleep(0.2)
     idle, busiest = await asyncio.to_thread(cpu_seconds_over, server.proc.pid, 1.0)
     print(f"server CPU after the deadlines: {idle:.2f} s/s (busiest thread {busiest:.2f})")
-    assert idle < 0.05, f"{idle:.2f} s of CPU in the second after every deadline passed: a search kept running"
+    assert idle < 0.05, (
+        f"{idle:.2f} s of CPU in the second after every deadline passed: a search kept running"
+    )
 
 
 async def test_a_hint_answers_within_its_budget_while_solves_saturate(
@@ -142,7 +152,9 @@ async def test_a_hint_answers_within_its_budget_while_solves_saturate(
     solves = start_solves(await hard_games(connect, server.addr, 8))
     try:
         await asyncio.sleep(0.5)
-        client, game_id = (await hard_games(connect, server.addr, 1))[0]  # a hint that searches its whole budget
+        client, game_id = (await hard_games(connect, server.addr, 1))[
+            0
+        ]  # a hint that searches its whole budget
         waits = []
         for _ in range(3):
             started = time.monotonic()

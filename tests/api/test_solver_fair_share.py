@@ -45,14 +45,18 @@ class KeyedClient:
         return (("x-api-key", self.key),) + ((("authorization", f"Bearer {token}"),) if token else ())
 
     async def new_game(self, variant: str, seed: int, **options: str) -> tuple[str, str]:
-        reply = await self.stub.NewGame(pb.NewGameRequest(variant=variant, seed=seed, options=options),
-                                        metadata=self.metadata(), timeout=10)
+        reply = await self.stub.NewGame(
+            pb.NewGameRequest(variant=variant, seed=seed, options=options),
+            metadata=self.metadata(),
+            timeout=10,
+        )
         return reply.game.id, reply.token
 
     async def solve(self, game: tuple[str, str], timeout: float, **budget: Any) -> pb.SolveResponse:
         game_id, token = game
-        return await self.stub.Solve(pb.SolveRequest(game_id=game_id, **budget), metadata=self.metadata(token),
-                                     timeout=timeout)
+        return await self.stub.Solve(
+            pb.SolveRequest(game_id=game_id, **budget), metadata=self.metadata(token), timeout=timeout
+        )
 
 
 @pytest.fixture
@@ -101,8 +105,10 @@ async def test_an_easy_solve_is_won_while_another_client_runs_four_long_ones(cli
         started = time.monotonic()
         answer = await light.solve(easy, timeout=20, max_millis=5000)
         took = time.monotonic() - started
-        print(f"easy Solve beside 4 long ones from another client: {answer.outcome=} {answer.nodes=} "
-              f"in {took * 1000:.0f} ms")
+        print(
+            f"easy Solve beside 4 long ones from another client: {answer.outcome=} {answer.nodes=} "
+            f"in {took * 1000:.0f} ms"
+        )
         assert answer.outcome == pb.SOLVE_OUTCOME_WON and answer.nodes > 0 and len(answer.moves) == 51
         assert not any(t.done() for t in hogging), "the long Solves were still searching throughout"
     finally:

@@ -79,7 +79,9 @@ async def test_solve_refuses_hidden_cards_and_cribbage(client: Client) -> None:
 
 async def test_solve_checks_its_request_and_token(client: Client) -> None:
     game = (await client.new_game("accordion", seed=2)).game
-    err = await expect_error(solve(client, game.id, max_nodes=-1), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    err = await expect_error(
+        solve(client, game.id, max_nodes=-1), grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"
+    )
     assert err.bad_request and [v.field for v in err.bad_request.field_violations] == ["max_nodes"]
     await expect_error(
         client.call("Solve", pb.SolveRequest(game_id=game.id), token="wrong"), grpc.StatusCode.NOT_FOUND
@@ -99,7 +101,9 @@ async def test_hint_on_a_stock_game_ignores_the_stocks_order(client: Client) -> 
     rest = [c for c in range(52) if c not in head]
     hints = []
     for stock_order in (rest, rest[::-1], rest[1::2] + rest[::2]):
-        reply = await client.new_game("accordion-stock", deal=pb.CardList(cards=[_text(c) for c in head + stock_order]))
+        reply = await client.new_game(
+            "accordion-stock", deal=pb.CardList(cards=[_text(c) for c in head + stock_order])
+        )
         for _ in range(len(head) - 1):
             await client.apply(reply.game.id, "deal")
         hint = await client.call("Hint", pb.HintRequest(game_id=reply.game.id))
@@ -123,8 +127,14 @@ async def test_winnable_only_for_a_stock_game_decides_the_deal_face_up(client: C
     # The server dealt the seed the solver picks for these cards dealt face up, within the same
     # per-deal budget (in positions: the same pick whatever the load).
     budgets = Budgets()
-    found = find_winnable_seed("accordion-stock", {}, start_seed=5, max_tries=50,
-                               budget=budgets.winnable_deal_seconds, max_nodes=budgets.winnable_deal_nodes)
+    found = find_winnable_seed(
+        "accordion-stock",
+        {},
+        start_seed=5,
+        max_tries=50,
+        budget=budgets.winnable_deal_seconds,
+        max_nodes=budgets.winnable_deal_nodes,
+    )
     assert found is not None
     seed, result = found
     assert result.won
@@ -135,7 +145,9 @@ async def test_winnable_only_for_a_stock_game_decides_the_deal_face_up(client: C
 
 async def test_winnable_only_refusals(client: Client) -> None:
     await expect_error(client.new_game("compacted", seed=1, winnable_only=True), FP, "HIDDEN_INFORMATION")
-    await expect_error(client.new_game("cribbage-solitaire", seed=1, winnable_only=True), FP, "SOLVER_UNSUPPORTED")
+    await expect_error(
+        client.new_game("cribbage-solitaire", seed=1, winnable_only=True), FP, "SOLVER_UNSUPPORTED"
+    )
     deal = pb.CardList(cards=[_text(c) for c in range(52)])
     err = await expect_error(
         client.new_game("accordion", deal=deal, winnable_only=True), grpc.StatusCode.INVALID_ARGUMENT

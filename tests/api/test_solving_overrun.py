@@ -25,8 +25,14 @@ LATE = 0.15  # seconds past its budget the stand-in search answers: well past th
 
 
 def overrunning_search(started: list[float]) -> Any:
-    def search(state: engine.State, rules: engine.Rules, *, answer_by: float, max_nodes: int | None,
-               stop: solver.StopFlag) -> solver.SolveResult:
+    def search(
+        state: engine.State,
+        rules: engine.Rules,
+        *,
+        answer_by: float,
+        max_nodes: int | None,
+        stop: solver.StopFlag,
+    ) -> solver.SolveResult:
         started.append(time.monotonic())
         time.sleep(max(0.0, answer_by - time.monotonic()) + LATE)
         return solver.SolveResult(solver.Outcome.UNKNOWN, (), 12345, 0.25, "stack-dfs", "c")

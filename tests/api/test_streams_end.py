@@ -56,7 +56,12 @@ async def test_cancelled_watches_end_on_redis(
 ) -> None:
     metrics_port = free_port()
     server = spawn_server(
-        "--workers", "1", "--metrics-port", str(metrics_port), "--log-level", "warning",
+        "--workers",
+        "1",
+        "--metrics-port",
+        str(metrics_port),
+        "--log-level",
+        "warning",
         env={"REDIS_URL": private_redis.url},
     )
     await assert_watches_end(server.addr, metrics_port, redis_clients(private_redis.port))
@@ -84,7 +89,12 @@ async def test_watches_end_when_their_connections_close(
     closes its Redis connection, one of which each open stream had (named accordion-watch)."""
     metrics_port = free_port()
     server = spawn_server(
-        "--workers", "1", "--metrics-port", str(metrics_port), "--log-level", "warning",
+        "--workers",
+        "1",
+        "--metrics-port",
+        str(metrics_port),
+        "--log-level",
+        "warning",
         env={"REDIS_URL": private_redis.url},
     )
     game_id, token = await new_game_with_a_move(server.addr)
@@ -96,7 +106,9 @@ async def test_watches_end_when_their_connections_close(
         for channel in channels:
             stub = pb_grpc.AccordionServiceStub(channel)
             for _ in range(12):
-                call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id), metadata=bearer(token), timeout=60)
+                call = stub.WatchGame(
+                    pb.WatchGameRequest(game_id=game_id), metadata=bearer(token), timeout=60
+                )
                 assert (await call.read()).event.version > 0
                 calls.append(call)
 

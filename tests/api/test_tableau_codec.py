@@ -11,8 +11,8 @@ import itertools
 
 import pytest
 
-from accordion.api import codec, wire
 from accordion import engine
+from accordion.api import codec, wire
 from accordion.engine.moves import DRAW, Transfer, Zone, transfer
 from accordion.sessions import binary, replies
 from accordion.v1 import accordion_pb2 as pb
@@ -32,7 +32,15 @@ def _events(moves: list[binary.Event]) -> list[binary.Event]:
 def test_every_transfer_round_trips_through_the_log(src_zone: Zone, dst_zone: Zone) -> None:
     moves: list[binary.Event] = [
         transfer(src_zone, src, dst_zone, dst, count)
-        for src, dst, count in [(0, 0, 1), (3, 7, 1), (9, 9, 13), (15, 0, 2), (16, 3, 1), (2, 103, 104), (103, 103, 1)]
+        for src, dst, count in [
+            (0, 0, 1),
+            (3, 7, 1),
+            (9, 9, 13),
+            (15, 0, 2),
+            (16, 3, 1),
+            (2, 103, 104),
+            (103, 103, 1),
+        ]
     ]
     moves += [DRAW, binary.UNDO, DRAW]
     assert _events(moves) == moves
@@ -46,7 +54,11 @@ def test_a_spider_move_is_three_or_four_bytes_and_a_draw_one() -> None:
 
 
 def test_stream_events_carry_the_new_moves() -> None:
-    for event in (transfer(Zone.TABLEAU, 2, Zone.FOUNDATION, 1), DRAW, transfer(Zone.FOUNDATION, 0, Zone.TABLEAU, 6)):
+    for event in (
+        transfer(Zone.TABLEAU, 2, Zone.FOUNDATION, 1),
+        DRAW,
+        transfer(Zone.FOUNDATION, 0, Zone.TABLEAU, 6),
+    ):
         assert replies.stream_event_value(replies.stream_event(event)) == (True, event)
 
 
@@ -60,19 +72,32 @@ def test_a_truncated_transfer_is_refused() -> None:
 def test_encode_move_of_a_transfer_and_a_draw() -> None:
     msg = wire.encode_move(transfer(Zone.TABLEAU, 2, Zone.TABLEAU, 6, 3), "3>7 x3")
     assert msg == pb.Move(
-        kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=pb.ZONE_KIND_TABLEAU,
-        from_pile=3, to_pile=7, count=3, notation="3>7 x3",
+        kind=pb.MOVE_KIND_MOVE,
+        from_zone=pb.ZONE_KIND_TABLEAU,
+        to_zone=pb.ZONE_KIND_TABLEAU,
+        from_pile=3,
+        to_pile=7,
+        count=3,
+        notation="3>7 x3",
     )
     msg = wire.encode_move(transfer(Zone.WASTE, 0, Zone.FOUNDATION, 1), "w>f")
     assert (msg.from_zone, msg.from_pile, msg.to_zone, msg.to_pile, msg.count) == (
-        pb.ZONE_KIND_WASTE, 1, pb.ZONE_KIND_FOUNDATION, 2, 1
+        pb.ZONE_KIND_WASTE,
+        1,
+        pb.ZONE_KIND_FOUNDATION,
+        2,
+        1,
     )
     assert wire.encode_move(DRAW, "draw") == pb.Move(kind=pb.MOVE_KIND_DRAW, notation="draw")
 
 
 def _move(**fields: object) -> pb.Move:
     base: dict[str, object] = dict(
-        kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=pb.ZONE_KIND_TABLEAU, from_pile=3, to_pile=7
+        kind=pb.MOVE_KIND_MOVE,
+        from_zone=pb.ZONE_KIND_TABLEAU,
+        to_zone=pb.ZONE_KIND_TABLEAU,
+        from_pile=3,
+        to_pile=7,
     )
     base.update(fields)
     return pb.Move(**base)  # type: ignore[arg-type]
@@ -94,7 +119,10 @@ def _move(**fields: object) -> pb.Move:
         (_move(combo="run"), "move.combo"),
         (pb.Move(kind=pb.MOVE_KIND_DRAW, from_pile=1), "move.from_pile"),
         (pb.Move(kind=pb.MOVE_KIND_DRAW, count=2), "move.count"),
-        (pb.Move(kind=pb.MOVE_KIND_STACK, from_pile=1, to_pile=2, from_zone=pb.ZONE_KIND_TABLEAU), "move.from_zone"),
+        (
+            pb.Move(kind=pb.MOVE_KIND_STACK, from_pile=1, to_pile=2, from_zone=pb.ZONE_KIND_TABLEAU),
+            "move.from_zone",
+        ),
         (pb.Move(kind=pb.MOVE_KIND_REMOVE, positions=[1, 3], count=2), "move.count"),
         (pb.Move(count=3, notation="3>7"), "move.kind"),
         (pb.Move(to_zone=pb.ZONE_KIND_WASTE, notation="draw"), "move.kind"),

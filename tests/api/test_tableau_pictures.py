@@ -25,7 +25,11 @@ def _svg(game: engine.Game) -> ET.Element:
 
 
 def _groups(root: ET.Element, zone: str) -> list[ET.Element]:
-    return [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-zone") == zone and g.get("data-pile")]
+    return [
+        g
+        for g in root.iter("{http://www.w3.org/2000/svg}g")
+        if g.get("data-zone") == zone and g.get("data-pile")
+    ]
 
 
 @pytest.mark.parametrize("variant", ["klondike", "wish", "streets-and-alleys", "emperor", "spider"])
@@ -43,7 +47,9 @@ def test_the_zones_are_drawn_with_backs_for_face_down_cards(variant: str) -> Non
     assert len(_groups(root, "foundation")) == len(game.rules.zones(game.state)[1].piles)
     stock = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "stock"]
     if game.state.stock:
-        assert len(stock) == 1 and f"stock: {len(game.state.stock)} cards" in ET.tostring(stock[0], encoding="unicode")
+        assert len(stock) == 1 and f"stock: {len(game.state.stock)} cards" in ET.tostring(
+            stock[0], encoding="unicode"
+        )
         wastes = [z for z in game.rules.zones(game.state) if z.zone is Zone.WASTE]
         assert len(_groups(root, "waste")) == len(wastes) == (0 if variant == "spider" else 1)
     else:
@@ -61,7 +67,7 @@ def test_an_open_game_shows_its_face_down_cards_and_the_next_stock_card() -> Non
     text = pictures.game_svg(wire.encode_game(game, GAME_ID, 1))
     root = ET.fromstring(text)
     tableau, down = TABLEAU.get(game.state), DOWN.get(game.state)
-    for group, pile, n in zip(_groups(root, "tableau"), tableau, down, strict=True):
+    for group, pile, _n in zip(_groups(root, "tableau"), tableau, down, strict=True):
         assert not group.findall("s:g[@class='card-back']", NS)
         faces = [g.get("data-card") for g in group.findall("s:g[@class='card-face']", NS)]
         assert faces == [card_text(c, symbols=True) for c in pile]

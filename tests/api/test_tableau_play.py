@@ -29,7 +29,9 @@ def _greedy(game: pb.Game) -> pb.Move:
     """A move to the foundations (or a pair off), else turning the stock: enough for the
     greedy deals of tableau_deals.py."""
     for m in game.legal_moves:
-        if (m.kind == pb.MOVE_KIND_MOVE and m.to_zone == pb.ZONE_KIND_FOUNDATION) or m.kind == pb.MOVE_KIND_REMOVE:
+        if (
+            m.kind == pb.MOVE_KIND_MOVE and m.to_zone == pb.ZONE_KIND_FOUNDATION
+        ) or m.kind == pb.MOVE_KIND_REMOVE:
             return m
     for m in game.legal_moves:
         if m.kind == pb.MOVE_KIND_DRAW:
@@ -69,7 +71,9 @@ async def play_to_the_end(client: Client, deal: Deal) -> pb.Game:
                 sent = listed[0]  # the structured move as listed, notation included
         else:
             sent = _as_sent(_greedy(game), FORMS[step % 3])
-        reply = await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=sent, expected_version=game.version))
+        reply = await client.call(
+            "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=sent, expected_version=game.version)
+        )
         assert reply.game.version == game.version + 1 and reply.game.moves_played == step + 1
         assert reply.move.notation and reply.move.kind != pb.MOVE_KIND_UNSPECIFIED
         game = reply.game
@@ -111,13 +115,16 @@ async def test_resigning_ends_lost_and_undo_takes_it_back(client: Client, varian
     first = game.legal_moves[0]
     game = (await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=first))).game
     penalty = game.penalty
-    resigned = await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=pb.Move(kind=pb.MOVE_KIND_RESIGN)))
+    resigned = await client.call(
+        "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=pb.Move(kind=pb.MOVE_KIND_RESIGN))
+    )
     assert resigned.move.kind == pb.MOVE_KIND_RESIGN
     assert resigned.game.status == pb.GAME_STATUS_LOST and resigned.game.penalty == penalty and penalty > 0
     assert not resigned.game.legal_moves
     assert resigned.game.HasField("seed") != deal.hidden  # a resigned game may be undone: nothing shown
     err = await expect_error(
-        client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=first)), grpc.StatusCode.FAILED_PRECONDITION
+        client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=first)),
+        grpc.StatusCode.FAILED_PRECONDITION,
     )
     assert err.info.reason in ("ILLEGAL_MOVE", "GAME_OVER"), err.info.reason
     back = await client.call("Undo", pb.UndoRequest(game_id=game.id))
@@ -152,14 +159,18 @@ async def test_request_id_retries_apply_once_on_a_tableau_game(client: Client) -
     )
     assert moved.move.to_zone == pb.ZONE_KIND_FOUNDATION and moved.move.from_zone == pb.ZONE_KIND_WASTE
     assert await client.call("ApplyMove", draw) == first  # a late retry: the first answer, no change
-    assert await client.call(
-        "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=to_foundation, request_id="found-1")
-    ) == moved
+    assert (
+        await client.call(
+            "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=to_foundation, request_id="found-1")
+        )
+        == moved
+    )
     now = await client.get(game.id)
     assert now.version == 3 and now.moves_played == 2 and now == moved.game and now.stock_size == 23
     # The watch stream tells the same two moves from the log.
     stream = client.stub.WatchGame(
-        pb.WatchGameRequest(game_id=game.id, after_version=1), metadata=(("authorization", f"Bearer {client.token}"),)
+        pb.WatchGameRequest(game_id=game.id, after_version=1),
+        metadata=(("authorization", f"Bearer {client.token}"),),
     )
     events = []
     async for item in stream:
@@ -173,22 +184,34 @@ async def test_request_id_retries_apply_once_on_a_tableau_game(client: Client) -
 
 async def test_structured_moves_are_checked_before_the_store(client: Client) -> None:
     game = await _deal(client, WINS["klondike"]())
-    bad = pb.Move(kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=42, from_pile=1, to_pile=2, count=-1)
+    bad = pb.Move(
+        kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=42, from_pile=1, to_pile=2, count=-1
+    )
     err = await expect_error(
-        client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=bad)), grpc.StatusCode.INVALID_ARGUMENT,
+        client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=bad)),
+        grpc.StatusCode.INVALID_ARGUMENT,
         "INVALID_REQUEST",
     )
     assert err.bad_request is not None
     assert {v.field for v in err.bad_request.field_violations} == {"move.to_zone", "move.count"}
     # A well-shaped move that is not legal: the legal moves come with the refusal.
-    illegal = pb.Move(kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=pb.ZONE_KIND_TABLEAU,
-                      from_pile=7, to_pile=1, count=3)
+    illegal = pb.Move(
+        kind=pb.MOVE_KIND_MOVE,
+        from_zone=pb.ZONE_KIND_TABLEAU,
+        to_zone=pb.ZONE_KIND_TABLEAU,
+        from_pile=7,
+        to_pile=1,
+        count=3,
+    )
     err = await expect_error(
         client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=illegal)),
-        grpc.StatusCode.FAILED_PRECONDITION, "ILLEGAL_MOVE",
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ILLEGAL_MOVE",
     )
     assert err.legal is not None and list(err.legal.moves) == list(game.legal_moves)
-    assert err.message.startswith("7>1 x3 is not legal: a face-down card cannot move: pile 7 has only 1 card face up;")
+    assert err.message.startswith(
+        "7>1 x3 is not legal: a face-down card cannot move: pile 7 has only 1 card face up;"
+    )
     # Neither changed the game.
     assert await client.get(game.id) == game
 
@@ -201,9 +224,12 @@ async def test_list_variants_shows_the_tableau_games(client: Client) -> None:
         registered = engine.find_variant(variant)
         assert v.family == "tableau"
         assert list(v.move_kinds) == [
-            pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in (*registered.rules.move_kinds, engine.MoveKind.RESIGN)
+            pb.MoveKind.Value(f"MOVE_KIND_{k.value}")
+            for k in (*registered.rules.move_kinds, engine.MoveKind.RESIGN)
         ]
-        assert {o.name: o.default_value for o in v.options} == {o.name: option_text(o.default) for o in registered.options}
+        assert {o.name: o.default_value for o in v.options} == {
+            o.name: option_text(o.default) for o in registered.options
+        }
     assert "open" in {o.name for o in by_id["klondike"].options}
     assert by_id["klondike"].win_threshold == "all 52 cards on the foundations"
     draw = {o.name: o for o in by_id["klondike-draw-one"].options}["draw"]
@@ -229,7 +255,9 @@ async def test_klondike_redeal_and_a_hint_from_the_visible_cards(client: Client)
     for _ in range(23):
         game = (await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=draw))).game
     assert game.stock_size == 0 and pb.MOVE_KIND_REDEAL in [m.kind for m in game.legal_moves]
-    redealt = await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=pb.Move(kind=pb.MOVE_KIND_REDEAL)))
+    redealt = await client.call(
+        "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=pb.Move(kind=pb.MOVE_KIND_REDEAL))
+    )
     assert redealt.move.kind == pb.MOVE_KIND_REDEAL and redealt.move.notation == "redeal"
     assert redealt.game.stock_size == 23 and not redealt.game.HasField("seed")
     waste = [z for z in redealt.game.zones if z.kind == pb.ZONE_KIND_WASTE][0]
@@ -249,7 +277,9 @@ async def test_solve_and_hint_answer_cleanly(client: Client, variant: str) -> No
         err = rich(exc)
         assert err.code == grpc.StatusCode.FAILED_PRECONDITION, (err.code, err.message)
         hidden = WINS[variant]().hidden  # (a game the solver does not play says so first)
-        assert err.info.reason in (("HIDDEN_INFORMATION", "SOLVER_UNSUPPORTED") if hidden else ("SOLVER_UNSUPPORTED",))
+        assert err.info.reason in (
+            ("HIDDEN_INFORMATION", "SOLVER_UNSUPPORTED") if hidden else ("SOLVER_UNSUPPORTED",)
+        )
     else:
         assert not WINS[variant]().hidden and solved.version == 1
     hint = await client.call("Hint", pb.HintRequest(game_id=game.id))

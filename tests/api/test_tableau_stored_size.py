@@ -27,7 +27,9 @@ async def _play(client: Client, variant: str, seed: int) -> tuple[str, int]:
         legal = list(game.legal_moves)
         if legal:
             moves = [m for m in legal if m.kind != pb.MOVE_KIND_DEAL] or legal
-            reply = await client.call("ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(moves)))
+            reply = await client.call(
+                "ApplyMove", pb.ApplyMoveRequest(game_id=game.id, move=rng.choice(moves))
+            )
         else:
             reply = await client.call("Undo", pb.UndoRequest(game_id=game.id))
         game = reply.game

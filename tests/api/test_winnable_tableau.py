@@ -67,7 +67,9 @@ def assert_nothing_hidden_shown(game: pb.Game) -> None:
     assert "??" in game.state  # face-down cards written as such
 
 
-async def play_line(client: Client, game_id: str, game: engine.Game, moves: tuple[engine.Move, ...]) -> pb.Game:
+async def play_line(
+    client: Client, game_id: str, game: engine.Game, moves: tuple[engine.Move, ...]
+) -> pb.Game:
     """Play ``moves`` (a win found for ``game``, the same deal) through ApplyMove; the last game."""
     reply = None
     for text in solution_texts(game, moves):
@@ -92,11 +94,14 @@ async def test_a_hidden_winnable_klondike_from_a_seed_is_the_deal_decided_and_is
     assert_nothing_hidden_shown(game)
     assert game.status == pb.GAME_STATUS_IN_PROGRESS and game.stock_size == 24
     # The deal after the lost one: its face-up cards, not the lost deal's.
-    assert tableau_tops(game) == expected_tops(shown(variant, seed + 1)) != expected_tops(shown(variant, seed))
+    assert (
+        tableau_tops(game) == expected_tops(shown(variant, seed + 1)) != expected_tops(shown(variant, seed))
+    )
     # The same pick, recomputed here with the server's budget.
     budgets = Budgets()
-    found = find_winnable_seed(variant, {}, start_seed=seed, max_tries=5, budget=None,
-                               max_nodes=budgets.winnable_deal_nodes)
+    found = find_winnable_seed(
+        variant, {}, start_seed=seed, max_tries=5, budget=None, max_nodes=budgets.winnable_deal_nodes
+    )
     assert found is not None and found[0] == seed + 1
     # Played through the API, the line wins; then nothing is hidden and the seed shows.
     last = await play_line(client, game.id, new_game(variant, seed=seed + 1), won.moves)
@@ -105,8 +110,9 @@ async def test_a_hidden_winnable_klondike_from_a_seed_is_the_deal_decided_and_is
 
 
 @pytest.mark.parametrize("variant", KLONDIKES)
-async def test_a_hidden_winnable_klondike_from_a_drawn_seed_is_won(variant: str, served: Running,
-                                                                   connect: Callable[[str], Client]) -> None:
+async def test_a_hidden_winnable_klondike_from_a_drawn_seed_is_won(
+    variant: str, served: Running, connect: Callable[[str], Client]
+) -> None:
     client = connect(served.addr)
     reply = await client.new_game(variant, winnable_only=True)  # the server draws the seed
     assert reply.seeds_tried == 0
@@ -139,8 +145,9 @@ async def test_an_open_winnable_klondike_shows_its_seed_and_count(variant: str, 
     assert last.game.status == pb.GAME_STATUS_WON
 
 
-NO_SEARCH = [v.id for v in all_variants()
-             if isinstance((g := new_game(v.id, seed=0)).rules.search(g.state), NoSearch)]
+NO_SEARCH = [
+    v.id for v in all_variants() if isinstance((g := new_game(v.id, seed=0)).rules.search(g.state), NoSearch)
+]
 
 
 async def test_a_game_the_solver_does_not_play_is_refused_clearly(client: Client) -> None:
@@ -149,5 +156,8 @@ async def test_a_game_the_solver_does_not_play_is_refused_clearly(client: Client
         for options in ({}, {"open": "true"}) if variant != "cribbage-solitaire" else ({},):
             if options and not any(o.name == "open" for o in engine.find_variant(variant).options):
                 continue
-            await expect_error(client.new_game(variant, seed=1, winnable_only=True, options=options), FP,
-                               "SOLVER_UNSUPPORTED")
+            await expect_error(
+                client.new_game(variant, seed=1, winnable_only=True, options=options),
+                FP,
+                "SOLVER_UNSUPPORTED",
+            )

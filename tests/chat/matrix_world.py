@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nio import AsyncClient, RoomCreateResponse, RoomSendResponse, SyncResponse
-from server_launcher import ROOT, START_TIMEOUT
 
+from server_launcher import ROOT, START_TIMEOUT
 from tests.chat.synapse import Synapse
 
 BOT_SCRIPT = Path(sys.executable).parent / "accordion-matrix-bot"
@@ -45,7 +45,9 @@ class BotProcess:
         assert BOT_SCRIPT.exists(), f"{BOT_SCRIPT} is missing: run `make install` (the client's matrix extra)"
         readies = self.log().count(" ready as ")
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen([str(BOT_SCRIPT)], env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+            self.proc = subprocess.Popen(
+                [str(BOT_SCRIPT)], env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while self.log().count(" ready as ") == readies:
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -82,7 +84,9 @@ class Person:
 
     async def sync(self, timeout_ms: int = 2000) -> None:
         # (the timeline's default limit, 10 events a sync, would drop replies in a burst)
-        response = await self.client.sync(timeout=timeout_ms, sync_filter={"room": {"timeline": {"limit": 200}}})
+        response = await self.client.sync(
+            timeout=timeout_ms, sync_filter={"room": {"timeline": {"limit": 200}}}
+        )
         if isinstance(response, SyncResponse):
             for room_id, info in response.rooms.join.items():
                 self.events += [(room_id, event.source) for event in info.timeline.events]
@@ -104,22 +108,32 @@ class Person:
             await asyncio.sleep(0.3)
         raise AssertionError(f"{user_id} did not join {room_id}")
 
-    async def say(self, room_id: str, text: str, *, thread: str | None = None, reply_to: str | None = None) -> str:
+    async def say(
+        self, room_id: str, text: str, *, thread: str | None = None, reply_to: str | None = None
+    ) -> str:
         content: dict[str, Any] = {"msgtype": "m.text", "body": text}
         if reply_to is not None:  # as older clients send a reply: the quoted message first
             content["body"] = f"> <{self.user_id}> an earlier message\n\n{text}"
             content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
         if thread is not None:
-            content["m.relates_to"] = {"rel_type": "m.thread", "event_id": thread, "is_falling_back": True,
-                                       "m.in_reply_to": {"event_id": thread}}
+            content["m.relates_to"] = {
+                "rel_type": "m.thread",
+                "event_id": thread,
+                "is_falling_back": True,
+                "m.in_reply_to": {"event_id": thread},
+            }
         response = await self.client.room_send(room_id, "m.room.message", content)
         assert isinstance(response, RoomSendResponse), response
         return str(response.event_id)
 
     async def edit(self, room_id: str, event_id: str, text: str) -> str:
         """Edits ``event_id`` (an ``m.replace``): its new text is ``text``."""
-        content = {"msgtype": "m.text", "body": f"* {text}", "m.new_content": {"msgtype": "m.text", "body": text},
-                   "m.relates_to": {"rel_type": "m.replace", "event_id": event_id}}
+        content = {
+            "msgtype": "m.text",
+            "body": f"* {text}",
+            "m.new_content": {"msgtype": "m.text", "body": text},
+            "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+        }
         response = await self.client.room_send(room_id, "m.room.message", content)
         assert isinstance(response, RoomSendResponse), response
         return str(response.event_id)
@@ -135,8 +149,15 @@ class Person:
                 found.append(event)
         return found
 
-    async def reply(self, room_id: str, event_id: str, msgtype: str = "m.notice", *,
-                    starts: str = "", timeout: float = WAIT) -> dict[str, Any]:
+    async def reply(
+        self,
+        room_id: str,
+        event_id: str,
+        msgtype: str = "m.notice",
+        *,
+        starts: str = "",
+        timeout: float = WAIT,
+    ) -> dict[str, Any]:
         """The first reply of ``msgtype`` to ``event_id`` whose body starts with ``starts``."""
         deadline = time.monotonic() + timeout
         while True:
@@ -148,7 +169,9 @@ class Person:
                 raise AssertionError(f"no {msgtype} reply starting {starts!r} to {event_id}; got {said}")
             await self.sync()
 
-    async def ask(self, room_id: str, text: str, *, starts: str = "", thread: str | None = None) -> tuple[str, dict[str, Any]]:
+    async def ask(
+        self, room_id: str, text: str, *, starts: str = "", thread: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """Says ``text`` and waits for the bot's text reply: (the event id said, the reply)."""
         event_id = await self.say(room_id, text, thread=thread)
         return event_id, await self.reply(room_id, event_id, starts=starts)

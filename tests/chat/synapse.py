@@ -82,10 +82,16 @@ class Synapse:
         self.config = workdir / "homeserver.yaml"
         self.log_path = workdir / "synapse.log"
         self.proc: subprocess.Popen[bytes] | None = None
-        self.config.write_text(CONFIG.format(
-            dir=workdir, port=self.port, secret=self.secret, macaroon=secrets.token_hex(16),
-            form=secrets.token_hex(16), rc_message=json.dumps(RC_MESSAGE),
-        ))
+        self.config.write_text(
+            CONFIG.format(
+                dir=workdir,
+                port=self.port,
+                secret=self.secret,
+                macaroon=secrets.token_hex(16),
+                form=secrets.token_hex(16),
+                rc_message=json.dumps(RC_MESSAGE),
+            )
+        )
         # An ed25519 key is any 32 random bytes (its seed): written here, not by a second Synapse
         # start with --generate-keys (7 s on a loaded machine).
         seed = base64.b64encode(secrets.token_bytes(32)).decode().rstrip("=")
@@ -96,7 +102,9 @@ class Synapse:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [str(SYNAPSE_PYTHON), "-m", "synapse.app.homeserver", "-c", str(self.config)],
-            cwd=self.dir, stdout=log, stderr=subprocess.STDOUT,
+            cwd=self.dir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         deadline = time.monotonic() + START_TIMEOUT
@@ -127,8 +135,9 @@ class Synapse:
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=30) as resp:
             result: dict[str, Any] = json.loads(resp.read())
             return result
@@ -138,8 +147,20 @@ class Synapse:
         ``access_token`` and ``device_id``."""
         nonce = self.request("GET", "/_synapse/admin/v1/register")["nonce"]
         mac = hmac.new(self.secret.encode(), digestmod=hashlib.sha1)
-        mac.update(b"\x00".join([nonce.encode(), name.encode(), password.encode(), b"admin" if admin else b"notadmin"]))
-        reply = self.request("POST", "/_synapse/admin/v1/register", {
-            "nonce": nonce, "username": name, "password": password, "admin": admin, "mac": mac.hexdigest(),
-        })
+        mac.update(
+            b"\x00".join(
+                [nonce.encode(), name.encode(), password.encode(), b"admin" if admin else b"notadmin"]
+            )
+        )
+        reply = self.request(
+            "POST",
+            "/_synapse/admin/v1/register",
+            {
+                "nonce": nonce,
+                "username": name,
+                "password": password,
+                "admin": admin,
+                "mac": mac.hexdigest(),
+            },
+        )
         return reply

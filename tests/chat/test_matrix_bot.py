@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accordion_client import AccordionClient
 from PIL import Image
+
+from accordion_client import AccordionClient
 from redis_server import RedisServer
 from server_launcher import ServerProcess, launch
-
 from tests.chat.matrix_world import BotProcess, person
 from tests.chat.synapse import Synapse
 
@@ -38,7 +38,9 @@ class World:
         self.bot_account = self.synapse.register("accordion", "bot-password")
         self.alice = self.synapse.register("alice", "alice-password")
         self.bob = self.synapse.register("bob", "bob-password")
-        self.bot = BotProcess(tmp, self.synapse, self.bot_account["user_id"], "bot-password", self.game_service.addr)
+        self.bot = BotProcess(
+            tmp, self.synapse, self.bot_account["user_id"], "bot-password", self.game_service.addr
+        )
         self.bot.start()
         self.room = ""  # alice's room with the bot and bob, made by the first test
 
@@ -98,7 +100,9 @@ async def test_a_person_invites_the_bot_and_plays(world: World) -> None:
             assert decoded.format == "PNG" and decoded.size == size
         info = image["content"]["info"]
         assert info["mimetype"] == "image/png" and (info["w"], info["h"]) == size and info["size"] == len(png)
-        numbers = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "pile-number"}
+        numbers = {
+            t.text for t in svg.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "pile-number"
+        }
         assert {"1", "7", "f1", "f4", "w"} <= numbers
 
         # a hint: text only, no picture (the position did not change)
@@ -112,7 +116,9 @@ async def test_a_person_invites_the_bot_and_plays(world: World) -> None:
         # an illegal move and its answer: the legal ones
         _, reply = await alice.ask(world.room, "moves", starts="Legal now: ")
         legal = legal_moves(reply)
-        illegal = next(f"{a}>{b}" for a in range(1, 8) for b in range(1, 8) if a != b and f"{a}>{b}" not in legal)
+        illegal = next(
+            f"{a}>{b}" for a in range(1, 8) for b in range(1, 8) if a != b and f"{a}>{b}" not in legal
+        )
         asked, reply = await alice.ask(world.room, illegal, starts=f"{illegal} is not legal: ")  # and why
         body = reply["content"]["body"]
         assert ". Legal: " in body and legal[0] in body.partition(". Legal: ")[2], body
@@ -151,7 +157,9 @@ async def test_two_people_in_one_room_have_separate_games(world: World) -> None:
     async with person(world.synapse, world.alice) as alice, person(world.synapse, world.bob) as bob:
         await bob.join(world.room)
         _, reply = await bob.ask(world.room, "show", starts="No game yet")  # alice's game is hers
-        _, reply = await bob.ask(world.room, "new royal-marriage seed 3", starts="New game of Royal Marriage.")
+        _, reply = await bob.ask(
+            world.room, "new royal-marriage seed 3", starts="New game of Royal Marriage."
+        )
         _, reply = await alice.ask(world.room, "show")
         assert "foundation" in reply["content"]["body"].lower() or "1: " in reply["content"]["body"]
         assert world.saved_game(alice.user_id)["game_id"] != world.saved_game(bob.user_id)["game_id"]
@@ -171,7 +179,9 @@ async def test_a_watcher_and_a_deal_code(world: World) -> None:
         assert code and key
         _, reply = await bob.ask(world.room, f"watch {key.group(1)}", starts="Watching, read-only")
         _, reply = await bob.ask(world.room, "x1", starts="You are watching this game, read-only")
-        _, reply = await bob.ask(world.room, f"play {code.group(1)}", starts="New game of Klondike from deal code")
+        _, reply = await bob.ask(
+            world.room, f"play {code.group(1)}", starts="New game of Klondike from deal code"
+        )
         # the play token never reaches the room
         token = world.saved_game(alice.user_id)["token"]
         await alice.sync()
@@ -240,4 +250,3 @@ def test_no_secret_in_the_bot_log(world: World) -> None:
             if name in row["state"]:
                 assert row["state"][name] not in log
     assert (world.bot.state.stat().st_mode & 0o777) == 0o600
-

@@ -23,8 +23,8 @@ import pytest
 
 from accordion_client import AccordionClient
 from redis_server import free_port
-from tests.api.conftest import connect, spawn_server, start_server  # noqa: F401 (fixtures, reused)
 from server_launcher import ServerProcess, launch
+from tests.api.conftest import connect, spawn_server, start_server  # noqa: F401 (fixtures, reused)
 
 BIN = Path(sys.executable).parent
 

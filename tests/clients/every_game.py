@@ -44,7 +44,9 @@ def pick(game: pb.Game, rng: random.Random) -> pb.Move | None:
     legal = [m for m in game.legal_moves if m.kind != pb.MOVE_KIND_RESIGN]
     if not legal:
         return None
-    weights = [1 if m.kind in (pb.MOVE_KIND_DRAW, pb.MOVE_KIND_DEAL, pb.MOVE_KIND_REDEAL) else 2 for m in legal]
+    weights = [
+        1 if m.kind in (pb.MOVE_KIND_DRAW, pb.MOVE_KIND_DEAL, pb.MOVE_KIND_REDEAL) else 2 for m in legal
+    ]
     return rng.choices(legal, weights)[0]
 
 
@@ -64,9 +66,9 @@ def check_layout(game: pb.Game) -> list[str]:
     assert pb.ZONE_KIND_TABLEAU in kinds, kinds
     tableau = next(z for z in game.zones if z.kind == pb.ZONE_KIND_TABLEAU)
     assert [list(p.cards) for p in game.piles] == [list(p.cards) for p in tableau.piles]
-    assert lines[-len(tableau.piles) :] == [
-        line for line in lines if line.split(":")[0].strip().isdigit()
-    ], "one line per tableau pile"
+    assert lines[-len(tableau.piles) :] == [line for line in lines if line.split(":")[0].strip().isdigit()], (
+        "one line per tableau pile"
+    )
     down = sum(p.face_down for p in tableau.piles)
     for z in game.zones:
         for p in z.piles:

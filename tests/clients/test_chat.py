@@ -142,15 +142,26 @@ def test_the_example_bot_on_stdin_and_stdout(server: ServerProcess) -> None:
     assert replies[5].startswith("@bob I can't read 'qq' as a move or a command. Legal now: 10D>4D")
 
 
-def test_the_example_bot_posts_a_picture_when_the_position_changed(server: ServerProcess, tmp_path: Path) -> None:
+def test_the_example_bot_posts_a_picture_when_the_position_changed(
+    server: ServerProcess, tmp_path: Path
+) -> None:
     """Issues 15 and 33: the chat example posts the layout's picture, SVG and PNG (the PNG at the
     SVG's size), when the position changed, not again for help or a hint; a stock game's picture
     names no card of the stock."""
     lines = "alice: new accordion-stock seed 7\nalice: deal\nalice: help\nalice: hint\n"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "clients" / "python" / "examples" / "chat_bot.py"),
-         "--target", server.addr, "--pictures", str(tmp_path)],
-        input=lines, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            str(ROOT / "clients" / "python" / "examples" / "chat_bot.py"),
+            "--target",
+            server.addr,
+            "--pictures",
+            str(tmp_path),
+        ],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     posted = [line for line in done.stdout.splitlines() if line.startswith("@alice [picture: ")]
@@ -163,7 +174,10 @@ def test_the_example_bot_posts_a_picture_when_the_position_changed(server: Serve
         png = path.with_suffix(".png").read_bytes()
         with Image.open(io.BytesIO(png)) as image:
             image.load()  # decodes every pixel
-            assert image.format == "PNG" and image.size == (int(root.get("width", "0")), int(root.get("height", "0")))
+            assert image.format == "PNG" and image.size == (
+                int(root.get("width", "0")),
+                int(root.get("height", "0")),
+            )
         assert f"{path.with_suffix('.png')} (image/png), {path} (image/svg+xml)" in "\n".join(posted)
     game = engine.new_game("accordion-stock", seed=7)
     hidden = [card_text(c, symbols=True) for c in game.state.stock[1:]]  # still in the stock after one deal

@@ -12,7 +12,6 @@ from pathlib import Path
 from accordion_client import AccordionClient
 from accordion_client.chat_rooms import ChatRooms, reply_html
 from accordion_client.png import png_size, svg_to_png
-
 from tests.clients.conftest import script
 
 
@@ -52,7 +51,10 @@ def test_the_state_file_keeps_each_game_across_a_restart(client: AccordionClient
     rooms.handle("r", "bob", f"watch {key}")
     assert state.stat().st_mode & 0o777 == 0o600
     saved = {(row["room"], row["person"]): row["state"] for row in json.loads(state.read_text())["sessions"]}
-    assert set(saved) == {("r", "alice"), ("r", "bob")} and set(saved[("r", "bob")]) == {"watch_id", "watch_token"}
+    assert set(saved) == {("r", "alice"), ("r", "bob")} and set(saved[("r", "bob")]) == {
+        "watch_id",
+        "watch_token",
+    }
 
     again = ChatRooms(client, pictures=True, state_path=state)  # the bot restarted
     reply = again.handle("r", "alice", "show")

@@ -86,7 +86,9 @@ def resign_and_take_back(game: GameHandle) -> None:
 
 
 @pytest.mark.parametrize(("variant", "options"), DEALS, ids=IDS)
-def test_the_python_client_plays_by_notation(client: AccordionClient, variant: str, options: dict[str, str]) -> None:
+def test_the_python_client_plays_by_notation(
+    client: AccordionClient, variant: str, options: dict[str, str]
+) -> None:
     game = client.new_game(variant, options, seed=seed_of(variant))
     assert game.game.variant == variant
     assert is_tableau(game.game) == (variant in TABLEAU_GAMES)
@@ -119,7 +121,9 @@ async def test_the_async_client_plays_structured_moves(server: ServerProcess, va
             if move.kind == pb.MOVE_KIND_DRAW:
                 answer = await game.draw()
             elif move.kind == pb.MOVE_KIND_MOVE:
-                answer = await game.move(move.from_zone, move.from_pile, move.to_zone, move.to_pile, move.count)
+                answer = await game.move(
+                    move.from_zone, move.from_pile, move.to_zone, move.to_pile, move.count
+                )
             else:
                 answer = await game.play(structured(move))
             assert answer.notation == move.notation
@@ -167,10 +171,22 @@ def test_the_terminal_player_plays(
     notations = play_out(planned, variant, by_notation=True)
     flags = [arg for k, v in options.items() for arg in ("-o", f"{k}={v}")]
     done = subprocess.run(
-        [*script("accordion"), "play", variant, "--seed", str(seed_of(variant)), *flags,
-         "--target", server.addr, "--color", "never"],
+        [
+            *script("accordion"),
+            "play",
+            variant,
+            "--seed",
+            str(seed_of(variant)),
+            *flags,
+            "--target",
+            server.addr,
+            "--color",
+            "never",
+        ],
         input="".join(f"{n}\n" for n in notations) + ("R\n" if not planned.over else "") + "s\nq\n",
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -181,8 +197,9 @@ def test_the_terminal_player_plays(
     if is_tableau(planned.game):
         # The board after the last move, as the terminal drew it (it drew the same position).
         assert "\n".join(check_layout(planned.game)) in last
-        assert (BACK in last) == (not planned.game.options.get("open") == "true" and BACK in "\n".join(
-            check_layout(planned.game)))
+        assert (BACK in last) == (
+            not planned.game.options.get("open") == "true" and BACK in "\n".join(check_layout(planned.game))
+        )
     if not planned.over:
         assert "you resigned" in last and "Resigned: " in last
     assert_hides(last, hidden_cards(variant, options, seed_of(variant), notations))

@@ -15,9 +15,9 @@ from typing import Any
 
 import grpc
 import pytest
+
 from accordion_client import GameHandle, pb
 from accordion_client.load import METHODS
-
 from tests.api.helpers import ROOT, ServerProcess
 
 from .conftest import script
@@ -102,7 +102,14 @@ def test_a_closed_loop_run_plays_real_games_without_errors(server: ServerProcess
 
 def test_a_url_target_is_resolved_as_the_clients_resolve_it(server: ServerProcess, tmp_path: Path) -> None:
     done, report = run_load(
-        "--target", f"http://{server.addr}", "--concurrency", "2", "--duration", "1", "--quiet", tmp_path=tmp_path
+        "--target",
+        f"http://{server.addr}",
+        "--concurrency",
+        "2",
+        "--duration",
+        "1",
+        "--quiet",
+        tmp_path=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["errors"] == 0 and report["requests"] > 10 and report["target"] == f"http://{server.addr}"

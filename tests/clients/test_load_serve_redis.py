@@ -62,8 +62,11 @@ def start(argv: list[str], addr: str) -> Stack:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, like a shell job: Ctrl-C goes to the group
-        env={**{k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")},
-             "ACCORDION_NEWGAME_RATE": "0", "ACCORDION_WATCH_RATE": "0"},  # the load tool runs against it (docs/load.md)
+        env={
+            **{k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")},
+            "ACCORDION_NEWGAME_RATE": "0",
+            "ACCORDION_WATCH_RATE": "0",
+        },  # the load tool runs against it (docs/load.md)
     )
     stack = Stack(proc, addr)
 

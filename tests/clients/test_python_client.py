@@ -221,7 +221,9 @@ def test_refused_moves_carry_the_legal_moves(client: AccordionClient) -> None:
     assert isinstance(exc, errors.MoveRejected) and isinstance(exc, errors.FailedPrecondition)
     assert exc.reason == "ILLEGAL_MOVE" and exc.code == grpc.StatusCode.FAILED_PRECONDITION
     assert exc.legal_moves == game.legal and [m.notation for m in exc.legal] == game.legal
-    assert exc.why == "8D>9D is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♦ is 7 to its right"
+    assert (
+        exc.why == "8D>9D is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♦ is 7 to its right"
+    )
     assert str(exc) == f"{exc.why}; legal now: {', '.join(game.legal)}"
 
     with pytest.raises(errors.InvalidMove) as invalid:
@@ -305,10 +307,11 @@ def test_tls_and_an_api_key(secure_server: Any) -> None:
 
 
 def test_rate_limits_are_typed_and_retried_after_the_servers_delay() -> None:
-    from accordion_client.client import retry_delay
     from google.protobuf import any_pb2, duration_pb2
     from google.rpc import error_details_pb2, status_pb2
     from grpc_status import rpc_status
+
+    from accordion_client.client import retry_delay
 
     info, retry = (
         error_details_pb2.ErrorInfo(reason="RATE_LIMITED", domain="accordion.v1"),

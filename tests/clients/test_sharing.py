@@ -133,8 +133,9 @@ def test_chat_share_play_and_watch(client: AccordionClient) -> None:
     assert alice.game is not None
     shared = alice.handle("share").split("\n")
     assert alice.game.token not in "\n".join(shared), "the token is never posted"
-    code = re.fullmatch(r"Deal code (\S+): play \1 deals these cards to anyone \(hidden cards stay hidden\)\.",
-                        shared[0])
+    code = re.fullmatch(
+        r"Deal code (\S+): play \1 deals these cards to anyone \(hidden cards stay hidden\)\.", shared[0]
+    )
     key = re.fullmatch(r"Watch key (\S+): watch \1 follows this game, read-only\.", shared[1])
     assert code and key, shared
     assert DEAL_CODE.match(code[1])
@@ -143,7 +144,10 @@ def test_chat_share_play_and_watch(client: AccordionClient) -> None:
     dealt = bob.handle(f"play {code[1]}")
     assert dealt.startswith(f"New game of Klondike from deal code {code[1]}."), dealt
     assert bob.game is not None and bob.game.id != alice.game.id and bob.game.text == alice.game.text
-    assert bob.handle("play ZZZZ-ZZZZ-ZZZZ-ZZZZ") == "I don't know the deal code 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' (mistyped, or it expired)."
+    assert (
+        bob.handle("play ZZZZ-ZZZZ-ZZZZ-ZZZZ")
+        == "I don't know the deal code 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' (mistyped, or it expired)."
+    )
 
     carol = ChatSession(client)
     watching = carol.handle(f"watch {key[1]}")
@@ -162,13 +166,18 @@ def test_chat_share_play_and_watch(client: AccordionClient) -> None:
 # --- the terminal player --------------------------------------------------------------------------
 
 
-def test_terminal_play_from_a_deal_code_deals_the_same_board(server: ServerProcess, client: AccordionClient) -> None:
+def test_terminal_play_from_a_deal_code_deals_the_same_board(
+    server: ServerProcess, client: AccordionClient
+) -> None:
     first = client.new_game("klondike", seed=5)
 
     def play(*args: str) -> str:
         done = subprocess.run(
             [*script("accordion"), "play", *args, "--target", server.addr],
-            input="share\nq\n", capture_output=True, text=True, timeout=60,
+            input="share\nq\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert done.returncode == 0, done.stderr
         return done.stdout
@@ -182,7 +191,10 @@ def test_terminal_play_from_a_deal_code_deals_the_same_board(server: ServerProce
     assert re.search(r"watch key: [A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+ ", out)
     bad = subprocess.run(
         [*script("accordion"), "play", "--deal-code", "ZZZZ-ZZZZ-ZZZZ-ZZZZ", "--target", server.addr],
-        input="q\n", capture_output=True, text=True, timeout=60,
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert bad.returncode == 1 and "no such deal code" in bad.stderr, bad.stderr
 
@@ -192,12 +204,16 @@ def test_terminal_watch_follows_the_game_read_only(server: ServerProcess, client
     key = watch_key(game.id, game.watch_token)
     proc = subprocess.Popen(
         [*script("accordion"), "watch", key, "--target", server.addr],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        assert first == "Watching accordion, read-only (Ctrl-C leaves).\n", first + (proc.stderr.read() if proc.poll() else "")
+        assert first == "Watching accordion, read-only (Ctrl-C leaves).\n", first + (
+            proc.stderr.read() if proc.poll() else ""
+        )
         game.resign()  # ends the game: the watcher prints it and leaves
         out, err = proc.communicate(timeout=30)
     finally:
@@ -208,6 +224,8 @@ def test_terminal_watch_follows_the_game_read_only(server: ServerProcess, client
     assert "the game is over (lost)" in out
     refused = subprocess.run(
         [*script("accordion"), "watch", "not-a-key", "--target", server.addr],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert refused.returncode == 2 and "not a watch key" in refused.stderr

@@ -43,8 +43,10 @@ def test_a_piped_session_with_moves_hints_undo_and_bad_input(server: ServerProce
     assert "move> 10d>4d\nplayed 10D>4D\naccordion · move 1 · in progress · 51 piles" in out
     assert "5:10♦×2" in out
     assert "move> h\nhint: 8D>6D\n" in out
-    assert ("move> 8d>9d\n8D>9D is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♦ is 7 to its "
-            "right; legal: 9H>6H, 10S>2S,") in out  # the service's words, then the legal moves
+    assert (
+        "move> 8d>9d\n8D>9D is not legal: 8♦ can go only onto the pile 1 or 3 to its left; 9♦ is 7 to its "
+        "right; legal: 9H>6H, 10S>2S,"
+    ) in out  # the service's words, then the legal moves
     assert "move> qq\ncan't read 'qq' (? for help); legal: 9H>6H" in out
     assert "move> u\ntook back 10D>4D\naccordion · move 0" in out
     assert "move> u\nnothing to undo\n" in out
@@ -61,7 +63,9 @@ def test_capital_r_resigns_and_u_takes_it_back(server: ServerProcess) -> None:
     out = done.stdout
     assert "move> R\nyou resigned\naccordion · move 1 · lost · 52 piles · penalty 51\n" in out
     assert "Resigned: 52 piles remain. n for a new game, u to undo, q to quit.\n" in out
-    assert "move> R\nresign is not legal: the game is over; legal: none\n" in out  # a second resign is refused
+    assert (
+        "move> R\nresign is not legal: the game is over; legal: none\n" in out
+    )  # a second resign is refused
     assert "move> u\ntook back resign\naccordion · move 0 · in progress" in out
 
 

@@ -96,9 +96,15 @@ def test_wish_has_no_stock_or_waste_line() -> None:
 @pytest.mark.parametrize(
     ("built", "expected"),
     [
-        (moves.move("tableau", 3, "tableau", 7, 4), dict(from_zone=1, from_pile=3, to_zone=1, to_pile=7, count=4)),
+        (
+            moves.move("tableau", 3, "tableau", 7, 4),
+            dict(from_zone=1, from_pile=3, to_zone=1, to_pile=7, count=4),
+        ),
         (moves.move("w", 1, "t", 5), dict(from_zone=4, from_pile=1, to_zone=1, to_pile=5, count=1)),
-        (moves.move(pb.ZONE_KIND_TABLEAU, 5, "foundation"), dict(from_zone=1, from_pile=5, to_zone=2, to_pile=0)),
+        (
+            moves.move(pb.ZONE_KIND_TABLEAU, 5, "foundation"),
+            dict(from_zone=1, from_pile=5, to_zone=2, to_pile=0),
+        ),
         (moves.move("f", 2, "tableau", 5), dict(from_zone=2, from_pile=2, to_zone=1, to_pile=5)),
     ],
 )

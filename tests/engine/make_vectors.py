@@ -37,8 +37,8 @@ def build() -> dict[str, object]:
             deals[variant.id][str(seed)] = game.state_string()
     return {
         "about": "SplitMix64 outputs (hex), the Fisher-Yates shuffle of range(52) per seed "
-                 "(cards in canonical order AS..KS AH..KH AD..KD AC..KC), and each variant's "
-                 "initial state string per seed. See docs/dealing.md.",
+        "(cards in canonical order AS..KS AH..KH AD..KD AC..KC), and each variant's "
+        "initial state string per seed. See docs/dealing.md.",
         "splitmix64": generator,
         "shuffle52": shuffles,
         "deals": deals,

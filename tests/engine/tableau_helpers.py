@@ -44,8 +44,14 @@ def position(
     elif stock is None:
         stock_cards = rest
     head = f"{variant}({options})" if options else variant
-    parts = [head, "-", _codes(stock_cards), "tableau=" + "/".join(map(_codes, tableau)),
-             "down=" + ".".join(map(str, downs)), "foundations=" + "/".join(map(_codes, founds))]
+    parts = [
+        head,
+        "-",
+        _codes(stock_cards),
+        "tableau=" + "/".join(map(_codes, tableau)),
+        "down=" + ".".join(map(str, downs)),
+        "foundations=" + "/".join(map(_codes, founds)),
+    ]
     if waste_cards:
         parts.append("waste=" + _codes(waste_cards))
     parts += [f"{k}={v}" for k, v in extras.items()]

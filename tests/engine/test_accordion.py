@@ -62,7 +62,8 @@ def test_seed_001_ten_card_scenario_with_leap_3() -> None:
     assert "QD>7D" not in stacks(game)  # two apart: no move at all with leap 3
 
 
-# --- seed 002: "5♠ 6♠ 10♦ 5♥ K♣ … either 6 or 5 can be placed over the 5. These are the only allowable moves."
+# --- seed 002: "5♠ 6♠ 10♦ 5♥ K♣ … either 6 or 5 can be placed over the 5. These are the only
+# allowable moves."
 def test_seed_002_only_two_moves() -> None:
     assert stacks(row_of("5S 6S 10D 5H KC")) == {"6S>5S", "5H>5S"}
 
@@ -197,8 +198,14 @@ def test_win_piles_threshold() -> None:
 # --- registry and options ---------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("Tower of Babel", "accordion"), ("methuselah", "accordion"), ("LEAPFROG", "accordion"),
-     ("The Idle Year", "idle-year"), ("idle_year", "idle-year"), ("compacted", "compacted")],
+    [
+        ("Tower of Babel", "accordion"),
+        ("methuselah", "accordion"),
+        ("LEAPFROG", "accordion"),
+        ("The Idle Year", "idle-year"),
+        ("idle_year", "idle-year"),
+        ("compacted", "compacted"),
+    ],
 )
 def test_aliases(name: str, expected: str) -> None:
     assert find_variant(name).id == expected
@@ -206,7 +213,12 @@ def test_aliases(name: str, expected: str) -> None:
 
 def test_presets() -> None:
     assert find_variant("compacted").make_rules({}).values == {
-        "dealing": "stock", "compel": "must", "leap": 3, "win_piles": 1, "undo": "all"}
+        "dealing": "stock",
+        "compel": "must",
+        "leap": 3,
+        "win_piles": 1,
+        "undo": "all",
+    }
     assert find_variant("idle-year").make_rules({}).values["compel"] == "strict"
     assert find_variant("accordion-stock").make_rules({}).values["compel"] == "none"
 
@@ -216,10 +228,16 @@ def test_unknown_variant_quotes_the_name() -> None:
         find_variant("tower of london")
 
 
-@pytest.mark.parametrize(("options", "fragment"), [
-    ({"leap": 4}, "leap=4"), ({"compel": "often"}, "compel='often'"),
-    ({"win_piles": 0}, "win_piles=0"), ({"win_piles": "x"}, "win_piles='x'"), ({"colour": "red"}, "'colour'"),
-])
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"leap": 4}, "leap=4"),
+        ({"compel": "often"}, "compel='often'"),
+        ({"win_piles": 0}, "win_piles=0"),
+        ({"win_piles": "x"}, "win_piles='x'"),
+        ({"colour": "red"}, "'colour'"),
+    ],
+)
 def test_bad_options_are_rejected(options: dict[str, object], fragment: str) -> None:
     with pytest.raises(InvalidOptionError) as err:
         new_game("accordion", options, seed=1)

@@ -19,7 +19,6 @@ from accordion.engine import (
     Game,
     IllegalMoveError,
     MoveKind,
-    Redeal,
     Remove,
     Stack,
     Status,
@@ -164,8 +163,10 @@ def test_the_hidden_view_shows_no_stock_card(variant: str) -> None:
     assert view.stock_size == len(game.state.stock)
     if game.state.stock:
         from accordion.engine.cards import card_code
+
         stock_codes = {card_code(c) for c in game.state.stock} - {
-            card_code(c) for pile in game.state.row for c in pile}
+            card_code(c) for pile in game.state.row for c in pile
+        }
         assert not any(code in hidden.split()[1] for code in stock_codes)
 
 

@@ -25,7 +25,7 @@ from accordion.engine import (
     parse_cards,
 )
 
-from .helpers import deal_starting_with, row_of
+from .helpers import row_of
 
 POINTS = {"pair": 2, "three": 6, "flush": 3, "run": 3, "straight-flush": 6, "fifteen": 2}
 
@@ -45,6 +45,7 @@ def claim_set(first: int, last: int, combo: str) -> set[str]:
 
 
 # --- every combination scores right ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("cards", "expected"),
@@ -74,7 +75,7 @@ def claim_set(first: int, last: int, combo: str) -> set[str]:
 )
 def test_each_combination_is_offered(cards: str, expected: list[tuple[int, int, str]]) -> None:
     game = dealt(cards)
-    want = set().union(*(claim_set(f, l, c) for f, l, c in expected))
+    want = set().union(*(claim_set(f, last, c) for f, last, c in expected))
     assert claims(game) == want
     assert game.legal_moves()[-1] is DEAL
 
@@ -128,6 +129,7 @@ def test_a_claim_stacks_src_on_dst_and_closes_the_gap() -> None:
 
 # --- new windows -----------------------------------------------------------------------------
 
+
 def test_a_window_present_before_the_latest_deal_is_not_claimable() -> None:
     game = dealt("3C 2H KS")
     assert claims(game) == claim_set(1, 3, "fifteen")  # 3+2+10
@@ -152,6 +154,7 @@ def test_a_claimed_pile_is_new_so_old_neighbours_score_again() -> None:
 
 # --- the pair exception --------------------------------------------------------------------------
 
+
 def test_a_pair_may_wait_for_the_next_card_then_only_as_a_pair() -> None:
     game = dealt("9S 5H 5D")
     assert claims(game) == claim_set(2, 3, "pair")
@@ -167,7 +170,10 @@ def test_the_next_card_may_make_three_of_a_kind_instead() -> None:
     game = dealt("9S 5H 5D 5C")
     # 5D 5C is a new pair, 5H 5D still waits as a pair, 5 5 5 is three and fifteen; 9+5+5 = 19.
     assert claims(game) == (
-        claim_set(2, 3, "pair") | claim_set(2, 4, "three") | claim_set(2, 4, "fifteen") | claim_set(3, 4, "pair")
+        claim_set(2, 3, "pair")
+        | claim_set(2, 4, "three")
+        | claim_set(2, 4, "fifteen")
+        | claim_set(3, 4, "pair")
     )
     game.play("claim 2-4 three 4>2")
     assert game.score == 6
@@ -194,6 +200,7 @@ def test_a_pair_made_by_a_claim_may_wait_too() -> None:
 
 
 # --- the end ---------------------------------------------------------------------------------------
+
 
 def test_61_before_the_stock_runs_out_wins() -> None:
     game = dealt("9S 5H 5D")
@@ -232,6 +239,7 @@ def test_deal_is_always_legal_while_the_stock_has_cards() -> None:
 
 
 # --- reference playouts and notation ------------------------------------------------------------
+
 
 def holds(cards: list[int]) -> set[str]:
     """The combinations ``cards`` hold, straight from the spec's table."""

@@ -39,6 +39,7 @@ FACE_UP = ("royal-marriage", "push-pin", "double-jump", "french", "concertina")
 
 # --- helpers -------------------------------------------------------------------
 
+
 def rules_of(variant: str, **options: object) -> Rules:
     return find_variant(variant).make_rules(options)
 
@@ -93,14 +94,22 @@ def reference_removals(variant: str, cards: list[int]) -> list[tuple[int, ...]]:
 
 # --- registry ------------------------------------------------------------------
 
-@pytest.mark.parametrize("alias, vid", [
-    ("royal-marriage", "royal-marriage"), ("Royal Marriage", "royal-marriage"),
-    ("Push Pin Solitaire", "push-pin"), ("push_pin", "push-pin"),
-    ("Double Jump", "double-jump"),
-    ("French Solitaire", "french"), ("french", "french"),
-    ("Concertina Solitaire", "concertina"),
-    ("The Queen and Her Lad", "queen-and-her-lad"), ("Queen and her lad", "queen-and-her-lad"),
-])
+
+@pytest.mark.parametrize(
+    "alias, vid",
+    [
+        ("royal-marriage", "royal-marriage"),
+        ("Royal Marriage", "royal-marriage"),
+        ("Push Pin Solitaire", "push-pin"),
+        ("push_pin", "push-pin"),
+        ("Double Jump", "double-jump"),
+        ("French Solitaire", "french"),
+        ("french", "french"),
+        ("Concertina Solitaire", "concertina"),
+        ("The Queen and Her Lad", "queen-and-her-lad"),
+        ("Queen and her lad", "queen-and-her-lad"),
+    ],
+)
 def test_aliases(alias: str, vid: str) -> None:
     assert find_variant(alias).id == vid
 
@@ -198,6 +207,7 @@ def test_one_before_two_at_the_same_place(vid: str) -> None:
 
 # --- The Queen and Her Lad --------------------------------------------------------
 
+
 def test_qhl_two_between_must_match_each_other() -> None:
     rules = rules_of("queen-and-her-lad")
     assert removes(rules, pos("2S 7C 7H 2D")) == [x(2, 3)]  # 7C~7H
@@ -206,12 +216,15 @@ def test_qhl_two_between_must_match_each_other() -> None:
     assert removes(rules_of("royal-marriage"), pos("2S 7C 8H 2D")) == [x(2, 3)]
 
 
-@pytest.mark.parametrize("k, middle", [
-    (1, "7C 7H"),
-    (2, "7C 7H 9D 9C"),
-    (3, "7C 7H 9D 9C KS KH"),
-    (4, "7C 7H 9D 9C KS KH 3H 3C"),
-])
+@pytest.mark.parametrize(
+    "k, middle",
+    [
+        (1, "7C 7H"),
+        (2, "7C 7H 9D 9C"),
+        (3, "7C 7H 9D 9C KS KH"),
+        (4, "7C 7H 9D 9C KS KH 3H 3C"),
+    ],
+)
 def test_qhl_runs_of_k_matching_pairs(k: int, middle: str) -> None:
     rules = rules_of("queen-and-her-lad")
     state = pos(f"2S {middle} 2D")
@@ -371,7 +384,9 @@ def test_french_redeal_in_play_is_deterministic_per_seed() -> None:
 
 def test_french_redeal_differs_between_seeds_with_the_same_row() -> None:
     rules = rules_of("french")
-    rows = {tuple(p[0] for p in rules.apply(rules.state(pos(STUCK).row, rng=s), REDEAL).row) for s in range(20)}
+    rows = {
+        tuple(p[0] for p in rules.apply(rules.state(pos(STUCK).row, rng=s), REDEAL).row) for s in range(20)
+    }
     assert len(rows) > 5
 
 
@@ -383,9 +398,16 @@ def test_french_stuck_after_redeal_is_lost() -> None:
 
 # --- dealing -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("suit, q, k", [
-    ("hearts", "QH", "KH"), ("spades", "QS", "KS"), ("diamonds", "QD", "KD"), ("clubs", "QC", "KC"),
-])
+
+@pytest.mark.parametrize(
+    "suit, q, k",
+    [
+        ("hearts", "QH", "KH"),
+        ("spades", "QS", "KS"),
+        ("diamonds", "QD", "KD"),
+        ("clubs", "QC", "KC"),
+    ],
+)
 def test_royal_marriage_deal_has_the_couple_at_the_ends(suit: str, q: str, k: str) -> None:
     middles = set()
     for seed in range(6):
@@ -457,19 +479,23 @@ def test_french_keeps_its_generator_state_only() -> None:
 
 # --- win, loss, penalty ----------------------------------------------------------------
 
-@pytest.mark.parametrize("text, status, penalty", [
-    ("royal-marriage QH/KH -", Status.WON, 0),
-    ("royal-marriage QH/5S/9C/2D/KH -", Status.LOST, 3),
-    ("royal-marriage QH/5S/9C/KH -", Status.IN_PROGRESS, 2),  # the couple always match
-    ("royal-marriage QH/5H/KH -", Status.IN_PROGRESS, 1),
-    ("push-pin 5S/5S -", Status.WON, 0),
-    ("push-pin 5S/9H/JD/3C -", Status.LOST, 2),
-    ("double-jump 5S/9H/5D -", Status.LOST, 1),
-    ("double-jump 5S/9H/JD/5C -", Status.IN_PROGRESS, 2),
-    ("concertina 9H/JD -", Status.WON, 0),
-    ("concertina 5S/9H/JD/3C -", Status.LOST, 2),
-    ("french 5S/5D - rng=0000000000000007", Status.WON, 0),
-])
+
+@pytest.mark.parametrize(
+    "text, status, penalty",
+    [
+        ("royal-marriage QH/KH -", Status.WON, 0),
+        ("royal-marriage QH/5S/9C/2D/KH -", Status.LOST, 3),
+        ("royal-marriage QH/5S/9C/KH -", Status.IN_PROGRESS, 2),  # the couple always match
+        ("royal-marriage QH/5H/KH -", Status.IN_PROGRESS, 1),
+        ("push-pin 5S/5S -", Status.WON, 0),
+        ("push-pin 5S/9H/JD/3C -", Status.LOST, 2),
+        ("double-jump 5S/9H/5D -", Status.LOST, 1),
+        ("double-jump 5S/9H/JD/5C -", Status.IN_PROGRESS, 2),
+        ("concertina 9H/JD -", Status.WON, 0),
+        ("concertina 5S/9H/JD/3C -", Status.LOST, 2),
+        ("french 5S/5D - rng=0000000000000007", Status.WON, 0),
+    ],
+)
 def test_status_and_penalty(text: str, status: Status, penalty: int) -> None:
     game = Game.from_state_string(text)
     assert game.status is status
@@ -503,6 +529,7 @@ def test_illegal_removal_is_refused_with_the_legal_list() -> None:
 
 # --- the reference, on random rows ---------------------------------------------------------
 
+
 @pytest.mark.parametrize("vid", ELIMINATORS)
 def test_removals_agree_with_the_reference_on_random_rows(vid: str) -> None:
     rng = random.Random(f"eliminators-{vid}")
@@ -532,6 +559,7 @@ def test_qhl_reference_on_rows_rich_in_pairs() -> None:
 
 # --- random playouts ---------------------------------------------------------------------
 
+
 def cards_in_play(game: Game) -> Counter[int]:
     return Counter([p[0] for p in game.state.row] + list(game.state.stock))
 
@@ -540,7 +568,7 @@ def cards_in_play(game: Game) -> Counter[int]:
 def test_random_playouts(vid: str) -> None:
     rng = random.Random(f"playout-{vid}")
     ends: Counter[Status] = Counter()
-    for seed in range(12):
+    for _seed in range(12):
         game = new_game(vid, seed=rng.getrandbits(64))
         first, last = game.state.row[0][0], game.state.row[-1][0]
         steps = 0

@@ -69,13 +69,17 @@ def test_the_two_foundations_of_a_suit_are_one_move() -> None:
     game.play("2>f")
     assert foundations(game)[0] == ["AS"] and foundations(game)[4] == ["AS"]  # ♠ uses foundations 1 and 5
 
-    game = at(piles("2S", "2S"), foundations=["AS", "", "", "", "AS", "", "", ""],
-                    rest_under=9)
-    to_foundations = [m for m in game.legal_moves() if isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION]
+    game = at(piles("2S", "2S"), foundations=["AS", "", "", "", "AS", "", "", ""], rest_under=9)
+    to_foundations = [
+        m for m in game.legal_moves() if isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION
+    ]
     assert [(m.src, m.dst) for m in to_foundations] == [(0, 0), (1, 0)]  # either 2S: one move each
     game.play("1>f")
-    assert [(m.src, m.dst) for m in game.legal_moves()
-            if isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION] == [(1, 4)]
+    assert [
+        (m.src, m.dst)
+        for m in game.legal_moves()
+        if isinstance(m, Transfer) and m.dst_zone is Zone.FOUNDATION
+    ] == [(1, 4)]
     game.play("2>f")
     assert foundations(game)[0] == ["AS", "2S"] and foundations(game)[4] == ["AS", "2S"]
 
@@ -152,8 +156,9 @@ def test_the_player_never_sees_a_face_down_card_or_the_stock_unless_open() -> No
     stock = next(z for z in zones if z.zone is Zone.STOCK).piles[0]
     assert stock.face_down == 64 and not stock.face_down_cards and not stock.cards
     opened = new_game("emperor", {"open": True}, seed=7)
-    assert [list(p.face_down_cards) for p in opened.zones()[0].piles] == \
-        [list(p[:3]) for p in opened.state.tableau]  # type: ignore[attr-defined]
+    assert [list(p.face_down_cards) for p in opened.zones()[0].piles] == [
+        list(p[:3]) for p in opened.state.tableau
+    ]  # type: ignore[attr-defined]
     assert "??" not in opened.state_string(hide_stock=True)
 
 

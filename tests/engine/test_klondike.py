@@ -70,8 +70,9 @@ def test_no_redeal_at_the_start_before_any_move() -> None:
 
 @pytest.mark.parametrize(("passes", "redeals_allowed"), [(1, 0), (2, 1), (3, 2)])
 def test_passes_limit_the_redeals(passes: int, redeals_allowed: int) -> None:
-    game = position("klondike-draw-one", ["2C", "KS", ""], waste="2H", stock="",
-                    options=f"passes={passes}", rest_under=0)
+    game = position(
+        "klondike-draw-one", ["2C", "KS", ""], waste="2H", stock="", options=f"passes={passes}", rest_under=0
+    )
     done = 0
     while True:
         game.play("2>3" if TABLEAU.get(game.state)[1] else "3>2")  # a non-DRAW move: K to and fro
@@ -185,8 +186,7 @@ def test_won_with_foundation_return_ends_the_game() -> None:
 
 
 def test_notation_forms() -> None:
-    game = position("klondike", ["10S 9H 8S", "9D", "JD", "KC"], waste="7H",
-                    options="partial_runs=true")
+    game = position("klondike", ["10S 9H 8S", "9D", "JD", "KC"], waste="7H", options="partial_runs=true")
     assert game.parse_move("1>3") == game.parse_move("10S>JD")
     assert game.parse_move("8S>9D") == game.parse_move("1>2 x1")
     assert game.parse_move("w>1") == game.parse_move("7H>8S")
@@ -203,5 +203,7 @@ def test_plain_text_takes_the_whole_run_else_the_longest_legal_part() -> None:
     assert game.move_text(game.parse_move("w")) == "w>f"  # a lone source that can go one place only
     assert game.parse_move("AS>f") == game.parse_move("w>f1") == game.parse_move("w>f")
     assert game.move_text(game.parse_move("KD>4")) == "5>4"  # a whole pile into a space: legal, if idle
-    with pytest.raises(IllegalMoveError, match="^deal is not legal: dealing is not a move in this game; legal now: "):
+    with pytest.raises(
+        IllegalMoveError, match="^deal is not legal: dealing is not a move in this game; legal now: "
+    ):
         game.parse_move("d")  # DEAL, not DRAW

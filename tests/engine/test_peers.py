@@ -73,6 +73,7 @@ def random_playout_roundtrip(variant: str, seed: int, options: dict[str, object]
 
 # --- Relaxed Accordion -------------------------------------------------------------------------
 
+
 def test_relaxed_piles_move_right_as_well_as_left() -> None:
     r = rules_of("relaxed-accordion")
     s = State(row=row("8D 8C 2S 3D"))
@@ -140,6 +141,7 @@ def test_relaxed_legal_moves_are_interned() -> None:
 
 # --- Accordion's Revenge -----------------------------------------------------------------------
 
+
 def test_revenge_goal_follows_the_documented_draw_and_is_never_first_or_second() -> None:
     positions = set()
     for seed in range(300):
@@ -193,7 +195,7 @@ def test_revenge_through_a_state_string() -> None:
     big, single = _two_piles("7S", "7H")
     from accordion.engine.cards import card_code
 
-    text = ("accordions-revenge " + "".join(card_code(c) for c in big) + "/7H - goal=7H")
+    text = "accordions-revenge " + "".join(card_code(c) for c in big) + "/7H - goal=7H"
     game = Game.from_state_string(text)
     assert game.state.goal == parse_card("7H")
     assert "goal 7♥" in game.render()
@@ -213,6 +215,7 @@ def test_revenge_options_have_no_win_piles() -> None:
 
 # --- 23 Skidoo -----------------------------------------------------------------------------------
 
+
 def test_skidoo_moves_two_or_three_never_one() -> None:
     r = rules_of("23-skidoo")
     s = State(row=row("5H 5S 9C 5D"))
@@ -225,7 +228,12 @@ def test_skidoo_moves_two_or_three_never_one() -> None:
 def test_skidoo_wins_with_two_piles_by_default() -> None:
     v = find_variant("23 Skidoo")
     assert v.id == "23-skidoo"
-    assert {o.name: o.default for o in v.options} == {"dealing": "all", "compel": "none", "win_piles": 2, "undo": "all"}
+    assert {o.name: o.default for o in v.options} == {
+        "dealing": "all",
+        "compel": "none",
+        "win_piles": 2,
+        "undo": "all",
+    }
     r = v.make_rules({})
     assert r.win_piles == 2 and r.win_threshold() == "2 piles or fewer"
     cards = list(range(52))
@@ -248,6 +256,7 @@ def test_skidoo_matches_a_brute_force_reference() -> None:
 
 
 # --- Bayan ---------------------------------------------------------------------------------------
+
 
 def test_bayan_discards_matching_pairs_one_or_three_apart() -> None:
     r = rules_of("bayan")
@@ -304,6 +313,7 @@ def test_bayan_has_only_the_dealing_option() -> None:
 
 
 # --- every peer: random play --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("variant", "options"),

@@ -23,11 +23,11 @@ from accordion.engine import (
     Game,
     InvalidStateError,
     all_variants,
+    core,
     decode_state,
     encode_state,
     new_game,
 )
-from accordion.engine import core
 from accordion.engine.core import Rules, Variant, register
 from accordion.engine.fields import Reader, State, fields_of
 from accordion.engine.games.accordion import StackingRules
@@ -182,18 +182,23 @@ def test_french_after_its_redeal_has_both_fields() -> None:
 _REST = "5S6S7S8S9STSJSQSAH2H3H4H5H6H7H8H9HTHJHQHKHAD2D3D4D5D6D7D8D9DTDJDQDKDAC2C3C4C5C6C7C8C9CTCJCQCKC"
 GOLDEN = [
     # (state string, its record as the service wrote it before the declarations: golden bytes)
-    ("french 5S/9H/JD/3C/7S - rng=0000000000000001 redeals=1",
-     "058495a4a986000101000000000000000301"),
-    ("accordions-revenge AS2S3S4S5S6S8S9STSJSQSKSAH2H3H4H5H6H8H9HTHJHQHKHAD2D3D4D5D6D7D8D9DTDJDQDKDAC2C3"
-     "C4C5C6C7C8C9CTCJCQCKC7S/7H - goal=7H",
-     "348001020304050708090a0b0c0d0e0f1011121415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031"
-     "32330693000413"),
-    ("cribbage-solitaire ASKS/2S 3S4S" + _REST + " score=5 marks=AS1.KS1;-",
-     "03800c813102030405060708090a0b0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e"
-     "2f30313233020a05020200020c0200"),
-    ("cribbage-solitaire AS/2SKS 3S4S" + _REST + " score=-3 marks=-;AS1.2S1",
-     "0380810c3102030405060708090a0b0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e"
-     "2f3031323302050502000200020102"),
+    ("french 5S/9H/JD/3C/7S - rng=0000000000000001 redeals=1", "058495a4a986000101000000000000000301"),
+    (
+        "accordions-revenge AS2S3S4S5S6S8S9STSJSQSKSAH2H3H4H5H6H8H9HTHJHQHKHAD2D3D4D5D6D7D8D9DTDJDQDKDAC2C3"
+        "C4C5C6C7C8C9CTCJCQCKC7S/7H - goal=7H",
+        "348001020304050708090a0b0c0d0e0f1011121415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031"
+        "32330693000413",
+    ),
+    (
+        "cribbage-solitaire ASKS/2S 3S4S" + _REST + " score=5 marks=AS1.KS1;-",
+        "03800c813102030405060708090a0b0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e"
+        "2f30313233020a05020200020c0200",
+    ),
+    (
+        "cribbage-solitaire AS/2SKS 3S4S" + _REST + " score=-3 marks=-;AS1.2S1",
+        "0380810c3102030405060708090a0b0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e"
+        "2f3031323302050502000200020102",
+    ),
 ]
 
 
@@ -256,7 +261,9 @@ class _ZonesRules(StackingRules):
 @pytest.fixture
 def zones_variant() -> Iterator[Variant]:
     """The test game, registered for the test only (other tests list every variant)."""
-    variant = register(Variant(id="test-zones", name="Test zones", rules=_ZonesRules, description="test only"))
+    variant = register(
+        Variant(id="test-zones", name="Test zones", rules=_ZonesRules, description="test only")
+    )
     try:
         yield variant
     finally:

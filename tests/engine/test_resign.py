@@ -62,7 +62,9 @@ def test_resign_is_refused_once_the_game_is_over(variant: str) -> None:
     game.play(RESIGN)
     before = (game.state, game.move_count)
     for attempt in ("resign", " Resign ", RESIGN, Resign()):
-        with pytest.raises(IllegalMoveError, match="^resign is not legal: the game is over; legal now: nothing"):
+        with pytest.raises(
+            IllegalMoveError, match="^resign is not legal: the game is over; legal now: nothing"
+        ):
             game.play(attempt)
     assert (game.state, game.move_count) == before and game.status is Status.LOST
 

@@ -51,6 +51,7 @@ def foundations(game: Game) -> list[list[str]]:
 
 # --- dealing ----------------------------------------------------------------------------------
 
+
 def test_seed_layout_deals_ten_piles_of_five_by_rows_four_face_down() -> None:
     order = new_game("spider", seed=3).rules.order_deal(SplitMix64(3))
     game = new_game("spider", deal=order)
@@ -73,8 +74,9 @@ def test_standard_layout_deals_54_cards_piles_one_to_four_hold_six() -> None:
     assert not game.state.stock and "deal" not in texts(game)
 
 
-@pytest.mark.parametrize(("suits", "kinds"), [(4, {"S": 26, "H": 26, "D": 26, "C": 26}), (2, {"S": 52, "H": 52}),
-                                              (1, {"S": 104})])
+@pytest.mark.parametrize(
+    ("suits", "kinds"), [(4, {"S": 26, "H": 26, "D": 26, "C": 26}), (2, {"S": 52, "H": 52}), (1, {"S": 104})]
+)
 def test_suits_option_makes_104_cards_of_that_many_suits(suits: int, kinds: dict[str, int]) -> None:
     game = new_game("spider", {"suits": suits}, seed=1)
     cards = game.rules.deck()
@@ -105,9 +107,9 @@ def test_seed_layout_ends_with_a_deal_of_four_onto_piles_one_to_four() -> None:
 
 # --- moves --------------------------------------------------------------------------------------
 
+
 def test_any_top_part_of_a_unit_moves_onto_one_rank_higher_of_any_suit() -> None:
-    game = at(piles("8S 7S 6S", "7H", "9D", "8C", "5S"),
-                    rest_under=9)
+    game = at(piles("8S 7S 6S", "7H", "9D", "8C", "5S"), rest_under=9)
     legal = texts(game)
     assert {"1>2 x1", "1>3", "1>4 x2"} <= legal  # 6S onto 7H, the whole unit onto 9D, 7S 6S onto 8C
     assert not {"1>2", "1>3 x1", "1>4 x1", "1>5"} & legal  # only where the deepest card fits
@@ -116,8 +118,7 @@ def test_any_top_part_of_a_unit_moves_onto_one_rank_higher_of_any_suit() -> None
 
 
 def test_a_unit_stops_at_a_suit_change_and_at_a_face_down_card() -> None:
-    game = at(piles("7S 6H 5H", "6S 5S", "8D", "7C"),
-                    down=[0, 1, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
+    game = at(piles("7S 6H 5H", "6S 5S", "8D", "7C"), down=[0, 1, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
     legal = texts(game)
     assert "1>4" in legal  # 6H 5H onto 7C (a unit of two: 7S is another suit)
     assert "1>3 x3" not in legal and not any(t.startswith("1>3") for t in legal)
@@ -168,17 +169,16 @@ def test_deal_puts_one_card_face_up_on_each_pile_left_to_right() -> None:
 
 
 def test_a_move_turns_up_the_face_down_card_it_uncovers() -> None:
-    game = at(piles("3D 5S", "6H"),
-                    down=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
+    game = at(piles("3D 5S", "6H"), down=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
     game.play("1>2")
     assert tableau(game)[0] == ["3D"] and down(game)[0] == 0
 
 
 # --- lift-off and the end -----------------------------------------------------------------------
 
+
 def test_a_full_suit_lifts_off_as_part_of_the_move_that_completes_it() -> None:
-    game = at(piles("9C " + RUN_K_TO_2, "4D AS"),
-                    down=[1, 1, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
+    game = at(piles("9C " + RUN_K_TO_2, "4D AS"), down=[1, 1, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
     penalty = game.penalty
     game.play("2>1")
     assert tableau(game)[0] == ["9C"] and down(game)[0] == 0  # lifted, and 9C turned up
@@ -190,15 +190,13 @@ def test_a_full_suit_lifts_off_as_part_of_the_move_that_completes_it() -> None:
 
 
 def test_a_deal_that_completes_a_suit_lifts_it_off() -> None:
-    game = at(piles(RUN_K_TO_2),
-                    stock="AS", rest_under=9)
+    game = at(piles(RUN_K_TO_2), stock="AS", rest_under=9)
     game.play("deal")
     assert tableau(game)[0] == [] and len(foundations(game)[0]) == 13
 
 
 def test_a_suit_with_a_face_down_king_does_not_lift_off() -> None:
-    game = at(piles(RUN_K_TO_2, "AS"),
-                    down=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
+    game = at(piles(RUN_K_TO_2, "AS"), down=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0], rest_under=9)
     game.play("2>1")
     assert len(tableau(game)[0]) == 13 and foundations(game)[0] == []
 
@@ -213,13 +211,13 @@ def test_the_last_suit_lifted_off_wins() -> None:
 
 def test_one_suit_and_two_suit_games_lift_off_their_suits() -> None:
     for suits in (1, 2):
-        game = at(piles(RUN_K_TO_2, "AS", fillers=SPADE_FILLERS),
-                        rest_under=9, options=f"suits={suits}")
+        game = at(piles(RUN_K_TO_2, "AS", fillers=SPADE_FILLERS), rest_under=9, options=f"suits={suits}")
         game.play("2>1")
         assert len(foundations(game)[0]) == 13 and game.penalty == 104 - 13
 
 
 # --- what the player sees, and records ----------------------------------------------------------
+
 
 def test_the_player_never_sees_a_face_down_card_or_the_stock_unless_open() -> None:
     game = new_game("spider", seed=5)

@@ -15,8 +15,11 @@ from accordion.engine.record import decode_state, encode_state
 from accordion.engine.rng import SplitMix64
 from accordion.engine.tableau import DOWN, TABLEAU, TableauRules
 
-HIDING = sorted(v.id for v in all_variants()
-                if issubclass(v.rules, TableauRules) and any(o.name == "open" for o in v.options))
+HIDING = sorted(
+    v.id
+    for v in all_variants()
+    if issubclass(v.rules, TableauRules) and any(o.name == "open" for o in v.options)
+)
 TABLEAU_GAMES = sorted(v.id for v in all_variants() if issubclass(v.rules, TableauRules))
 _CARD_RE = re.compile(r"(10|[2-9AJQKT])([SHDC♠♥♦♣])")
 
@@ -38,8 +41,15 @@ def cards_named(text: str) -> set[int]:
 def shown_texts(game: Game) -> list[str]:
     """Everything a player is shown of the game now (no error message: see below)."""
     view = game.view()
-    out = [game.state_string(hide_stock=True), game.render(True), game.render(False), view.text,
-           *view.legal_moves, *view.extras, repr(game)]
+    out = [
+        game.state_string(hide_stock=True),
+        game.render(True),
+        game.render(False),
+        view.text,
+        *view.legal_moves,
+        *view.extras,
+        repr(game),
+    ]
     for zone in game.zones():
         for pile in zone.piles:
             assert not pile.face_down_cards  # never named in a game not dealt open
@@ -94,7 +104,9 @@ def test_naming_a_face_down_card_answers_as_naming_any_hidden_card(variant: str)
                 game.parse_move(form.format(card_text(card)))
             except EngineError as exc:
                 # (the card as typed, and as the words write it: 10♠)
-                answers.add(str(exc).replace(card_text(card), "<card>").replace(card_text(card, True), "<card>"))
+                answers.add(
+                    str(exc).replace(card_text(card), "<card>").replace(card_text(card, True), "<card>")
+                )
     assert len(answers) <= 2  # one answer per form, whichever hidden card is named
 
 

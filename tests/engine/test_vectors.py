@@ -8,8 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from accordion.engine import all_variants, card_text, new_game
-from accordion.engine import rng
+from accordion.engine import all_variants, card_text, new_game, rng
 from accordion.engine.rng import SplitMix64
 
 from .make_vectors import PATH

@@ -10,8 +10,8 @@ from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU
 
 from .tableau_helpers import position, texts
 
-
 # --- Wish ------------------------------------------------------------------------------------
+
 
 def test_wish_deals_32_cards_a_pile_at_a_time_tops_face_up() -> None:
     game = new_game("wish", deal=list(DECK))
@@ -32,8 +32,7 @@ def test_wish_refuses_cards_outside_its_deck() -> None:
 
 
 def test_wish_removes_two_tops_of_one_rank_on_different_piles_and_turns_up() -> None:
-    game = position("wish", ["7S 7H", "8S 7D", "8H 9S"], down=[1, 1, 1], foundations=("",),
-                    rest_under=2)
+    game = position("wish", ["7S 7H", "8S 7D", "8H 9S"], down=[1, 1, 1], foundations=("",), rest_under=2)
     legal = texts(game)
     assert legal == {"x1,2"}  # 7H and 7D; 9S pairs with nothing; 7S under 7H does not count
     game.play("x1,2")
@@ -50,8 +49,12 @@ def test_wish_pair_by_cards_and_by_piles() -> None:
 
 
 def test_wish_won_when_every_card_is_removed() -> None:
-    removed = " ".join(card for card in ("AS AH AD AC 7S 7H 7D 7C 8S 8H 8D 8C 9S 9H 9D 9C "
-                                          "10S 10H 10D 10C JS JH JD JC QS QH QD QC").split())
+    removed = " ".join(
+        card
+        for card in (
+            "AS AH AD AC 7S 7H 7D 7C 8S 8H 8D 8C 9S 9H 9D 9C 10S 10H 10D 10C JS JH JD JC QS QH QD QC"
+        ).split()
+    )
     game = position("wish", ["KS", "KH", "KD KC"], down=[0, 0, 1], foundations=(removed,))
     game.play("x1,2")
     assert game.status is Status.LOST  # K♦ K♣ on one pile: no pair on two piles
@@ -62,6 +65,7 @@ def test_wish_won_when_every_card_is_removed() -> None:
 
 
 # --- Streets and Alleys -------------------------------------------------------------------------
+
 
 def test_streets_deals_columns_of_four_alternately_left_and_right() -> None:
     game = new_game("streets-and-alleys", deal=list(range(52)))
@@ -75,8 +79,12 @@ def test_streets_deals_columns_of_four_alternately_left_and_right() -> None:
 
 
 def test_streets_moves_the_outer_card_onto_one_rank_higher_of_any_suit() -> None:
-    game = position("streets-and-alleys", ["9S 5D", "6D", "6C", "4H", "9C", "5C", "AS", "8H 2C"],
-                    rest_under=0, rest_face_down=False)
+    game = position(
+        "streets-and-alleys",
+        ["9S 5D", "6D", "6C", "4H", "9C", "5C", "AS", "8H 2C"],
+        rest_under=0,
+        rest_face_down=False,
+    )
     legal = texts(game)
     assert {"1>2", "1>3", "4>1", "4>6", "7>f"} <= legal  # 5D on 6D (same suit), on 6C; 4H on 5D or 5C
     assert "2>1" not in legal and "8>1" not in legal  # not one rank lower
@@ -84,8 +92,13 @@ def test_streets_moves_the_outer_card_onto_one_rank_higher_of_any_suit() -> None
 
 
 def test_streets_any_card_into_an_empty_row_and_nothing_back_off_a_foundation() -> None:
-    game = position("streets-and-alleys", ["", "7D", "2S"], foundations=("AS", "", "", ""), rest_under=1,
-                    rest_face_down=False)
+    game = position(
+        "streets-and-alleys",
+        ["", "7D", "2S"],
+        foundations=("AS", "", "", ""),
+        rest_under=1,
+        rest_face_down=False,
+    )
     legal = texts(game)
     assert "2>1" in legal and "3>1" in legal and "3>f" in legal
     game.play("3>f")

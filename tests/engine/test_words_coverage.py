@@ -28,13 +28,18 @@ def sendable(game: Game) -> list[Move]:
                 out += [Transfer(T, i, T, j, k) for k in (1, 2, 3, 13)]
                 out.append(Remove((i, j)))
             out += [Transfer(T, i, F, f, 1) for f in (-1, 0, nf - 1)]
-            out += [Transfer(W, 0, T, i, 1), Transfer(W, 0, T, i, 2)] + [Transfer(F, f, T, i, 1) for f in range(nf)]
+            out += [Transfer(W, 0, T, i, 1), Transfer(W, 0, T, i, 2)] + [
+                Transfer(F, f, T, i, 1) for f in range(nf)
+            ]
         out += [Transfer(W, 0, F, -1, 1), Transfer(W, 0, F, 0, 1)]
     else:
         n = len(state.row)
         for i in range(n + 1):
             out += [Stack(i, j) for j in range(max(0, i - 4), min(n + 1, i + 5))]
-            out += [Remove(tuple(range(i, i + k))) for k in (1, 2, 3, 4)] + [Remove((i, i + 2)), Remove((i, i + 3))]
+            out += [Remove(tuple(range(i, i + k))) for k in (1, 2, 3, 4)] + [
+                Remove((i, i + 2)),
+                Remove((i, i + 3)),
+            ]
             out += [Claim(i, i + k, combo, i, i + 1) for k in (1, 2, 3) for combo in COMBOS]
     return out
 

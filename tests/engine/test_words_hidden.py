@@ -19,15 +19,26 @@ from accordion.engine.moves import DEAL, DRAW, REDEAL, Claim, Move, Remove, Stac
 from accordion.engine.tableau import FOUNDATIONS, TABLEAU, TableauRules
 
 T, F, W = Zone.TABLEAU, Zone.FOUNDATION, Zone.WASTE
-HIDING = ["klondike", "klondike-draw-one", "emperor", "spider", "wish", "accordion-stock", "compacted",
-          "queen-and-her-lad", "cribbage-solitaire"]
+HIDING = [
+    "klondike",
+    "klondike-draw-one",
+    "emperor",
+    "spider",
+    "wish",
+    "accordion-stock",
+    "compacted",
+    "queen-and-her-lad",
+    "cribbage-solitaire",
+]
 
 
 def twin(game: Game, rng: random.Random) -> Game:
     """The same visible position with the hidden cards in another order."""
     rules, state = game.rules, game.state
     if isinstance(rules, TableauRules):
-        hidden = [c for pile, n in zip(TABLEAU.get(state), rules.zones(state)[0].piles) for c in pile[:n.face_down]]
+        hidden = [
+            c for pile, n in zip(TABLEAU.get(state), rules.zones(state)[0].piles) for c in pile[: n.face_down]
+        ]
         hidden += state.stock
         other = list(hidden)
         while len(set(other)) > 1 and other == hidden:
@@ -59,7 +70,12 @@ def asks(game: Game) -> list[str | Move]:
     else:
         n = len(state.row)
         for i in range(n):
-            out += [Stack(i, max(i - 1, 0)), Stack(i, max(i - 3, 0)), Remove((i,)), Claim(max(i - 1, 0), i, "pair", i, max(i - 1, 0))]
+            out += [
+                Stack(i, max(i - 1, 0)),
+                Stack(i, max(i - 3, 0)),
+                Remove((i,)),
+                Claim(max(i - 1, 0), i, "pair", i, max(i - 1, 0)),
+            ]
         for name in names:
             out += [f"{name}>1", f"x{name}", f"{name}", f"claim 1-2 pair {name}>1"]
     return out

@@ -128,13 +128,15 @@ def cluster_nodes(port: int) -> list[NodeView]:
         parsed = c.execute_command("CLUSTER NODES")
     views = []
     for addr, node in parsed.items():
-        views.append(NodeView(
-            node["node_id"],
-            int(addr.split("@")[0].rsplit(":", 1)[1]),
-            frozenset(node["flags"].split(",")),
-            node["master_id"],
-            tuple((int(r[0]), int(r[-1])) for r in node["slots"]),
-        ))
+        views.append(
+            NodeView(
+                node["node_id"],
+                int(addr.split("@")[0].rsplit(":", 1)[1]),
+                frozenset(node["flags"].split(",")),
+                node["master_id"],
+                tuple((int(r[0]), int(r[-1])) for r in node["slots"]),
+            )
+        )
     return views
 
 
@@ -153,12 +155,18 @@ class LocalCluster:
         self.masters, self.replicas = masters, replicas
         self.node_timeout_ms = node_timeout_ms
         extra = (
-            "--cluster-enabled", "yes",
-            "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", str(node_timeout_ms),
-            "--cluster-require-full-coverage", "no",
-            "--cluster-replica-validity-factor", "0",
-            "--repl-diskless-sync-delay", "0",  # a rejoining node syncs at once
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            str(node_timeout_ms),
+            "--cluster-require-full-coverage",
+            "no",
+            "--cluster-replica-validity-factor",
+            "0",
+            "--repl-diskless-sync-delay",
+            "0",  # a rejoining node syncs at once
         )
         self.nodes = [
             Node(RedisServer(appendonly=True, appendfsync=appendfsync, extra_args=extra, port=cluster_port()))
@@ -193,8 +201,15 @@ class LocalCluster:
 
     def _create_with_redis_cli(self, timeout: float) -> None:
         assert self._cli, "no redis-cli"
-        argv = [self._cli, "--cluster", "create", *(n.addr for n in self.nodes),
-                "--cluster-replicas", str(self.replicas), "--cluster-yes"]
+        argv = [
+            self._cli,
+            "--cluster",
+            "create",
+            *(n.addr for n in self.nodes),
+            "--cluster-replicas",
+            str(self.replicas),
+            "--cluster-yes",
+        ]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
         if done.returncode != 0 or "[OK] All 16384 slots covered" not in done.stdout:
             raise RuntimeError(
@@ -225,7 +240,7 @@ class LocalCluster:
         for node in primaries:
             with client(node.port) as c:
                 ids[node.port] = c.execute_command("CLUSTER MYID").decode()
-        for i, node in enumerate(self.nodes[self.masters:]):
+        for i, node in enumerate(self.nodes[self.masters :]):
             master = primaries[i % self.masters]
             with client(node.port) as c:
                 c.execute_command("CLUSTER REPLICATE", ids[master.port])
@@ -329,17 +344,19 @@ class SentinelServer(RedisServer):
         super().__init__()
         self.conf = self.dir / "sentinel.conf"
         self.conf.write_text(
-            "\n".join([
-                f"port {self.port}",
-                "bind 127.0.0.1",
-                f"dir {self.dir}",
-                f"logfile {self.logfile}",
-                f"sentinel monitor {service} 127.0.0.1 {master_port} {quorum}",
-                f"sentinel down-after-milliseconds {service} {down_after_ms}",
-                f"sentinel failover-timeout {service} 10000",
-                f"sentinel parallel-syncs {service} 1",
-                "",
-            ])
+            "\n".join(
+                [
+                    f"port {self.port}",
+                    "bind 127.0.0.1",
+                    f"dir {self.dir}",
+                    f"logfile {self.logfile}",
+                    f"sentinel monitor {service} 127.0.0.1 {master_port} {quorum}",
+                    f"sentinel down-after-milliseconds {service} {down_after_ms}",
+                    f"sentinel failover-timeout {service} 10000",
+                    f"sentinel parallel-syncs {service} 1",
+                    "",
+                ]
+            )
         )
 
     def _argv(self) -> list[str]:
@@ -349,13 +366,20 @@ class SentinelServer(RedisServer):
 class LocalSentinel:
     """One master, one replica, ``sentinels`` sentinels; ``service`` is the monitored name."""
 
-    def __init__(self, *, service: str = "accordion", sentinels: int = 3, down_after_ms: int = 1000,
-                 appendfsync: str = "everysec") -> None:
+    def __init__(
+        self,
+        *,
+        service: str = "accordion",
+        sentinels: int = 3,
+        down_after_ms: int = 1000,
+        appendfsync: str = "everysec",
+    ) -> None:
         self.service = service
         extra = ("--repl-diskless-sync-delay", "0")
         self.master = RedisServer(appendonly=True, appendfsync=appendfsync, extra_args=extra)
         self.replica = RedisServer(
-            appendonly=True, appendfsync=appendfsync,
+            appendonly=True,
+            appendfsync=appendfsync,
             extra_args=(*extra, "--replicaof", "127.0.0.1", str(self.master.port)),
         )
         quorum = sentinels // 2 + 1
@@ -430,8 +454,9 @@ class LocalSentinel:
         master = self.master_port()
         server.extra_args = (*server.extra_args, "--replicaof", "127.0.0.1", str(master))
         server.start()
-        wait_until(f"127.0.0.1:{server.port} to sync from the new master", lambda: self.in_sync(server),
-                   timeout)
+        wait_until(
+            f"127.0.0.1:{server.port} to sync from the new master", lambda: self.in_sync(server), timeout
+        )
 
     def close(self) -> None:
         for s in [*self.sentinels, self.master, self.replica]:

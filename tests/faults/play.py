@@ -29,7 +29,6 @@ import grpc.aio
 
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
-
 from server_launcher import START_TIMEOUT
 
 from ..api.helpers import ROOT, ServerProcess, server_command
@@ -75,7 +74,10 @@ def start_servers(
         out, err = out_path.open("wb"), err_path.open("wb")
         proc = subprocess.Popen(
             [*server_command(), "--listen", "127.0.0.1:0", "--workers", "1", *args],
-            stdout=out, stderr=err, env={**base, **env}, cwd=ROOT,
+            stdout=out,
+            stderr=err,
+            env={**base, **env},
+            cwd=ROOT,
         )
         procs.append(ServerProcess(proc, "", out_path, err_path, [out, err]))
     deadline = time.monotonic() + timeout
@@ -163,7 +165,7 @@ class Load:
                 p.failed_attempts.append(started)
                 if time.monotonic() - first > self.give_up:
                     why = f"still {exc.code().name} after {self.give_up} s"
-                    raise AssertionError(f"game {p.index} {method}: {why}")
+                    raise AssertionError(f"game {p.index} {method}: {why}") from exc
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 0.4)
                 continue
@@ -174,9 +176,11 @@ class Load:
 
     async def start(self) -> None:
         """Create every game (NewGame with a request id, seeded deals), then start playing."""
+
         async def create(p: Played) -> None:
-            request = pb.NewGameRequest(variant="accordion", seed=self.seed * 1000 + p.index,
-                                        request_id=f"new-{self.seed}-{p.index}")
+            request = pb.NewGameRequest(
+                variant="accordion", seed=self.seed * 1000 + p.index, request_id=f"new-{self.seed}-{p.index}"
+            )
             reply = await self._call(p, "NewGame", request)
             assert isinstance(reply, pb.NewGameResponse)
             p.game_id, p.token, p.game = reply.game.id, reply.token, reply.game
@@ -195,8 +199,10 @@ class Load:
                 move = rng.choice(list(game.legal_moves))
                 method, kind = "ApplyMove", pb.GameEvent.KIND_MOVE
                 request: object = pb.ApplyMoveRequest(
-                    game_id=p.game_id, move=pb.Move(notation=move.notation),
-                    expected_version=game.version, request_id=rid,
+                    game_id=p.game_id,
+                    move=pb.Move(notation=move.notation),
+                    expected_version=game.version,
+                    request_id=rid,
                 )
             elif game.can_undo:
                 method, kind = "Undo", pb.GameEvent.KIND_UNDO

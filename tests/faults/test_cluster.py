@@ -23,7 +23,6 @@ import pytest
 from redis.crc import key_slot
 
 from accordion.store import GameRecord, StoreUnavailable, open_store
-
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
 from .cluster import LocalCluster
@@ -45,8 +44,16 @@ async def test_cluster_master_killed_mid_load_loses_and_duplicates_nothing() -> 
     channel = None
     try:
         servers = await asyncio.to_thread(
-            start_servers, 3, Path(tmp.name), {"REDIS_URL": cluster.url},
-            "--redis-wait-replicas", "1", "--redis-wait-timeout", "0.5", "--store-timeout", "2",
+            start_servers,
+            3,
+            Path(tmp.name),
+            {"REDIS_URL": cluster.url},
+            "--redis-wait-replicas",
+            "1",
+            "--redis-wait-timeout",
+            "0.5",
+            "--store-timeout",
+            "2",
         )
         channel = round_robin_channel([s.addr for s in servers])
         load = Load(pb_grpc.AccordionServiceStub(channel), games=GAMES, seed=7, pace=0.02)
@@ -67,14 +74,17 @@ async def test_cluster_master_killed_mid_load_loses_and_duplicates_nothing() -> 
         # Checked directly too: a write to the new master's slots is refused as not replicated.
         probe = open_store(cluster.url, wait_replicas=1, wait_timeout=0.3)
         try:
-            gid = next(g for g in (f"probe-{i}" for i in range(10_000))
-                       if cluster.master_of_slot(key_slot(g.encode()), promoted.port).port == promoted.port)
+            gid = next(
+                g
+                for g in (f"probe-{i}" for i in range(10_000))
+                if cluster.master_of_slot(key_slot(g.encode()), promoted.port).port == promoted.port
+            )
             with pytest.raises(StoreUnavailable, match="not replicated: 0 of 1"):
                 await probe.create(GameRecord(gid, 1, b"t", b"d"), ttl=60)
         finally:
             await probe.close()
         await asyncio.sleep(max(0.0, 2.0 - (time.monotonic() - t_failover)))
-        t_restart, wall_restart = time.monotonic(), time.time()
+        wall_restart = time.time()
         await asyncio.to_thread(cluster.restart, victim, 30)
         t_rejoined = time.monotonic()
         # Every game of the dead master moves again (on its new master), twice over.
@@ -90,7 +100,8 @@ async def test_cluster_master_killed_mid_load_loses_and_duplicates_nothing() -> 
             1
             for s in servers
             for line in map(json.loads, s.log_lines())
-            if line.get("event") == "rpc" and line.get("code") == "UNAVAILABLE"
+            if line.get("event") == "rpc"
+            and line.get("code") == "UNAVAILABLE"
             and line.get("method", "").endswith(("ApplyMove", "Undo"))
             and wall_failover + 0.2 <= datetime.fromisoformat(line["timestamp"]).timestamp() < wall_restart
         )

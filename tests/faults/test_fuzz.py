@@ -99,8 +99,14 @@ def server_log() -> Iterator[io.StringIO]:
 async def target(store_url: str, server_log: io.StringIO) -> AsyncIterator[Target]:
     """A server on this test's event loop (the fuzzer calls it from a worker thread), and 4 games."""
     budgets = {k: v for k, v in SMALL_BUDGETS.items() if k in {f.name for f in fields(Config)}}
-    config = Config(listen="127.0.0.1:0", redis_url="" if store_url == "memory://" else store_url,
-                    health_interval=0.2, grace=0.5, watch_rate=0, **budgets)
+    config = Config(
+        listen="127.0.0.1:0",
+        redis_url="" if store_url == "memory://" else store_url,
+        health_interval=0.2,
+        grace=0.5,
+        watch_rate=0,
+        **budgets,
+    )
     server = AccordionServer(config)
     addr = f"127.0.0.1:{await server.start()}"
     try:
@@ -112,15 +118,23 @@ async def target(store_url: str, server_log: io.StringIO) -> AsyncIterator[Targe
                 game = new.game
                 for _ in range(3):  # a few moves, so there are events and replies to protect
                     reply = await stub.ApplyMove(
-                        pb.ApplyMoveRequest(game_id=game.id, move=game.legal_moves[0],
-                                            request_id=f"{game.id}-{game.version}"),
-                        metadata=bearer(new.token), timeout=10,
+                        pb.ApplyMoveRequest(
+                            game_id=game.id, move=game.legal_moves[0], request_id=f"{game.id}-{game.version}"
+                        ),
+                        metadata=bearer(new.token),
+                        timeout=10,
                     )
                     game = reply.game
                 games[game.id] = (new.token, [m.notation for m in game.legal_moves])
         ids = list(games)
-        yield Target(server, addr, "" if store_url == "memory://" else store_url,
-                     {i: games[i][0] for i in ids[:3]}, (ids[3], games[ids[3]][0]), games[ids[3]][1])
+        yield Target(
+            server,
+            addr,
+            "" if store_url == "memory://" else store_url,
+            {i: games[i][0] for i in ids[:3]},
+            (ids[3], games[ids[3]][0]),
+            games[ids[3]][1],
+        )
     finally:
         await server.stop(grace=0)
 
@@ -170,13 +184,27 @@ def text_field(*realistic: str, long: bool = True) -> st.SearchStrategy[str]:
 
 
 # Around the receive limit, cheaply (Hypothesis draws bytes one by one: a 64 KiB st.binary overruns).
-BIG_BYTES = st.builds(lambda b, n: (b * (n // len(b) + 1))[:n], st.binary(min_size=1, max_size=16),
-                      st.integers(LIMIT - 64, LIMIT + 64))
+BIG_BYTES = st.builds(
+    lambda b, n: (b * (n // len(b) + 1))[:n],
+    st.binary(min_size=1, max_size=16),
+    st.integers(LIMIT - 64, LIMIT + 64),
+)
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 SMALL = st.integers(-3, 60)
 NOTATIONS = [
-    "8D>9D", "deal", "x7-8", "redeal", "claim 3-5 run 5>3", "10D>4D", "KC>3C", "1>2", "52>49", ">", "x", ""
+    "8D>9D",
+    "deal",
+    "x7-8",
+    "redeal",
+    "claim 3-5 run 5>3",
+    "10D>4D",
+    "KC>3C",
+    "1>2",
+    "52>49",
+    ">",
+    "x",
+    "",
 ]
 ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
@@ -225,8 +253,11 @@ def requests(t: Target, method: str, game_id: str) -> st.SearchStrategy[Any]:
                 variant=variant, options=options, request_id=request_id, **start
             ),
             text_field("accordion", "royal-marriage", "cribbage-solitaire", "french", "nope"),
-            st.dictionaries(text_field("leap", "decks", "redeals", long=False),
-                            text_field("1", "3", "yes", "-1", long=False), max_size=40),
+            st.dictionaries(
+                text_field("leap", "decks", "redeals", long=False),
+                text_field("1", "3", "yes", "-1", long=False),
+                max_size=40,
+            ),
             start,
             rid,
         )
@@ -238,17 +269,23 @@ def requests(t: Target, method: str, game_id: str) -> st.SearchStrategy[Any]:
         move = st.one_of(moves(), as_text)
         return st.builds(
             lambda m, v, r, has_move: pb.ApplyMoveRequest(
-                game_id=game_id, request_id=r, **({"move": m} if has_move else {}),
+                game_id=game_id,
+                request_id=r,
+                **({"move": m} if has_move else {}),
                 **({} if v is None else {"expected_version": v}),
             ),
-            move, maybe_version, rid, st.booleans(),
+            move,
+            maybe_version,
+            rid,
+            st.booleans(),
         )
     if method == "Undo":
         return st.builds(
             lambda v, r: pb.UndoRequest(
                 game_id=game_id, request_id=r, **({} if v is None else {"expected_version": v})
             ),
-            maybe_version, rid,
+            maybe_version,
+            rid,
         )
     if method == "WatchGame":
         after = st.one_of(INT64, SMALL)
@@ -261,10 +298,19 @@ _SCALARS: dict[int, st.SearchStrategy[Any]] = {
     FieldDescriptor.TYPE_BYTES: st.binary(max_size=64),
     FieldDescriptor.TYPE_DOUBLE: st.floats(),
     FieldDescriptor.TYPE_FLOAT: st.floats(width=32),
-    **{k: st.one_of(SMALL, INT32) for k in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32,
-                                            FieldDescriptor.TYPE_SFIXED32, FieldDescriptor.TYPE_ENUM)},
-    **{k: st.one_of(SMALL, INT64) for k in (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64,
-                                            FieldDescriptor.TYPE_SFIXED64)},
+    **{
+        k: st.one_of(SMALL, INT32)
+        for k in (
+            FieldDescriptor.TYPE_INT32,
+            FieldDescriptor.TYPE_SINT32,
+            FieldDescriptor.TYPE_SFIXED32,
+            FieldDescriptor.TYPE_ENUM,
+        )
+    },
+    **{
+        k: st.one_of(SMALL, INT64)
+        for k in (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64)
+    },
     **{k: st.integers(0, 2**32 - 1) for k in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32)},
     **{k: st.integers(0, 2**64 - 1) for k in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64)},
 }
@@ -369,11 +415,16 @@ def fuzz(t: Target) -> tuple[Counter[str], Counter[str], Counter[str]]:
             md = data.draw(metadata(t, None))
         elif flavour == "oversize":  # past the receive limit: raw bytes, or a request with a huge field
             game_id = data.draw(game_ids(t))
-            body = data.draw(st.one_of(
-                BIG_BYTES,
-                st.builds(lambda r, pad: r.SerializeToString() + pb.Move(notation=pad).SerializeToString(),
-                          requests(t, method, game_id), st.just("x" * (LIMIT + 1))),
-            ))
+            body = data.draw(
+                st.one_of(
+                    BIG_BYTES,
+                    st.builds(
+                        lambda r, pad: r.SerializeToString() + pb.Move(notation=pad).SerializeToString(),
+                        requests(t, method, game_id),
+                        st.just("x" * (LIMIT + 1)),
+                    ),
+                )
+            )
             md = data.draw(metadata(t, game_id))
         elif flavour == "other-type":
             other = data.draw(st.sampled_from([m for m in RPCS if m != method]))
@@ -408,8 +459,10 @@ async def test_fuzz_every_rpc_never_internal_no_crash_no_change(
     before = await snapshot(t)
     sent, flavours, codes = await asyncio.to_thread(fuzz, t)
     backend = "redis" if t.redis_url else "memory"
-    print(f"\nfuzz ({backend}): {sum(sent.values())} requests; by RPC {dict(sent)}; "
-          f"by kind {dict(flavours)}; statuses {dict(codes)}")
+    print(
+        f"\nfuzz ({backend}): {sum(sent.values())} requests; by RPC {dict(sent)}; "
+        f"by kind {dict(flavours)}; statuses {dict(codes)}"
+    )
     assert sum(sent.values()) >= EXAMPLES_PER_BACKEND
     assert all(sent[m] >= EXAMPLES_PER_BACKEND // 20 for m in RPCS), sent
     assert codes["OK"] > 0 and codes["INVALID_ARGUMENT"] > 0 and codes["NOT_FOUND"] > 0, codes

@@ -37,8 +37,16 @@ async def test_sentinel_failover_mid_load_loses_and_duplicates_nothing() -> None
     channel = None
     try:
         procs = await asyncio.to_thread(
-            start_servers, 2, Path(tmp.name), {"REDIS_URL": group.url},
-            "--redis-wait-replicas", "1", "--redis-wait-timeout", "0.5", "--store-timeout", "2",
+            start_servers,
+            2,
+            Path(tmp.name),
+            {"REDIS_URL": group.url},
+            "--redis-wait-replicas",
+            "1",
+            "--redis-wait-timeout",
+            "0.5",
+            "--store-timeout",
+            "2",
         )
         channel = round_robin_channel([p.addr for p in procs])
         load = Load(pb_grpc.AccordionServiceStub(channel), games=10, seed=23, pace=0.02)

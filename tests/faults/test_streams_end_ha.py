@@ -25,7 +25,14 @@ async def attack_through(store_url: str, *ports: int) -> None:
     with tempfile.TemporaryDirectory(prefix="acc-streams-ha-") as tmp:
         metrics_port = free_port()
         server = await asyncio.to_thread(
-            launch, Path(tmp), "--workers", "1", "--metrics-port", str(metrics_port), "--log-level", "warning",
+            launch,
+            Path(tmp),
+            "--workers",
+            "1",
+            "--metrics-port",
+            str(metrics_port),
+            "--log-level",
+            "warning",
             env={"REDIS_URL": store_url},
         )
         try:

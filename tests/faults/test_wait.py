@@ -67,9 +67,16 @@ def record(game_id: str = "g1") -> GameRecord:
 
 
 async def cas(s: RedisStore, version: int, rid: str) -> StoredReply | None:
-    return await s.compare_and_set("g1", version, f"d{version + 1}".encode(), ttl=TTL,
-                                   event=f"e{version + 1}".encode(), request_id=rid, fingerprint=b"fp",
-                                   reply=f"reply-{rid}".encode())
+    return await s.compare_and_set(
+        "g1",
+        version,
+        f"d{version + 1}".encode(),
+        ttl=TTL,
+        event=f"e{version + 1}".encode(),
+        request_id=rid,
+        fingerprint=b"fp",
+        reply=f"reply-{rid}".encode(),
+    )
 
 
 def replica_version(replica: RedisServer) -> bytes | None:
@@ -185,6 +192,7 @@ async def test_min_replicas_to_write_refusal_is_unavailable(pair: tuple[RedisSer
         c.config_set("min-replicas-max-lag", 1)
     replica.pause()
     try:
+
         def refused() -> bool:
             with redis.Redis(port=master.port) as c:
                 return int(c.info("replication").get("min_slaves_good_slaves", 1)) == 0

@@ -36,8 +36,14 @@ def test_the_list_covers_the_engine_with_every_game_and_the_session_layer() -> N
     games = Path(importlib.import_module("accordion.engine.games").__path__[0])
     on_disk = {f"accordion.engine.games.{p.stem}" for p in games.glob("*.py") if p.stem != "__init__"}
     assert on_disk and on_disk <= modules  # a game module added later is compiled too (a glob)
-    assert {"accordion.engine.core", "accordion.engine.game", "accordion.sessions.record",
-            "accordion.api.wire", "accordion.api.codec", "accordion.api.validation"} <= modules
+    assert {
+        "accordion.engine.core",
+        "accordion.engine.game",
+        "accordion.sessions.record",
+        "accordion.api.wire",
+        "accordion.api.codec",
+        "accordion.api.validation",
+    } <= modules
     # In a compiled build a core module is a C extension beside its source.
     core = importlib.import_module("accordion.engine.core").__file__ or ""
     assert core.endswith(".so") == (EXPECTED == "compiled"), core
@@ -85,10 +91,15 @@ def test_the_store_and_its_suite_use_no_compiled_module() -> None:
         f"for name in {stores + modules!r}: importlib.import_module(name)\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (os.environ.get("PYTHONPATH", ""), str(root), str(root / "tests")) if p)}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, env=env,
-                          timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (os.environ.get("PYTHONPATH", ""), str(root), str(root / "tests")) if p
+        ),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, env=env, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
     assert set(modules) <= loaded

@@ -63,13 +63,21 @@ def test_the_dashboard_uses_only_exported_metrics(tmp_path: Path) -> None:
     assert not unknown, f"the dashboard uses metrics the server does not export: {unknown}"
     # what issue 16 asks the dashboard to show
     for wanted in (
-        "accordion_rpc_total", "accordion_rpc_errors_total", "accordion_rpc_latency_seconds_bucket",
-        "accordion_rpc_error_reasons_total", "accordion_games_created_total",
+        "accordion_rpc_total",
+        "accordion_rpc_errors_total",
+        "accordion_rpc_latency_seconds_bucket",
+        "accordion_rpc_error_reasons_total",
+        "accordion_games_created_total",
         "accordion_games_finished_total",
-        "accordion_moves_total", "accordion_store_latency_seconds_bucket", "process_cpu_seconds_total",
-        "process_resident_memory_bytes", "accordion_memory_store_games",
+        "accordion_moves_total",
+        "accordion_store_latency_seconds_bucket",
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "accordion_memory_store_games",
         "accordion_rpc_in_flight",  # issue 34: saturation beside the alerts
-        "accordion_rpc_queued_seconds_bucket", "accordion_rpc_server_seconds_bucket",  # issue 34:
-        "accordion_event_loop_lag_seconds_bucket", "accordion_rpc_refused_total",  # what clients feel
+        "accordion_rpc_queued_seconds_bucket",
+        "accordion_rpc_server_seconds_bucket",  # issue 34:
+        "accordion_event_loop_lag_seconds_bucket",
+        "accordion_rpc_refused_total",  # what clients feel
     ):
         assert wanted in used, wanted

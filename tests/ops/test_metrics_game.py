@@ -42,7 +42,9 @@ def test_a_played_game_in_the_metrics_of_one_process(tmp_path: Path) -> None:
         while True:
             samples = scrape(server.metrics_port)
             recorded = value(samples, "accordion_rpc_total", method=APPLY, code="OK") == played.moves
-            if (recorded and value(samples, "accordion_rpc_error_reasons_total") >= 2) or time.monotonic() > deadline:
+            if (
+                recorded and value(samples, "accordion_rpc_error_reasons_total") >= 2
+            ) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
     assert played.moves > 10 and len(played.endings) == 2

@@ -28,6 +28,8 @@ RULES = DEPLOY / "prometheus" / "alerts.yml"
 DASHBOARD = DEPLOY / "grafana" / "accordion.json"
 WAIT = 120.0  # seconds for Prometheus to start and scrape (a loaded machine is slow)
 METRIC = re.compile(r"\b((?:accordion|process|python)_[a-zA-Z0-9_]+)\b")
+
+
 # Metrics the rules use that opsmetrics' branch of issue 34 adds (/work/briefs/metrics-names.md):
 # until it is merged a live server lacks them, so only these may be absent. Empty it after.
 def _tool(name: str) -> str:
@@ -38,16 +40,22 @@ def _tool(name: str) -> str:
 
 def test_promtool_checks_the_rules_and_runs_their_unit_tests() -> None:
     promtool = _tool("promtool")
-    check = subprocess.run([promtool, "check", "rules", str(RULES)],
-                           capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=120
+    )
     assert check.returncode == 0 and "SUCCESS" in check.stdout, check.stdout + check.stderr
     # Every alert has a unit test in alerts_test.yml that expects it to fire.
     rules = [r["alert"] for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"]]
     cases = yaml.safe_load((RULES.parent / "alerts_test.yml").read_text())["tests"]
     fired = {t["alertname"] for c in cases for t in c["alert_rule_test"] if t["exp_alerts"]}
     assert fired == set(rules)
-    tested = subprocess.run([promtool, "test", "rules", "alerts_test.yml"], cwd=RULES.parent,
-                            capture_output=True, text=True, timeout=120)
+    tested = subprocess.run(
+        [promtool, "test", "rules", "alerts_test.yml"],
+        cwd=RULES.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert tested.returncode == 0 and "SUCCESS" in tested.stdout, tested.stdout + tested.stderr
 
 
@@ -64,9 +72,14 @@ def prometheus(workdir: Path, target: str) -> Iterator[int]:
     (workdir / "prometheus.yml").write_text(json.dumps(config))  # (JSON is YAML)
     with (workdir / "prometheus.log").open("wb") as log:
         proc = subprocess.Popen(
-            [_tool("prometheus"), f"--config.file={workdir / 'prometheus.yml'}",
-             f"--storage.tsdb.path={workdir / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                _tool("prometheus"),
+                f"--config.file={workdir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={workdir / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
             yield port

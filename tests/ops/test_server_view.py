@@ -83,10 +83,14 @@ def test_refusals_past_capacity_are_counted_as_the_client_saw_them(tmp_path: Pat
             # under the 100 HTTP/2 streams a connection may open; beyond them grpc core resets
             # streams itself, unseen by Python and by channelz: docs/operations.md)
             stub = pb_grpc.AccordionServiceStub(channel)
-            watches = [stub.WatchGame(pb.WatchGameRequest(game_id=game.game.id), metadata=auth(game))
-                       for _ in range(3)]
-            eventually("three watches in flight", lambda: value(
-                scrape(server.metrics_port), "accordion_rpc_in_flight", method=WATCH) == 3)
+            watches = [
+                stub.WatchGame(pb.WatchGameRequest(game_id=game.game.id), metadata=auth(game))
+                for _ in range(3)
+            ]
+            eventually(
+                "three watches in flight",
+                lambda: value(scrape(server.metrics_port), "accordion_rpc_in_flight", method=WATCH) == 3,
+            )
             results = asyncio.run(_get_burst(server.addr, game, 40))
             for watch in watches:
                 watch.cancel()
@@ -97,15 +101,25 @@ def test_refusals_past_capacity_are_counted_as_the_client_saw_them(tmp_path: Pat
         def counted() -> Samples:
             return scrape(server.metrics_port)
 
-        eventually("the refusals in /metrics", lambda: value(
-            counted(), "accordion_rpc_refused_total", method=GET) >= len(refused))
+        eventually(
+            "the refusals in /metrics",
+            lambda: value(counted(), "accordion_rpc_refused_total", method=GET) >= len(refused),
+        )
         samples = counted()
-    assert value(samples, "accordion_rpc_refused_total", method=GET, layer="client_limit",
-                 reason="CAPACITY_EXCEEDED") == len(refused)
-    assert value(samples, "accordion_rpc_errors_total", method=GET, code="RESOURCE_EXHAUSTED",
-                 reason="CAPACITY_EXCEEDED") == len(refused)
+    assert value(
+        samples, "accordion_rpc_refused_total", method=GET, layer="client_limit", reason="CAPACITY_EXCEEDED"
+    ) == len(refused)
+    assert value(
+        samples,
+        "accordion_rpc_errors_total",
+        method=GET,
+        code="RESOURCE_EXHAUSTED",
+        reason="CAPACITY_EXCEEDED",
+    ) == len(refused)
     # Refused before their handler: arrival → reply is timed, queueing is not (no handler start).
-    assert value(samples, "accordion_rpc_server_seconds_count", method=GET, code="RESOURCE_EXHAUSTED") == len(refused)
+    assert value(samples, "accordion_rpc_server_seconds_count", method=GET, code="RESOURCE_EXHAUSTED") == len(
+        refused
+    )
     assert value(samples, "accordion_rpc_queued_seconds_count", method=GET) == 0
     lines = [ln for ln in access_lines(log) if ln.get("method") == GET]
     refused_lines = [ln for ln in lines if ln["outcome"] == "refused"]
@@ -125,10 +139,13 @@ def test_the_access_line_has_the_request_id_the_client_got_and_its_trace_id(tmp_
             stub = pb_grpc.AccordionServiceStub(channel)
             reply, call = stub.NewGame.with_call(
                 pb.NewGameRequest(variant="accordion", seed=7),
-                metadata=(("x-request-id", "client-chosen-1"), ("traceparent", traceparent)), timeout=30,
+                metadata=(("x-request-id", "client-chosen-1"), ("traceparent", traceparent)),
+                timeout=30,
             )
             mine = dict(call.trailing_metadata())["x-request-id"]
-            _, call = stub.GetGame.with_call(pb.GetGameRequest(game_id=reply.game.id), timeout=30, metadata=auth(reply))
+            _, call = stub.GetGame.with_call(
+                pb.GetGameRequest(game_id=reply.game.id), timeout=30, metadata=auth(reply)
+            )
             given = dict(call.trailing_metadata())["x-request-id"]
         eventually("two access lines", lambda: len(access_lines(log)) >= 2)
         stderr = "\n".join(server.stderr_lines())
@@ -139,7 +156,9 @@ def test_the_access_line_has_the_request_id_the_client_got_and_its_trace_id(tmp_
     assert new_line["queued_ms"] >= 0 and new_line["served_ms"] >= 0
     assert given and given == get_line["request_id"] and get_line["trace_id"] is None
     assert get_line["core_wait_ms"] >= 0, "grpc core's count had been read by the second call"
-    assert reply.token not in log.read_text() and '"event": "rpc"' not in stderr, "access lines go to the file"
+    assert reply.token not in log.read_text() and '"event": "rpc"' not in stderr, (
+        "access lines go to the file"
+    )
 
 
 def test_a_watch_its_client_ended_is_no_error(tmp_path: Path) -> None:
@@ -149,15 +168,21 @@ def test_a_watch_its_client_ended_is_no_error(tmp_path: Path) -> None:
         with grpc.insecure_channel(server.addr) as channel:
             stub = pb_grpc.AccordionServiceStub(channel)
             stream = stub.WatchGame(pb.WatchGameRequest(game_id=game.game.id), metadata=auth(game))
-            eventually("the watch in flight", lambda: value(
-                scrape(server.metrics_port), "accordion_rpc_in_flight", method=WATCH) == 1)
+            eventually(
+                "the watch in flight",
+                lambda: value(scrape(server.metrics_port), "accordion_rpc_in_flight", method=WATCH) == 1,
+            )
             stream.cancel()
             with pytest.raises(grpc.RpcError) as ended:
-                for _ in stub.WatchGame(pb.WatchGameRequest(game_id=game.game.id), metadata=auth(game), timeout=1):
+                for _ in stub.WatchGame(
+                    pb.WatchGameRequest(game_id=game.game.id), metadata=auth(game), timeout=1
+                ):
                     pass
             assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-        eventually("both watches recorded", lambda: value(
-            scrape(server.metrics_port), "accordion_rpc_client_ended_total", method=WATCH) == 2)
+        eventually(
+            "both watches recorded",
+            lambda: value(scrape(server.metrics_port), "accordion_rpc_client_ended_total", method=WATCH) == 2,
+        )
         samples = scrape(server.metrics_port)
     assert value(samples, "accordion_rpc_client_ended_total", method=WATCH, outcome="cancelled") == 1
     assert value(samples, "accordion_rpc_client_ended_total", method=WATCH, outcome="deadline") == 1
@@ -171,18 +196,24 @@ def test_queue_time_and_loop_lag_under_a_stopped_loop(tmp_path: Path) -> None:
     SIGCONT the loop is late by at least the stop, and the calls wait in its queue."""
     with running_server(tmp_path) as server:
         game = new_game(server.addr)
-        eventually("a first lag sample", lambda: value(
-            scrape(server.metrics_port), "accordion_event_loop_lag_seconds_count") > 0)
+        eventually(
+            "a first lag sample",
+            lambda: value(scrape(server.metrics_port), "accordion_event_loop_lag_seconds_count") > 0,
+        )
         pid = server.process.proc.pid
 
         async def stopped_burst() -> list[grpc.StatusCode]:
             async with grpc.aio.insecure_channel(server.addr) as channel:
                 stub = pb_grpc.AccordionServiceStub(channel)
-                await stub.GetGame(pb.GetGameRequest(game_id=game.game.id), timeout=60, metadata=auth(game))  # connected
+                await stub.GetGame(
+                    pb.GetGameRequest(game_id=game.game.id), timeout=60, metadata=auth(game)
+                )  # connected
                 os.kill(pid, signal.SIGSTOP)
                 try:
-                    calls = [stub.GetGame(pb.GetGameRequest(game_id=game.game.id), timeout=60, metadata=auth(game))
-                             for _ in range(100)]
+                    calls = [
+                        stub.GetGame(pb.GetGameRequest(game_id=game.game.id), timeout=60, metadata=auth(game))
+                        for _ in range(100)
+                    ]
                     waiting = asyncio.gather(*calls, return_exceptions=True)
                     await asyncio.sleep(1.5)  # the calls are sent, into the stopped process's socket
                 finally:
@@ -192,11 +223,19 @@ def test_queue_time_and_loop_lag_under_a_stopped_loop(tmp_path: Path) -> None:
 
         codes = asyncio.run(stopped_burst())
         assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
-        eventually("the burst recorded", lambda: value(
-            scrape(server.metrics_port), "accordion_rpc_server_seconds_count", method=GET) == 101)
-        eventually("a lag sample after the stop", lambda: value(
-            scrape(server.metrics_port), "accordion_event_loop_lag_seconds_bucket", le="+Inf")
-            > value(scrape(server.metrics_port), "accordion_event_loop_lag_seconds_bucket", le="1.0"))
+        eventually(
+            "the burst recorded",
+            lambda: (
+                value(scrape(server.metrics_port), "accordion_rpc_server_seconds_count", method=GET) == 101
+            ),
+        )
+        eventually(
+            "a lag sample after the stop",
+            lambda: (
+                value(scrape(server.metrics_port), "accordion_event_loop_lag_seconds_bucket", le="+Inf")
+                > value(scrape(server.metrics_port), "accordion_event_loop_lag_seconds_bucket", le="1.0")
+            ),
+        )
         samples = scrape(server.metrics_port)
     ok = codes.count(grpc.StatusCode.OK) + 1
     assert value(samples, "accordion_rpc_queued_seconds_count", method=GET) == ok
@@ -205,7 +244,8 @@ def test_queue_time_and_loop_lag_under_a_stopped_loop(tmp_path: Path) -> None:
     assert value(samples, "accordion_rpc_core_wait_seconds_count", method=GET) == 101
     # the stop (1.5 s) shows as at least one lag sample above 1 s
     assert value(samples, "accordion_event_loop_lag_seconds_bucket", le="+Inf") > value(
-        samples, "accordion_event_loop_lag_seconds_bucket", le="1.0")
+        samples, "accordion_event_loop_lag_seconds_bucket", le="1.0"
+    )
 
 
 def test_channelz_on_the_admin_port_counts_the_calls_grpc_core_saw(tmp_path: Path) -> None:
@@ -214,16 +254,24 @@ def test_channelz_on_the_admin_port_counts_the_calls_grpc_core_saw(tmp_path: Pat
         assert f"Admin (channelz, health; operators only): 127.0.0.1:{admin}" in server.stdout_lines()
         new_game(server.addr)
         with grpc.insecure_channel(f"127.0.0.1:{admin}") as channel:
-            servers = channelz_pb2_grpc.ChannelzStub(channel).GetServers(channelz_pb2.GetServersRequest(), timeout=30)
+            servers = channelz_pb2_grpc.ChannelzStub(channel).GetServers(
+                channelz_pb2.GetServersRequest(), timeout=30
+            )
         assert max(s.data.calls_started for s in servers.server) >= 1
-        eventually("channelz's counts in /metrics", lambda: value(
-            scrape(server.metrics_port), "accordion_grpc_server_calls_total", outcome="started") >= 2)
+        eventually(
+            "channelz's counts in /metrics",
+            lambda: (
+                value(scrape(server.metrics_port), "accordion_grpc_server_calls_total", outcome="started")
+                >= 2
+            ),
+        )
         # every call core started on the main port was seen by Python (the admin port's
         # GetServers is not one of them): none waiting
         samples = scrape(server.metrics_port)
         assert value(samples, "accordion_grpc_calls_waiting") == 0
         assert value(samples, "accordion_grpc_server_calls_total", outcome="started") >= value(
-            samples, "accordion_rpc_total")
+            samples, "accordion_rpc_total"
+        )
 
 
 def test_a_burst_past_the_stream_cap_is_never_reset_unseen(tmp_path: Path) -> None:
@@ -236,8 +284,10 @@ def test_a_burst_past_the_stream_cap_is_never_reset_unseen(tmp_path: Path) -> No
         results = asyncio.run(_get_burst(server.addr, game, 300))
         codes = [code for code, _ in results]
         assert grpc.StatusCode.UNAVAILABLE not in codes, f"{codes.count(grpc.StatusCode.UNAVAILABLE)} reset"
-        eventually("the burst recorded", lambda: value(
-            scrape(server.metrics_port), "accordion_rpc_total", method=GET) == 300)
+        eventually(
+            "the burst recorded",
+            lambda: value(scrape(server.metrics_port), "accordion_rpc_total", method=GET) == 300,
+        )
         samples = scrape(server.metrics_port)
     refused = codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED)  # (--max-rpcs-per-client 250)
     assert value(samples, "accordion_rpc_total", method=GET, code="OK") == codes.count(grpc.StatusCode.OK)

@@ -152,8 +152,10 @@ def _check(spans: Receiver, addr: str) -> None:
     # The server's request id (x-request-id, made up when the client sent none: the access
     # line's), never the request's idempotency key (a secret: a NewGame retried with it gets the token).
     assert attributes["accordion.request_id"] not in ("", idempotency_key)
-    assert _attributes(by_name["accordion.v1.AccordionService/Score"][0].attributes)[
-        "accordion.request_id"] == "trace-test-1"  # the caller's x-request-id
+    assert (
+        _attributes(by_name["accordion.v1.AccordionService/Score"][0].attributes)["accordion.request_id"]
+        == "trace-test-1"
+    )  # the caller's x-request-id
     # The store's calls and the solver's run are children of their RPC's span.
     apply = by_name["accordion.v1.AccordionService/ApplyMove"][0]
     children = [s.name for s in found if s.parent_span_id == apply.span_id]
@@ -190,7 +192,8 @@ def test_off_by_default_no_tracing_code_is_loaded() -> None:
         print(on.tracing is not None, all(any(m.startswith(o) for m in sys.modules) for o in ours))
         on.tracing.shutdown()
     """)
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
-                          env=clean_env())
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env=clean_env()
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["True False", "True True"], done.stdout + done.stderr

@@ -95,11 +95,15 @@ def start_envoy_with(config_text: str, workdir: Path, timeout: float = START_TIM
     proc = subprocess.Popen(
         [
             *envoy_command(),
-            "-c", str(config),
-            "--admin-address-path", str(admin_path),
+            "-c",
+            str(config),
+            "--admin-address-path",
+            str(admin_path),
             "--disable-hot-restart",  # no shared memory: several Envoys may run at once
-            "--concurrency", "1",
-            "--log-level", "warning",
+            "--concurrency",
+            "1",
+            "--log-level",
+            "warning",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

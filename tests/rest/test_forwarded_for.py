@@ -24,7 +24,9 @@ def new_games(envoy_port: int, source: str, count: int) -> Counter[int]:
         conn = http.client.HTTPConnection("127.0.0.1", envoy_port, timeout=10, source_address=(source, 0))
         try:
             conn.request(
-                "POST", "/v1/games", body=json.dumps({"variant": "accordion"}),
+                "POST",
+                "/v1/games",
+                body=json.dumps({"variant": "accordion"}),
                 headers={"content-type": "application/json", "x-forwarded-for": f"198.51.100.{n + 1}"},
             )
             reply = conn.getresponse()

@@ -93,7 +93,9 @@ def test_the_limits_are_in_every_rendered_copy() -> None:
         "source": yaml.safe_load((ROOT / "deploy" / "envoy" / "envoy.yaml").read_text()),
         "compose": yaml.safe_load((ROOT / "deploy" / "compose.envoy.yaml").read_text()),
         "k8s": yaml.safe_load(
-            yaml.safe_load((ROOT / "deploy" / "k8s" / "base" / "envoy-config.yaml").read_text())["data"]["envoy.yaml"]
+            yaml.safe_load((ROOT / "deploy" / "k8s" / "base" / "envoy-config.yaml").read_text())["data"][
+                "envoy.yaml"
+            ]
         ),
     }
     for name, config in copies.items():
@@ -102,12 +104,18 @@ def test_the_limits_are_in_every_rendered_copy() -> None:
         filters = listener["filter_chains"][0]["filters"]
         limit = next(f for f in filters if f["name"] == "envoy.filters.network.connection_limit")
         assert limit["typed_config"]["max_connections"] > 0, name
-        hcm = next(f for f in filters if f["name"] == "envoy.filters.network.http_connection_manager")["typed_config"]
+        hcm = next(f for f in filters if f["name"] == "envoy.filters.network.http_connection_manager")[
+            "typed_config"
+        ]
         assert hcm["max_request_headers_kb"] == 32 and hcm["request_headers_timeout"] == "10s", name
         assert hcm["common_http_protocol_options"]["max_headers_count"] == 100, name
         assert hcm["http2_protocol_options"]["max_concurrent_streams"] == 100, name
         buffer = next(f for f in hcm["http_filters"] if f["name"] == "envoy.filters.http.buffer")
         assert buffer["typed_config"]["max_request_bytes"] == MIB, name
         names = [f["name"] for f in hcm["http_filters"]]
-        assert names.index("envoy.filters.http.buffer") < names.index("envoy.filters.http.grpc_json_transcoder")
-        assert names.index("envoy.filters.http.grpc_web") < names.index("envoy.filters.http.grpc_json_transcoder")
+        assert names.index("envoy.filters.http.buffer") < names.index(
+            "envoy.filters.http.grpc_json_transcoder"
+        )
+        assert names.index("envoy.filters.http.grpc_web") < names.index(
+            "envoy.filters.http.grpc_json_transcoder"
+        )

@@ -77,8 +77,15 @@ def test_real_responses_match_the_documented_schemas(rest: Rest) -> None:
     gid = reply.json()["game"]["id"]
 
     move = {"move": {"notation": "10D>4D"}, "expectedVersion": "1"}
-    check(move, operation("/v1/games/{game_id}/moves", "post")["requestBody"]["content"]["application/json"]["schema"])
-    check(rest.post(f"/v1/games/{gid}/moves", move).json(), response_schema("/v1/games/{game_id}/moves", "post"))
+    check(
+        move,
+        operation("/v1/games/{game_id}/moves", "post")["requestBody"]["content"]["application/json"][
+            "schema"
+        ],
+    )
+    check(
+        rest.post(f"/v1/games/{gid}/moves", move).json(), response_schema("/v1/games/{game_id}/moves", "post")
+    )
     check(rest.post(f"/v1/games/{gid}:undo").json(), response_schema("/v1/games/{game_id}:undo", "post"))
     for suffix in ("", "/legal-moves", "/score", "/hint"):
         path = "/v1/games/{game_id}" + suffix
@@ -94,9 +101,7 @@ def test_real_responses_match_the_documented_schemas(rest: Rest) -> None:
         check({k: v for k, v in detail.items() if k != "@type"}, {"$ref": f"#/components/schemas/{name}"})
 
 
-@pytest.mark.parametrize(
-    ("path", "verb"), [(p, v) for p, ops in DOC["paths"].items() for v in ops]
-)
+@pytest.mark.parametrize(("path", "verb"), [(p, v) for p, ops in DOC["paths"].items() for v in ops])
 def test_every_documented_route_reaches_the_server(rest: Rest, path: str, verb: str) -> None:
     """No token and an unknown game: the answer comes from the server (a JSON google.rpc.Status
     or a result), never the transcoder's own 404 for a route it does not know."""
@@ -107,5 +112,9 @@ def test_every_documented_route_reaches_the_server(rest: Rest, path: str, verb: 
     if reply.status != 200:
         assert body["details"][0]["domain"] == "accordion.v1", body
         # Request validation comes first (ApplyMove without a move), then the token.
-        expected = {"MISSING_TOKEN", "INVALID_REQUEST"} if "security" in operation(path, verb) else {"INVALID_REQUEST"}
+        expected = (
+            {"MISSING_TOKEN", "INVALID_REQUEST"}
+            if "security" in operation(path, verb)
+            else {"INVALID_REQUEST"}
+        )
         assert body["details"][0]["reason"] in expected, body

@@ -44,6 +44,10 @@ def test_the_picture_over_grpc(rest_stack: RestStack, rest: Rest) -> None:
             request_serializer=pb.GetGamePictureRequest.SerializeToString,
             response_deserializer=HttpBody.FromString,
         )
-        body = call(pb.GetGamePictureRequest(game_id=gid), metadata=(("authorization", f"Bearer {rest.token}"),), timeout=10)
+        body = call(
+            pb.GetGamePictureRequest(game_id=gid),
+            metadata=(("authorization", f"Bearer {rest.token}"),),
+            timeout=10,
+        )
     assert body.content_type == "image/svg+xml"
     ET.fromstring(body.data)

@@ -19,7 +19,9 @@ README = (ROOT / "README.md").read_text()
 def session() -> tuple[str, list[str]]:
     """The block and its expected output: each `# ...` line right under a command or an output."""
     section = README.split("\n## REST/JSON\n", 1)[1].split("\n## ", 1)[0]
-    block = next(b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if b.startswith("B=http://127.0.0.1:8080"))
+    block = next(
+        b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if b.startswith("B=http://127.0.0.1:8080")
+    )
     expected, previous = [], ""
     for line in block.splitlines():
         if line.startswith("# ") and previous.strip():

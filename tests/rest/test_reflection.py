@@ -21,8 +21,11 @@ def reflection_code(addr: str) -> grpc.StatusCode:
     with grpc.insecure_channel(addr) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         try:
-            replies = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                                     timeout=10))
+            replies = list(
+                stub.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+                )
+            )
         except grpc.RpcError as exc:
             return exc.code()  # type: ignore[no-any-return]
     assert replies and replies[0].list_services_response.service
@@ -31,7 +34,9 @@ def reflection_code(addr: str) -> grpc.StatusCode:
 
 def health_status(addr: str) -> int:
     with grpc.insecure_channel(addr) as channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=""), timeout=10
+        )
     return int(reply.status)
 
 

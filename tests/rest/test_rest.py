@@ -194,12 +194,16 @@ def test_a_2000_position_remove_is_a_small_400(rest: Rest) -> None:
     """Issue 14 item 7 through REST: a move's repeated fields are capped by validation, and the error
     is small (before: over 16 KiB of trailers, and Envoy answered 502)."""
     gid = rest.new_game("push-pin", seed=3)["id"]
-    reply = rest.post(f"/v1/games/{gid}/moves", {"move": {"kind": "MOVE_KIND_REMOVE", "positions": list(range(1, 2001))}})
+    reply = rest.post(
+        f"/v1/games/{gid}/moves", {"move": {"kind": "MOVE_KIND_REMOVE", "positions": list(range(1, 2001))}}
+    )
     assert reply.status == 400, reply.text
     status = status_of(reply)
     assert status["code"] == 3 and status["info"]["reason"] == "INVALID_REQUEST"
     bad = next(d for d in status["details"] if d["@type"].endswith("/google.rpc.BadRequest"))
-    assert [(v["field"], v["description"]) for v in bad["fieldViolations"]] == [("move.positions", "at most 104 positions")]
+    assert [(v["field"], v["description"]) for v in bad["fieldViolations"]] == [
+        ("move.positions", "at most 104 positions")
+    ]
     assert len(reply.text) < 1024, len(reply.text)
     assert rest.get(f"/v1/games/{gid}").json()["game"]["version"] == "1"  # nothing changed
 
@@ -301,8 +305,19 @@ def test_the_committed_envoy_config_is_valid() -> None:
     """deploy/envoy/envoy.yaml as `make serve-rest` runs it (from the repository root)."""
     assert DESCRIPTOR.exists(), "run 'make proto'"
     done = subprocess.run(
-        [*envoy_command(), "--mode", "validate", "-c", str(ENVOY_CONFIG), "--disable-hot-restart",
-         "--log-level", "error"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [
+            *envoy_command(),
+            "--mode",
+            "validate",
+            "-c",
+            str(ENVOY_CONFIG),
+            "--disable-hot-restart",
+            "--log-level",
+            "error",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -29,7 +29,9 @@ from .conftest import EnvoyProcess, start_envoy, start_server
 
 
 class Stack:
-    def __init__(self, redis: RedisServer, server: ServerProcess, envoy: EnvoyProcess, metrics_port: int) -> None:
+    def __init__(
+        self, redis: RedisServer, server: ServerProcess, envoy: EnvoyProcess, metrics_port: int
+    ) -> None:
         self.redis, self.server, self.envoy, self.metrics_port = redis, server, envoy, metrics_port
 
     @property
@@ -47,8 +49,17 @@ def redis_stack() -> Iterator[Stack]:
     server = envoy = None
     try:
         metrics_port = free_port()
-        server = start_server(Path(tmp.name), "--workers", "1", "--redis-url", redis.url,
-                              "--metrics-port", str(metrics_port), "--log-level", "warning")
+        server = start_server(
+            Path(tmp.name),
+            "--workers",
+            "1",
+            "--redis-url",
+            redis.url,
+            "--metrics-port",
+            str(metrics_port),
+            "--log-level",
+            "warning",
+        )
         envoy = start_envoy(int(server.addr.rpartition(":")[2]), Path(tmp.name))
         yield Stack(redis, server, envoy, metrics_port)
     finally:
@@ -64,8 +75,11 @@ async def test_cancelled_watches_through_envoy_end(redis_stack: Stack) -> None:
     # Envoy carries every downstream stream on its one upstream connection, whose watch slots
     # are 16: 2 connections x 6 streams at once stay under it while the handlers end.
     await assert_watches_end(
-        redis_stack.envoy_addr, redis_stack.metrics_port, redis_clients(redis_stack.redis.port),
-        connections=2, streams_per_connection=6,
+        redis_stack.envoy_addr,
+        redis_stack.metrics_port,
+        redis_clients(redis_stack.redis.port),
+        connections=2,
+        streams_per_connection=6,
     )
     # Another user's WatchGame through Envoy is served, and sees its game's move.
     game_id, token = await new_game_with_a_move(redis_stack.envoy_addr)

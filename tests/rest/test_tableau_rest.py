@@ -28,14 +28,37 @@ def test_a_klondike_game_over_rest(rest: Rest) -> None:
     drawn = rest.post(moves, {"move": {"kind": "MOVE_KIND_DRAW"}, "expectedVersion": "1"})
     assert drawn.status == 200, drawn.text
     assert _zone(drawn.json()["game"], "ZONE_KIND_WASTE")["piles"][0]["cards"][0]["text"] == "A♠"
-    up = rest.post(moves, {"move": {"kind": "MOVE_KIND_MOVE", "fromZone": "ZONE_KIND_WASTE", "fromPile": 1,
-                                    "toZone": "ZONE_KIND_FOUNDATION", "toPile": 0}})
+    up = rest.post(
+        moves,
+        {
+            "move": {
+                "kind": "MOVE_KIND_MOVE",
+                "fromZone": "ZONE_KIND_WASTE",
+                "fromPile": 1,
+                "toZone": "ZONE_KIND_FOUNDATION",
+                "toPile": 0,
+            }
+        },
+    )
     assert up.status == 200, up.text
     played = up.json()
-    assert played["move"]["notation"] == "w>f" and played["move"]["toPile"] == 1 and played["move"]["count"] == 1
+    assert (
+        played["move"]["notation"] == "w>f" and played["move"]["toPile"] == 1 and played["move"]["count"] == 1
+    )
     assert _zone(played["game"], "ZONE_KIND_FOUNDATION")["piles"][0]["cards"][0]["text"] == "A♠"
-    bad = rest.post(moves, {"move": {"kind": "MOVE_KIND_MOVE", "fromZone": "ZONE_KIND_TABLEAU", "fromPile": 1,
-                                     "toZone": "ZONE_KIND_TABLEAU", "toPile": 2, "count": 500}})
+    bad = rest.post(
+        moves,
+        {
+            "move": {
+                "kind": "MOVE_KIND_MOVE",
+                "fromZone": "ZONE_KIND_TABLEAU",
+                "fromPile": 1,
+                "toZone": "ZONE_KIND_TABLEAU",
+                "toPile": 2,
+                "count": 500,
+            }
+        },
+    )
     assert bad.status == 400, bad.text
     assert "move.count" in bad.text
     assert rest.get(f"/v1/games/{game['id']}").json()["game"]["version"] == "3"

@@ -87,11 +87,16 @@ async def attack(args: argparse.Namespace) -> dict[str, Any]:
         request = pb.NewGameRequest(variant="accordion", seed=3)
         game = await stubs[0].NewGame(request, metadata=metadata, timeout=10)
         tasks = [
-            asyncio.create_task(watch(stubs[i % len(stubs)], game.game.id, game.token)) for i in range(args.calls)
+            asyncio.create_task(watch(stubs[i % len(stubs)], game.game.id, game.token))
+            for i in range(args.calls)
         ]
     print("ready", flush=True)
     await asyncio.sleep(args.seconds)
-    summary = {"ended": dict(ended), "retry_info": dict(retry_infos), "open": sum(not t.done() for t in tasks)}
+    summary = {
+        "ended": dict(ended),
+        "retry_info": dict(retry_infos),
+        "open": sum(not t.done() for t in tasks),
+    }
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

@@ -19,7 +19,6 @@ import grpc.aio
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
-
 from tests.api.helpers import bearer
 
 WRONG = "w" * 43  # as long as a real token
@@ -36,7 +35,10 @@ def game_requests(game: pb.Game) -> list[tuple[str, Any]]:
         ("Score", pb.ScoreRequest(game_id=gid)),
         ("ApplyMove", pb.ApplyMoveRequest(game_id=gid, move=game.legal_moves[0])),
         ("ApplyMove", pb.ApplyMoveRequest(game_id=gid, move=pb.Move(notation="x1-2"))),  # unreadable too
-        ("ApplyMove", pb.ApplyMoveRequest(game_id=gid, move=game.legal_moves[0], expected_version=game.version)),
+        (
+            "ApplyMove",
+            pb.ApplyMoveRequest(game_id=gid, move=game.legal_moves[0], expected_version=game.version),
+        ),
         ("ApplyMove", pb.ApplyMoveRequest(game_id=gid, move=game.legal_moves[0], request_id="r-1")),
         ("Undo", pb.UndoRequest(game_id=gid)),
         ("Hint", pb.HintRequest(game_id=gid)),
@@ -91,11 +93,15 @@ async def test_a_wrong_token_and_an_unknown_id_get_the_same_bytes(
         unknown = pb.Game()
         unknown.CopyFrom(game)
         unknown.id = UNKNOWN_ID
-        for (method, request), (_, unknown_request) in zip(game_requests(game), game_requests(unknown), strict=True):
+        for (method, request), (_, unknown_request) in zip(
+            game_requests(game), game_requests(unknown), strict=True
+        ):
             rpc = getattr(stub, method)
             existing = await refused(rpc(request, metadata=bearer(WRONG), timeout=10))
             assert existing["code"] == grpc.StatusCode.NOT_FOUND, (method, existing)
-            assert [k for k, _ in existing["trailing"]] == ["grpc-status-details-bin", "x-request-id"], existing
+            assert [k for k, _ in existing["trailing"]] == ["grpc-status-details-bin", "x-request-id"], (
+                existing
+            )
             absent = await refused(rpc(unknown_request, metadata=bearer(WRONG), timeout=10))
             assert existing == absent, f"{method}({request}): a wrong token told the game exists"
         assert await watch_refused(stub, game.id) == await watch_refused(stub, UNKNOWN_ID)

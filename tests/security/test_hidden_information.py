@@ -33,7 +33,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
@@ -52,7 +51,21 @@ from server_launcher import ServerProcess
 from tests.api.tableau_deals import HIDDEN_VARIANTS
 from tests.rest.conftest import EnvoyProcess, Rest, start_envoy, start_server
 
-RANK_NAMES = ("ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king")
+RANK_NAMES = (
+    "ace",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "jack",
+    "queen",
+    "king",
+)
 SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 MOVES_PLAYED = 8
 
@@ -80,8 +93,11 @@ def check_game_message(game: pb.Game, state: engine.State, open_: bool) -> None:
     tableau, down = TABLEAU.get(state), DOWN.get(state)
     by_kind = {z.kind: z for z in game.zones}
     expect_tableau = [
-        pb.ZonePile(face_down=n, cards=[_card(c) for c in pile[n:]],
-                    face_down_cards=[_card(c) for c in pile[:n]] if open_ else [])
+        pb.ZonePile(
+            face_down=n,
+            cards=[_card(c) for c in pile[n:]],
+            face_down_cards=[_card(c) for c in pile[:n]] if open_ else [],
+        )
         for pile, n in zip(tableau, down)
     ]
     assert list(by_kind[pb.ZONE_KIND_TABLEAU].piles) == expect_tableau
@@ -117,7 +133,9 @@ def card_patterns(c: int) -> list[re.Pattern[str]]:
     out = [re.compile(rf"(?<![0-9A-Za-z]){re.escape(w)}(?![0-9A-Za-z])") for w in words]
     out.append(re.compile(rf"(?<![0-9]){re.escape(card_text(c, symbols=True))}"))
     rank, suit = c % 13, c // 13
-    out.append(re.compile(rf"\b(?:{RANK_NAMES[rank]}|{rank + 1}|{card_text(c)[:-1]}) of {SUIT_NAMES[suit]}\b", re.I))
+    out.append(
+        re.compile(rf"\b(?:{RANK_NAMES[rank]}|{rank + 1}|{card_text(c)[:-1]}) of {SUIT_NAMES[suit]}\b", re.I)
+    )
     return out
 
 
@@ -172,8 +190,15 @@ def _games_in(msg: Message) -> Iterator[pb.Game]:
 class Player:
     """The script: a player's every call, on one deal, over gRPC and REST."""
 
-    def __init__(self, grpc_addr: str, rest_base: str, variant: str, options: dict[str, str], cards: list[int],
-                 tries: list[int] | None = None):
+    def __init__(
+        self,
+        grpc_addr: str,
+        rest_base: str,
+        variant: str,
+        options: dict[str, str],
+        cards: list[int],
+        tries: list[int] | None = None,
+    ):
         self.channel = grpc.insecure_channel(grpc_addr)
         self.stub = pb_grpc.AccordionServiceStub(self.channel)
         self.rest = Rest(rest_base)
@@ -183,7 +208,9 @@ class Player:
         state = self.truth.state
         if tries is None:  # two face-down tableau cards and two of the stock (no copy of them visible)
             seen = visible_cards(state)
-            down = [c for pile, n in zip(TABLEAU.get(state), DOWN.get(state)) for c in pile[:n] if c not in seen]
+            down = [
+                c for pile, n in zip(TABLEAU.get(state), DOWN.get(state)) for c in pile[:n] if c not in seen
+            ]
             tries = down[:2] + [c for c in state.stock if c not in seen][:2]
         self.t.tries = tries
         self.version = 1
@@ -228,8 +255,11 @@ class Player:
         return reply if isinstance(reply, pb.ApplyMoveResponse) else None
 
     def run(self) -> Transcript:
-        request = pb.NewGameRequest(variant=self.variant, options=self.options,
-                                    deal=pb.CardList(cards=[card_text(c) for c in self.cards]))
+        request = pb.NewGameRequest(
+            variant=self.variant,
+            options=self.options,
+            deal=pb.CardList(cards=[card_text(c) for c in self.cards]),
+        )
         dealt = self.stub.NewGame(request, timeout=20)
         self.t.game_id, self.t.token = dealt.game.id, dealt.token
         self.watch_token, self.deal_code = dealt.watch_token, dealt.deal_code
@@ -241,7 +271,9 @@ class Player:
         for step in range(MOVES_PLAYED):
             # Illegal tries: naming hidden cards, and taking more cards than are face up.
             state = self.truth.state
-            illegal_hidden = [c for c in self.t.tries if c in hidden_cards(state) and c not in visible_cards(state)]
+            illegal_hidden = [
+                c for c in self.t.tries if c in hidden_cards(state) and c not in visible_cards(state)
+            ]
             for c in illegal_hidden:
                 self.apply(f"{step} name hidden", pb.Move(notation=f"{card_text(c)}>f"))
             for c in illegal_hidden[step % 2 :: 2][:1]:
@@ -249,9 +281,17 @@ class Player:
             tableau = [z for z in game.zones if z.kind == pb.ZONE_KIND_TABLEAU][0]
             for i, pile in enumerate(tableau.piles):
                 if pile.face_down:
-                    self.apply(f"{step} too many", pb.Move(
-                        kind=pb.MOVE_KIND_MOVE, from_zone=pb.ZONE_KIND_TABLEAU, to_zone=pb.ZONE_KIND_TABLEAU,
-                        from_pile=i + 1, to_pile=(i + 1) % len(tableau.piles) + 1, count=len(pile.cards) + 1))
+                    self.apply(
+                        f"{step} too many",
+                        pb.Move(
+                            kind=pb.MOVE_KIND_MOVE,
+                            from_zone=pb.ZONE_KIND_TABLEAU,
+                            to_zone=pb.ZONE_KIND_TABLEAU,
+                            from_pile=i + 1,
+                            to_pile=(i + 1) % len(tableau.piles) + 1,
+                            count=len(pile.cards) + 1,
+                        ),
+                    )
                     break
             if not game.legal_moves:
                 break
@@ -278,39 +318,59 @@ class Player:
         self.call("watch LegalMoves", "LegalMoves", pb.LegalMovesRequest(game_id=game_id), token=watch)
         self.call("watch Score", "Score", pb.ScoreRequest(game_id=game_id), token=watch)
         self.call("watch Picture", "GetGamePicture", pb.GetGamePictureRequest(game_id=game_id), token=watch)
-        stream = self.stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0),
-                                     metadata=self._md(watch), timeout=20)
+        stream = self.stub.WatchGame(
+            pb.WatchGameRequest(game_id=game_id, after_version=0), metadata=self._md(watch), timeout=20
+        )
         for item in stream:
             self.t.reply("watch stream", item)
             if item.event.version >= self.version:
                 stream.cancel()
                 break
         for label, method, request in (
-            ("watch token ApplyMove refused", "ApplyMove", pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="d"))),
+            (
+                "watch token ApplyMove refused",
+                "ApplyMove",
+                pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="d")),
+            ),
             ("watch token Undo refused", "Undo", pb.UndoRequest(game_id=game_id)),
             ("watch token Hint refused", "Hint", pb.HintRequest(game_id=game_id)),
             ("watch token Solve refused", "Solve", pb.SolveRequest(game_id=game_id, max_millis=200)),
-            ("watch token ShareGame refused", "ShareGame", pb.ShareGameRequest(game_id=game_id, rotate_watch_token=True)),
+            (
+                "watch token ShareGame refused",
+                "ShareGame",
+                pb.ShareGameRequest(game_id=game_id, rotate_watch_token=True),
+            ),
         ):
             assert self.call(label, method, request, token=watch) is None, f"{label} was not refused"
         self.rest.token = watch
         reply = self.rest.get(f"/v1/games/{game_id}")
         data = json.loads(reply.text)
         self.t.rest_states.append((data["game"].pop("state", ""), int(data["game"]["version"])))
-        self.t.text("watch rest game", f"{reply.status} {json.dumps(data, ensure_ascii=False, sort_keys=True)}")
-        self.t.text("watch rest move", f"{self.rest.post(f'/v1/games/{game_id}/moves', {'move': {'notation': 'd'}}).status}")
+        self.t.text(
+            "watch rest game", f"{reply.status} {json.dumps(data, ensure_ascii=False, sort_keys=True)}"
+        )
+        self.t.text(
+            "watch rest move",
+            f"{self.rest.post(f'/v1/games/{game_id}/moves', {'move': {'notation': 'd'}}).status}",
+        )
         share = self.rest.post(f"/v1/games/{game_id}:share", {}, token=self.t.token)
         self.t.text("rest ShareGame", f"{share.status} {json.dumps(json.loads(share.text), sort_keys=True)}")
         assert share.status == 200 and json.loads(share.text)["watchToken"] == watch
         # The deal code: the same first position, under another id and token; never open.
         coded = self.stub.NewGame(pb.NewGameRequest(deal_code=self.deal_code), timeout=20)
-        self.t.secrets += [(coded.game.id, "<GAME2>"), (coded.token, "<TOKEN2>"), (coded.watch_token, "<WATCH2>")]
+        self.t.secrets += [
+            (coded.game.id, "<GAME2>"),
+            (coded.token, "<TOKEN2>"),
+            (coded.watch_token, "<WATCH2>"),
+        ]
         assert coded.deal_code == self.deal_code and coded.game.version == 1
         self.t.reply("NewGame from the code", coded)
         if self.options.get("open") == "true":
             return  # (the code's game is open already)
         try:
-            self.stub.NewGame(pb.NewGameRequest(deal_code=self.deal_code, options={"open": "true"}), timeout=20)
+            self.stub.NewGame(
+                pb.NewGameRequest(deal_code=self.deal_code, options={"open": "true"}), timeout=20
+            )
             raise AssertionError("a deal code was dealt open")
         except grpc.RpcError as exc:
             assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -325,8 +385,9 @@ class Player:
         return reply.game
 
     def watch(self) -> None:
-        stream = self.stub.WatchGame(pb.WatchGameRequest(game_id=self.t.game_id, after_version=0),
-                                     metadata=self._md(), timeout=20)
+        stream = self.stub.WatchGame(
+            pb.WatchGameRequest(game_id=self.t.game_id, after_version=0), metadata=self._md(), timeout=20
+        )
         for item in stream:
             self.t.reply("watch", item)
             if item.event.version >= self.version:
@@ -343,8 +404,21 @@ class Player:
             ("rest hint", self.rest.get(f"{base}/hint")),
             ("rest solve", self.rest.post(f"{base}:solve", {"maxMillis": 200})),
             ("rest picture", self.rest.get(f"{base}/picture")),
-            ("rest illegal", self.rest.post(f"{base}/moves", {"move": {"kind": "MOVE_KIND_MOVE",
-                "fromZone": "ZONE_KIND_TABLEAU", "toZone": "ZONE_KIND_FOUNDATION", "fromPile": 2, "count": 9}})),
+            (
+                "rest illegal",
+                self.rest.post(
+                    f"{base}/moves",
+                    {
+                        "move": {
+                            "kind": "MOVE_KIND_MOVE",
+                            "fromZone": "ZONE_KIND_TABLEAU",
+                            "toZone": "ZONE_KIND_FOUNDATION",
+                            "fromPile": 2,
+                            "count": 9,
+                        }
+                    },
+                ),
+            ),
         ):
             body = reply.text
             if reply.headers.get("content-type", "").startswith("application/json"):
@@ -433,7 +507,9 @@ def scan(t: Transcript, extra: str, cards: set[int]) -> list[str]:
         for c in cards:
             for pattern in card_patterns(c):
                 if m := pattern.search(text):
-                    found.append(f"{label}: {card_text(c)} in …{text[max(0, m.start() - 40) : m.end() + 40]}…")
+                    found.append(
+                        f"{label}: {card_text(c)} in …{text[max(0, m.start() - 40) : m.end() + 40]}…"
+                    )
     return found
 
 
@@ -464,7 +540,9 @@ def test_no_hidden_card_leaves_the_server(stack: Stack, variant: str) -> None:
         assert len(named) <= 1, named
     solves = [text for label, text in t.said if label.endswith("Solve") or label == "rest solve"]
     # (refused: cards are hidden; or the solver does not play the game at all)
-    assert solves and all("HIDDEN_INFORMATION" in text or "SOLVER_UNSUPPORTED" in text for text in solves), solves
+    assert solves and all("HIDDEN_INFORMATION" in text or "SOLVER_UNSUPPORTED" in text for text in solves), (
+        solves
+    )
 
     # The same script on a deal where the always-hidden cards lie elsewhere says the same.
     positions = [i for i, c in enumerate(cards) if c in secret]

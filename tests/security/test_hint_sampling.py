@@ -37,8 +37,9 @@ def face_down(state: engine.State) -> set[int]:
     return {c for pile, n in zip(TABLEAU.get(state), DOWN.get(state)) for c in pile[:n]}
 
 
-async def test_twin_deals_get_the_same_sampled_hints(start_server: Callable[..., Any],
-                                                     connect: Callable[[str], Client]) -> None:
+async def test_twin_deals_get_the_same_sampled_hints(
+    start_server: Callable[..., Any], connect: Callable[[str], Client]
+) -> None:
     # A generous time cap: the node budget, not the clock of a busy test machine, decides.
     running = await start_server(hint_max_seconds=10.0)
     budgets = Budgets()
@@ -49,20 +50,28 @@ async def test_twin_deals_get_the_same_sampled_hints(start_server: Callable[...,
         clients, ids = [], []
         for deal in (cards, other):
             client = connect(running.addr)
-            reply = await client.new_game("klondike", options=OPTIONS,
-                                          deal=pb.CardList(cards=[card_text(c) for c in deal]))
+            reply = await client.new_game(
+                "klondike", options=OPTIONS, deal=pb.CardList(cards=[card_text(c) for c in deal])
+            )
             clients.append(client)
             ids.append(reply.game.id)
         for _ in range(STEPS):
             if not secret <= face_down(truth.state) or not truth.legal_moves():
                 break
             hints = [await c.call("Hint", pb.HintRequest(game_id=i)) for c, i in zip(clients, ids)]
-            assert hints[0].SerializeToString(deterministic=True) == hints[1].SerializeToString(deterministic=True)
+            assert hints[0].SerializeToString(deterministic=True) == hints[1].SerializeToString(
+                deterministic=True
+            )
             compared += 1
             if can_sample(truth.rules, truth.state):
-                local = sampled_hint(truth.rules, truth.state, worlds=budgets.hint_worlds,
-                                     nodes_per_solve=budgets.hint_world_nodes, max_nodes=budgets.hint_nodes,
-                                     max_seconds=None)
+                local = sampled_hint(
+                    truth.rules,
+                    truth.state,
+                    worlds=budgets.hint_worlds,
+                    nodes_per_solve=budgets.hint_world_nodes,
+                    max_nodes=budgets.hint_nodes,
+                    max_seconds=None,
+                )
                 assert local.move is not None and truth.move_text(local.move) == hints[0].move.notation
                 sampled += local.reason in ("sampled", "no win seen")
             notation = hints[0].move.notation

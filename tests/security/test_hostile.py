@@ -24,6 +24,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from accordion.api.apikeys import hash_key
+from accordion.api.errors import ApiError
 from accordion.api.limits import Admission, Limits, client_of
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
@@ -52,7 +53,8 @@ class Probes:
         times = sorted(t for _, _, t in self.calls)
         return (
             f"{len(self.calls)} calls ({kinds}): {self.ok_ratio() * 100:.2f} % ok, "
-            f"p50 {times[len(times) // 2] * 1e3:.1f} ms, p99 {self.p99() * 1e3:.1f} ms, max {times[-1] * 1e3:.1f} ms"
+            f"p50 {times[len(times) // 2] * 1e3:.1f} ms, p99 {self.p99() * 1e3:.1f} ms, max "
+            f"{times[-1] * 1e3:.1f} ms"
         )
 
 
@@ -201,13 +203,27 @@ async def test_one_client_cannot_take_the_server_across_connections(
     entries = [{"name": name, "sha256": hash_key(f"k-{name}")} for name in ("attacker", "player")]
     keys.write_text(json.dumps({"keys": entries}))
     server = spawn_server(
-        "--log-level", "warning", "--api-keys-file", str(keys), "--max-rpcs-per-client", "50",
-        "--request-timeout", "30",
+        "--log-level",
+        "warning",
+        "--api-keys-file",
+        str(keys),
+        "--max-rpcs-per-client",
+        "50",
+        "--request-timeout",
+        "30",
     )
     game = await new_game(server.addr, (("x-api-key", "k-player"),))
     attacker = Attacker(
-        "half-sent", server.addr, "--calls", "200", "--connections", "4", "--seconds", "6",
-        "--api-key", "k-attacker",
+        "half-sent",
+        server.addr,
+        "--calls",
+        "200",
+        "--connections",
+        "4",
+        "--seconds",
+        "6",
+        "--api-key",
+        "k-attacker",
     )
     try:
         await asyncio.sleep(0.5)
@@ -227,7 +243,14 @@ async def test_one_address_cannot_take_the_server_nor_health(
     """Without API keys a client is its IP address. Served on [::], the attacker comes from
     127.0.0.1 (::ffff:127.0.0.1) and the second client from ::1: two clients on one machine."""
     server = spawn_server(
-        "--listen", "[::]:0", "--log-level", "warning", "--max-rpcs-per-client", "50", "--request-timeout", "30"
+        "--listen",
+        "[::]:0",
+        "--log-level",
+        "warning",
+        "--max-rpcs-per-client",
+        "50",
+        "--request-timeout",
+        "30",
     )
     port = server.addr.rsplit(":", 1)[1]
     game = await new_game(f"[::1]:{port}")
@@ -235,8 +258,16 @@ async def test_one_address_cannot_take_the_server_nor_health(
         "half-sent", f"127.0.0.1:{port}", "--calls", "200", "--connections", "4", "--seconds", "6"
     )
     checks = Attacker(
-        "half-sent", f"127.0.0.1:{port}", "--calls", "100", "--connections", "1", "--seconds", "6",
-        "--method", "/grpc.health.v1.Health/Check",
+        "half-sent",
+        f"127.0.0.1:{port}",
+        "--calls",
+        "100",
+        "--connections",
+        "1",
+        "--seconds",
+        "6",
+        "--method",
+        "/grpc.health.v1.Health/Check",
     )
     try:
         await asyncio.sleep(0.5)
@@ -248,14 +279,22 @@ async def test_one_address_cannot_take_the_server_nor_health(
     print(f"attacker: {summary}; its health calls: {health_summary}")
     assert_served(probes, "one address's 200 half-sent calls (4 connections) and 100 half-sent health checks")
     assert summary["open"] == 50 and refused(summary) == 150, summary
-    assert health_summary["open"] == 10 and refused(health_summary) == 90, health_summary  # health's per client
+    assert health_summary["open"] == 10 and refused(health_summary) == 90, (
+        health_summary
+    )  # health's per client
 
 
 async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., ServerProcess]) -> None:
     """Every call slot of the server taken: health still answers; other calls are refused."""
     server = spawn_server(
-        "--log-level", "warning", "--max-concurrent-rpcs", "20", "--max-rpcs-per-client", "0",
-        "--request-timeout", "30",
+        "--log-level",
+        "warning",
+        "--max-concurrent-rpcs",
+        "20",
+        "--max-rpcs-per-client",
+        "0",
+        "--request-timeout",
+        "30",
     )
     game = await new_game(server.addr)
     attacker = Attacker("half-sent", server.addr, "--calls", "60", "--connections", "1", "--seconds", "4")
@@ -286,22 +325,29 @@ async def test_health_has_a_budget_of_its_own(spawn_server: Callable[..., Server
 
 
 def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
-    admission = Admission(Limits(max_calls=3, max_calls_per_client=2, max_health_calls=2,
-                                 max_health_calls_per_client=1, max_watches_per_connection=1,
-                                 max_watches_per_game=2))
+    admission = Admission(
+        Limits(
+            max_calls=3,
+            max_calls_per_client=2,
+            max_health_calls=2,
+            max_health_calls_per_client=1,
+            max_watches_per_connection=1,
+            max_watches_per_game=2,
+        )
+    )
     admission.enter_call(False, "a")
     admission.enter_call(False, "a")
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(ApiError) as caught:
         admission.enter_call(False, "a")
     assert getattr(caught.value, "reason", "") == "CAPACITY_EXCEEDED"
     admission.enter_call(False, "b")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(False, "c")  # the server's 3 are taken
     admission.enter_call(True, "c")  # health apart
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(True, "c")  # one health call per client
     admission.enter_call(True, "d")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_call(True, "e")  # health's 2 are taken
     assert (admission.calls, admission.by_client, admission.health_calls) == (3, {"a": 2, "b": 1}, 2)
     for client in ("a", "a", "b"):
@@ -309,13 +355,16 @@ def test_admission_counts_in_and_out_and_refuses_with_nothing_counted() -> None:
     admission.leave_call(True, "c")
     admission.leave_call(True, "d")
     assert (admission.calls, admission.by_client, admission.health_calls, admission.health_by_client) == (
-        0, {}, 0, {}
+        0,
+        {},
+        0,
+        {},
     )
     admission.enter_watch("conn-1", "g")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_watch("conn-1", "g")
     admission.enter_watch("conn-2", "g")
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError):
         admission.enter_watch("conn-3", "g")
     admission.leave_watch("conn-1", "g")
     admission.leave_watch("conn-2", "g")

@@ -32,7 +32,6 @@ from accordion.api.apikeys import hash_key
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
-
 from tests.api.helpers import bearer, retry_delay, rich
 
 PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: XFF names the client
@@ -43,8 +42,9 @@ def as_client(address: str) -> tuple[tuple[str, str], ...]:
     return (("x-forwarded-for", address),)
 
 
-async def new_games(stub: pb_grpc.AccordionServiceStub, count: int, metadata: Any = None,
-                    in_flight: int = 32) -> Counter[str]:
+async def new_games(
+    stub: pb_grpc.AccordionServiceStub, count: int, metadata: Any = None, in_flight: int = 32
+) -> Counter[str]:
     """``count`` NewGames, ``in_flight`` at a time: how many ended how ("OK" or the error reason)."""
     outcomes: Counter[str] = Counter()
     left = iter(range(count))
@@ -61,9 +61,13 @@ async def new_games(stub: pb_grpc.AccordionServiceStub, count: int, metadata: An
     return outcomes
 
 
-async def still_there(stub: pb_grpc.AccordionServiceStub, game_id: str, token: str, metadata: Any = ()) -> int:
+async def still_there(
+    stub: pb_grpc.AccordionServiceStub, game_id: str, token: str, metadata: Any = ()
+) -> int:
     """The game's version, read with its token (NOT_FOUND raises)."""
-    reply = await stub.GetGame(pb.GetGameRequest(game_id=game_id), metadata=(*bearer(token), *metadata), timeout=10)
+    reply = await stub.GetGame(
+        pb.GetGameRequest(game_id=game_id), metadata=(*bearer(token), *metadata), timeout=10
+    )
     return int(reply.game.version)
 
 
@@ -84,8 +88,12 @@ async def test_a_newgame_flood_does_not_evict_another_clients_game(
         mine = await stub.NewGame(pb.NewGameRequest(variant="accordion", seed=7), metadata=player, timeout=10)
         outcomes: Counter[str] = Counter()
         for wave in range(3):  # the player looks at the game between waves: a game in play
-            floods = [new_games(stub, 1000 // flooders, as_client(f"203.0.113.{i + 1}"), in_flight=max(1, 32 // flooders))
-                      for i in range(flooders)]
+            floods = [
+                new_games(
+                    stub, 1000 // flooders, as_client(f"203.0.113.{i + 1}"), in_flight=max(1, 32 // flooders)
+                )
+                for i in range(flooders)
+            ]
             for counted in await asyncio.gather(*floods):
                 outcomes.update(counted)
             assert await still_there(stub, mine.game.id, mine.token, player) == 1, f"wave {wave}"
@@ -103,7 +111,9 @@ async def test_a_store_full_of_games_in_play_refuses_newgame_and_loses_nothing(
     server = spawn_server("--redis-url", "memory://?max_games=50", "--newgame-rate", "0")
     async with grpc.aio.insecure_channel(server.addr) as channel:
         stub = pb_grpc.AccordionServiceStub(channel)
-        games = [await stub.NewGame(pb.NewGameRequest(variant="accordion", seed=n), timeout=10) for n in range(50)]
+        games = [
+            await stub.NewGame(pb.NewGameRequest(variant="accordion", seed=n), timeout=10) for n in range(50)
+        ]
         for _ in range(3):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.NewGame(pb.NewGameRequest(variant="accordion"), timeout=10)
@@ -124,11 +134,16 @@ async def test_newgame_beyond_the_clients_rate_is_resource_exhausted_with_retry_
     flags = ("--redis-url", store_url, "--newgame-rate", "0.2", "--newgame-burst", "5")
     first = spawn_server(*flags)
     second = spawn_server(*flags) if store_url != "memory://" else first
-    async with grpc.aio.insecure_channel(first.addr) as channel, grpc.aio.insecure_channel(second.addr) as other:
+    async with (
+        grpc.aio.insecure_channel(first.addr) as channel,
+        grpc.aio.insecure_channel(second.addr) as other,
+    ):
         stub = pb_grpc.AccordionServiceStub(channel)
         assert await new_games(stub, 5, in_flight=1) == {"OK": 5}  # the burst
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await pb_grpc.AccordionServiceStub(other).NewGame(pb.NewGameRequest(variant="accordion"), timeout=10)
+            await pb_grpc.AccordionServiceStub(other).NewGame(
+                pb.NewGameRequest(variant="accordion"), timeout=10
+            )
         err = rich(caught.value)
         assert (err.code, err.info.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
         assert err.info.metadata["limit"] == "NewGame per client"
@@ -178,7 +193,10 @@ async def test_x_forwarded_for_names_the_client_only_from_a_trusted_proxy(
         chained = as_client("203.0.113.3, 127.0.0.1")
         assert await new_games(stub, 3, chained, in_flight=1) == {"OK": 2, "RATE_LIMITED": 1}
         # Not an address: the proxy's own address is the client, never a name a client chose.
-        assert await new_games(stub, 3, as_client("anyone-at-all"), in_flight=1) == {"OK": 2, "RATE_LIMITED": 1}
+        assert await new_games(stub, 3, as_client("anyone-at-all"), in_flight=1) == {
+            "OK": 2,
+            "RATE_LIMITED": 1,
+        }
         assert await new_games(stub, 1, as_client("someone-else")) == {"RATE_LIMITED": 1}
     async with grpc.aio.insecure_channel(untrusting.addr) as channel:
         stub = pb_grpc.AccordionServiceStub(channel)

@@ -27,7 +27,6 @@ from accordion.api.apikeys import hash_key
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
-
 from tests.api.helpers import bearer, retry_delay, rich
 
 PROXY = ("--trusted-proxies", "127.0.0.1/32")  # the test process is the proxy: XFF names the client
@@ -45,15 +44,19 @@ async def moved_game(stub: pb_grpc.AccordionServiceStub) -> tuple[str, str]:
     return reply.game.id, reply.token
 
 
-async def watches(stub: pb_grpc.AccordionServiceStub, game_id: str, token: str, count: int,
-                  metadata: Any = ()) -> tuple[Counter[str], grpc.aio.AioRpcError | None]:
+async def watches(
+    stub: pb_grpc.AccordionServiceStub, game_id: str, token: str, count: int, metadata: Any = ()
+) -> tuple[Counter[str], grpc.aio.AioRpcError | None]:
     """``count`` WatchGames one after another, each cancelled after its first event: how many
     ended how ("OK": the first event came; else the error reason), and the last refusal."""
     outcomes: Counter[str] = Counter()
     refused = None
     for _ in range(count):
-        call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0),
-                              metadata=(*bearer(token), *metadata), timeout=10)
+        call = stub.WatchGame(
+            pb.WatchGameRequest(game_id=game_id, after_version=0),
+            metadata=(*bearer(token), *metadata),
+            timeout=10,
+        )
         try:
             event = await call.read()
             assert event.event.version == 2  # the move (a game is dealt at version 1)
@@ -77,7 +80,10 @@ async def test_watchgame_beyond_the_clients_rate_is_resource_exhausted_with_retr
     flags = ("--redis-url", store_url, "--watch-rate", "0.2", "--watch-burst", "5")
     first = spawn_server(*flags)
     second = spawn_server(*flags) if store_url != "memory://" else first
-    async with grpc.aio.insecure_channel(first.addr) as channel, grpc.aio.insecure_channel(second.addr) as other:
+    async with (
+        grpc.aio.insecure_channel(first.addr) as channel,
+        grpc.aio.insecure_channel(second.addr) as other,
+    ):
         stub, other_stub = pb_grpc.AccordionServiceStub(channel), pb_grpc.AccordionServiceStub(other)
         game_id, token = await moved_game(stub)
         assert (await watches(stub, game_id, token, 5))[0] == {"OK": 5}  # the burst

@@ -53,8 +53,11 @@ def deals() -> tuple[list[int], list[int], list[int]]:
     """A deal the solver proves lost, a deal it wins, and the winning deal with its hidden cards
     rearranged so that it is won too (the face-up cards, and the stock's first three, where they
     were)."""
-    lost = next(list(g.deal_order()) for s in range(500)
-                if solve(g := new_game(VARIANT, {"open": True}, seed=s), max_nodes=QUICK).lost)
+    lost = next(
+        list(g.deal_order())
+        for s in range(500)
+        if solve(g := new_game(VARIANT, {"open": True}, seed=s), max_nodes=QUICK).lost
+    )
     rng = random.Random(13)
     for s in range(500):
         won = list(new_game(VARIANT, seed=s).deal_order())
@@ -132,15 +135,20 @@ async def script(client: Client) -> Said:
     except grpc.aio.AioRpcError as exc:
         said.error("Solve", exc)
     said.reply("ApplyMove", await client.apply(game_id, "draw"))
-    stream = client.stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_version=0),
-                                   metadata=(("authorization", f"Bearer {client.token}"),), timeout=10)
+    stream = client.stub.WatchGame(
+        pb.WatchGameRequest(game_id=game_id, after_version=0),
+        metadata=(("authorization", f"Bearer {client.token}"),),
+        timeout=10,
+    )
     said.reply("WatchGame", await asyncio.wait_for(stream.read(), 10))
     stream.cancel()
     return said
 
 
 async def test_two_deals_differing_only_in_hidden_cards_get_the_same_answers(
-    start_server: Callable[..., Any], connect: Callable[[str], Client], store_url: str,
+    start_server: Callable[..., Any],
+    connect: Callable[[str], Client],
+    store_url: str,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     _, won, rearranged = deals()
@@ -161,7 +169,15 @@ async def test_two_deals_differing_only_in_hidden_cards_get_the_same_answers(
             check_game_message(game, states[game.version], False)
     first, other = transcripts
     assert [label for label, _ in first.items] == [
-        "NewGame", "GetGame", "LegalMoves", "Score", "Hint", "Solve", "ApplyMove", "WatchGame"]
+        "NewGame",
+        "GetGame",
+        "LegalMoves",
+        "Score",
+        "Hint",
+        "Solve",
+        "ApplyMove",
+        "WatchGame",
+    ]
     assert first.items == other.items  # nothing said depends on where the hidden cards lie
     assert "HIDDEN_INFORMATION" in dict(first.items)["Solve"]
 
@@ -178,16 +194,22 @@ async def test_two_deals_differing_only_in_hidden_cards_get_the_same_answers(
 
 
 async def test_no_winnable_deal_names_no_seed(
-    start_server: Callable[..., Any], connect: Callable[[str], Client], store_url: str,
+    start_server: Callable[..., Any],
+    connect: Callable[[str], Client],
+    store_url: str,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     running = await start_server(store_url, winnable_max_seconds=0.3)
     lost = deals()[0]
-    running.server.servicer.solving.deal = lambda variant, options, seed: new_game(variant, options, seed=seed,
-                                                                                   deal=lost)
+    running.server.servicer.solving.deal = lambda variant, options, seed: new_game(
+        variant, options, seed=seed, deal=lost
+    )
     client = connect(running.addr)
-    err = await expect_error(client.new_game(VARIANT, seed=ASKED, winnable_only=True),
-                             grpc.StatusCode.FAILED_PRECONDITION, "WINNABLE_NOT_FOUND")
+    err = await expect_error(
+        client.new_game(VARIANT, seed=ASKED, winnable_only=True),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "WINNABLE_NOT_FOUND",
+    )
     logs = capfd.readouterr()
     for text in seed_texts(ASKED):
         assert text not in err.message + str(err) + logs.out + logs.err

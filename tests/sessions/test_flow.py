@@ -9,10 +9,10 @@ import time
 import warnings
 
 import pytest
-from redis_server import RedisServer, free_port
 
 from accordion import engine, sessions
 from accordion.store import GameStore, open_store
+from redis_server import RedisServer, free_port
 
 
 async def dealt_game(flow: sessions.Sessions, seed: int = 7) -> sessions.Dealt:
@@ -84,8 +84,11 @@ async def test_a_retry_gets_the_first_answer_and_a_reused_id_is_refused(store: G
     flow.cache.discard(dealt.game_id)
     again = await flow.play(dealt.game_id, dealt.token, first_move, None, request_id="r1", fingerprint=b"f")
     assert isinstance(first, sessions.Played) and isinstance(again, sessions.Played)
-    assert (again.version, again.move, again.notation) == (first.version, first.move, first.notation) == (
-        2, first.move, first.notation)
+    assert (
+        (again.version, again.move, again.notation)
+        == (first.version, first.move, first.notation)
+        == (2, first.move, first.notation)
+    )
     with pytest.raises(sessions.RequestIdReused):
         await flow.play(dealt.game_id, dealt.token, first_move, None, request_id="r1", fingerprint=b"g")
     retried = await flow.deal(engine.new_game("accordion", seed=3), None, request_id="n1", fingerprint=b"f")

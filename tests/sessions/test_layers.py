@@ -12,10 +12,26 @@ import accordion
 PACKAGE = Path(accordion.__file__).parent
 # What a layer must not import (prefixes of dotted module names).
 FORBIDDEN = {
-    "engine": ("accordion.sessions", "accordion.store", "accordion.api", "accordion.solver", "accordion.v1",
-               "grpc", "google.protobuf", "redis", "hiredis"),
+    "engine": (
+        "accordion.sessions",
+        "accordion.store",
+        "accordion.api",
+        "accordion.solver",
+        "accordion.v1",
+        "grpc",
+        "google.protobuf",
+        "redis",
+        "hiredis",
+    ),
     "sessions": ("accordion.api", "accordion.v1", "grpc", "google.protobuf", "redis", "hiredis"),
-    "store": ("accordion.sessions", "accordion.api", "accordion.engine", "accordion.v1", "grpc", "google.protobuf"),
+    "store": (
+        "accordion.sessions",
+        "accordion.api",
+        "accordion.engine",
+        "accordion.v1",
+        "grpc",
+        "google.protobuf",
+    ),
 }
 
 
@@ -61,7 +77,12 @@ def modules() -> dict[str, Path]:
 def test_the_walk_sees_what_it_must() -> None:
     """The walk itself: it finds the layers and reads a relative import as the module it names."""
     found = modules()
-    assert {"accordion.engine", "accordion.sessions.flow", "accordion.store.base", "accordion.api.servicer"} <= set(found)
+    assert {
+        "accordion.engine",
+        "accordion.sessions.flow",
+        "accordion.store.base",
+        "accordion.api.servicer",
+    } <= set(found)
     flow = imports(found["accordion.sessions.flow"], frozenset(found))
     assert {"accordion.sessions.tokens", "accordion.sessions.watching", "accordion.store"} <= flow
     assert "accordion.sessions" in imports(found["accordion.api.servicer"], frozenset(found))
@@ -88,7 +109,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         path.append(node)
         for nxt in sorted(graph[node]):
             if nxt in path:
-                found.append(path[path.index(nxt):] + [nxt])
+                found.append(path[path.index(nxt) :] + [nxt])
             elif nxt not in done:
                 visit(nxt, path)
         path.pop()
@@ -110,5 +131,7 @@ def test_no_import_cycle_among_modules() -> None:
     of the package: a package's ``__init__`` re-exporting its modules makes no cycle."""
     found = modules()
     known = frozenset(found)
-    graph = {name: {m for m in imports(path, known) if m in known and m != name} for name, path in found.items()}
+    graph = {
+        name: {m for m in imports(path, known) if m in known and m != name} for name, path in found.items()
+    }
     assert [" → ".join(cycle) for cycle in cycles(graph)] == []

@@ -16,8 +16,13 @@ def open_game(variant: str, options: dict[str, object], seed: int) -> Game:
     return new_game(variant, {**options, "open": True}, seed=seed)
 
 
-def search_every_move(rules: Rules, state: State, limit: int, key: Callable[[State], object] = lambda s: s,
-                      engine_order: bool = True) -> bool | None:
+def search_every_move(
+    rules: Rules,
+    state: State,
+    limit: int,
+    key: Callable[[State], object] = lambda s: s,
+    engine_order: bool = True,
+) -> bool | None:
     """Whether the position can be won: depth first through every legal move of the engine (its
     first move first; with ``engine_order=False`` its last), each position seen once, as ``key``
     tells positions apart; None past ``limit`` positions (too large for the brute force: the

@@ -63,7 +63,10 @@ def test_a_won_line_replays_and_a_truncated_or_corrupted_one_does_not(bench: Mod
 
 
 def test_a_line_that_does_not_replay_is_counted_and_fails_the_run(
-    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    bench: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     unpinned: None,
 ) -> None:
     """A solver whose WON lines stop one move short: the run says so, counts each in the JSON and exits 1."""
@@ -75,8 +78,18 @@ def test_a_line_that_does_not_replay_is_counted_and_fails_the_run(
 
     monkeypatch.setattr(bench, "solve", short_lines)
     out = tmp_path / "out.json"
-    argv = ["--variant", "accordion", "--deals", "3", "--budget-ms", "0", "--max-nodes", "100000",
-            "--json", str(out)]
+    argv = [
+        "--variant",
+        "accordion",
+        "--deals",
+        "3",
+        "--budget-ms",
+        "0",
+        "--max-nodes",
+        "100000",
+        "--json",
+        str(out),
+    ]
     assert bench.main(argv) == 1
     row = json.loads(out.read_text())["results"][0]
     assert row["won_pct"] > 0 and row["replay_failed"] == row["replayed"] == round(3 * row["won_pct"] / 100)

@@ -101,7 +101,9 @@ def test_a_stop_flag_ends_a_long_search(impl: str) -> None:
     game = new_game(variant, options, seed=seed)
     stop = StopFlag()
     results = []
-    worker = threading.Thread(target=lambda: results.append(solve(game, max_seconds=60, impl=impl, stop=stop)))
+    worker = threading.Thread(
+        target=lambda: results.append(solve(game, max_seconds=60, impl=impl, stop=stop))
+    )
     worker.start()
     time.sleep(0.3)
     assert worker.is_alive() and not stop.is_set()

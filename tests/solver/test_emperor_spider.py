@@ -23,7 +23,13 @@ from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from accordion.solver import HAVE_C, HiddenInformationError, Outcome, hint, solve
 from accordion.solver import core as solver_core
 
-from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, open_game, replay, search_every_move
+from .helpers import (
+    assert_budgets_and_stop_end_the_search,
+    assert_the_verdict,
+    open_game,
+    replay,
+    search_every_move,
+)
 
 HAVE_TWO_DECK_C = HAVE_C and solver_core._cemperor is not None and solver_core._cspider is not None
 IMPLS = ["c", "python"] if HAVE_TWO_DECK_C else ["python"]
@@ -107,9 +113,18 @@ def small_emperor(rules: Rules, rng: random.Random) -> State:
     stock: list[int] = []
     for j, card in enumerate(out):
         where = rng.random()
-        (piles[j] if j < 10 else waste if where < 0.2 else stock if where < 0.5 else piles[rng.randrange(10)]).append(card)
-    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(stock),
-                         foundations=8)
+        (
+            piles[j]
+            if j < 10
+            else waste
+            if where < 0.2
+            else stock
+            if where < 0.5
+            else piles[rng.randrange(10)]
+        ).append(card)
+    state = rules.layout(
+        tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(stock), foundations=8
+    )
     foundations = tuple(tuple(f % 4 * 13 + r for r in range(heights[f])) for f in range(8))
     return state._replace(foundations=foundations, waste=tuple(waste))
 
@@ -129,11 +144,18 @@ def small_spider(rules: Rules, rng: random.Random, suits: int) -> State:
         piles[rng.randrange(4)].append(card)
     down = tuple(rng.randint(max(0, len(p) - 3), max(0, len(p) - 1)) for p in piles)
     state = rules.layout(tuple(map(tuple, piles)), down, tuple(stock), foundations=8)
-    foundations = tuple(tuple(kinds[k] * 13 + r for r in reversed(range(13))) if k < 7 else () for k in range(8))
+    foundations = tuple(
+        tuple(kinds[k] * 13 + r for r in reversed(range(13))) if k < 7 else () for k in range(8)
+    )
     return state._replace(foundations=foundations)
 
 
-CASES = [("emperor", {}, None), ("spider", {"suits": 1}, 1), ("spider", {"suits": 2}, 2), ("spider", {"suits": 4}, 4)]
+CASES = [
+    ("emperor", {}, None),
+    ("spider", {"suits": 1}, 1),
+    ("spider", {"suits": 2}, 2),
+    ("spider", {"suits": 4}, 4),
+]
 
 
 @pytest.mark.parametrize("variant,options,suits", CASES)
@@ -160,11 +182,22 @@ def test_emperor_deadlock_is_proven_lost() -> None:
     10, every pile filled, a 7 to draw from the stock. The brute force agrees: no win."""
     rules = open_game("emperor", {}, 0).rules
     spade = [r - 1 for r in range(14)]  # spade[r]: the card of rank r
-    piles = ((spade[8], spade[9]), (spade[8], spade[10]), (spade[9],), (spade[10],), (spade[11],), (spade[11],),
-             (spade[12],), (spade[12],), (spade[13],), (spade[13],))
+    piles = (
+        (spade[8], spade[9]),
+        (spade[8], spade[10]),
+        (spade[9],),
+        (spade[10],),
+        (spade[11],),
+        (spade[11],),
+        (spade[12],),
+        (spade[12],),
+        (spade[13],),
+        (spade[13],),
+    )
     state = rules.layout(piles, (1, 1, 0, 0, 0, 0, 0, 0, 0, 0), (spade[7],), foundations=8)
-    foundations = tuple(tuple(f % 4 * 13 + r for r in range(7 if f == 0 else 6 if f == 4 else 13))
-                        for f in range(8))
+    foundations = tuple(
+        tuple(f % 4 * 13 + r for r in range(7 if f == 0 else 6 if f == 4 else 13)) for f in range(8)
+    )
     state = state._replace(foundations=foundations)
     rules.check_state(state)
     assert rules.legal_moves(state)  # not stuck at once: the DRAW, then the 7 up
@@ -176,8 +209,9 @@ def test_emperor_deadlock_is_proven_lost() -> None:
 # --- Spider's beams (docs/solver.md, "Spider"): reached with a small quick pass ----------------
 
 
-def spider_with_quick_pass(impl: str, state: State, quick_nodes: int, max_nodes: int
-                           ) -> tuple[int, Sequence[object], int]:
+def spider_with_quick_pass(
+    impl: str, state: State, quick_nodes: int, max_nodes: int
+) -> tuple[int, Sequence[object], int]:
     """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play) and no staged
     pass (two and four suits run it first), so that a small budget reaches the beams: (outcome
     code, engine moves, nodes)."""
@@ -217,15 +251,18 @@ def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
     for impl in IMPLS:
         backend = solver_core._cspider if impl == "c" else solver_core._pyspider
         entry = functools.partial(backend.spider_solve, stages=((5_000, 2, 0, 0),))
-        results.append(solver_core._two_deck_solve(entry, solver_core.DEAL, game.state, False, 25_000, 0.0, None))
+        results.append(
+            solver_core._two_deck_solve(entry, solver_core.DEAL, game.state, False, 25_000, 0.0, None)
+        )
     code, moves, nodes = results[0]
     assert code == 1 and nodes == 20_995
     assert all(r == results[0] for r in results)
     replay(game, tuple(moves))
 
 
-def spider_with_stages(impl: str, seed: int, stages: tuple[tuple[int, int, int, int], ...], max_nodes: int,
-                       suits: int = 4) -> tuple[int, Sequence[object], int]:
+def spider_with_stages(
+    impl: str, seed: int, stages: tuple[tuple[int, int, int, int], ...], max_nodes: int, suits: int = 4
+) -> tuple[int, Sequence[object], int]:
     """One Spider search with the staged pass's settings ``stages`` (first stage size, positions
     a stage DEALs from, piles they must differ in, share of the budget): (outcome code, engine
     moves, nodes)."""
@@ -317,8 +354,13 @@ def emperor_args(game: Game) -> tuple[list[bytes], list[int], list[int], bytes, 
     """The position as the Emperor cores take it (as ``solver.core`` hands it over)."""
     state = game.state
     waste = WASTE.get(state)
-    return ([bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
-            [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste))
+    return (
+        [bytes(p) for p in TABLEAU.get(state)],
+        list(DOWN.get(state)),
+        [len(f) for f in FOUNDATIONS.get(state)],
+        bytes(waste) + bytes(state.stock),
+        len(waste),
+    )
 
 
 # Small passes, so that the restarts, the noise and the full-move restarts all run within a budget
@@ -332,8 +374,11 @@ def test_emperor_restart_wins_what_one_pass_does_not() -> None:
     search), a win found by a restart with its move order shaken; C and Python give the same
     line and node count, and the line replays through the engine."""
     from accordion.solver import _cemperor, _pyemperor
+
     game = open_game("emperor", {}, 103)
-    plain = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **{**SMALL_PASSES, "quick_total": 0})
+    plain = _cemperor.emperor_solve(
+        *emperor_args(game), max_nodes=60_000, **{**SMALL_PASSES, "quick_total": 0}
+    )
     assert plain[0] == 0  # UNKNOWN
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
@@ -345,8 +390,13 @@ def test_emperor_restart_wins_what_one_pass_does_not() -> None:
 def replay_core_line(game: Game, line: list[tuple[int, int, int, int, int]]) -> None:
     """Plays a core's primitive moves (src_zone, src, dst_zone, dst, count) through the engine."""
     zones = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the cores' zone numbers
-    replay(game, tuple(DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
-                       for src_zone, src, dst_zone, dst, count in line))
+    replay(
+        game,
+        tuple(
+            DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
+            for src_zone, src, dst_zone, dst, count in line
+        ),
+    )
 
 
 @pytest.mark.skipif(not HAVE_TWO_DECK_C, reason="the compiled cores are not built")
@@ -355,6 +405,7 @@ def test_emperor_restarts_agree(seed: int) -> None:
     """C and Python through the whole schedule (first pass, shaken restarts with and without the
     cut, the full search): same outcome, moves and nodes."""
     from accordion.solver import _cemperor, _pyemperor
+
     game = open_game("emperor", {}, seed)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
@@ -368,6 +419,7 @@ def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
     full search), a win by a beam (16, then 32, ... wide) in the same budget, under 30,000
     positions; C and Python give the same line and node count, and the line replays."""
     from accordion.solver import _cemperor, _pyemperor
+
     game = open_game("emperor", {}, seed)
     passes = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, beam_first=0)
     assert passes[0] == 0  # UNKNOWN
@@ -384,6 +436,7 @@ def test_emperor_full_move_beam_wins() -> None:
     positions), the beam over the full search's moves that follows the first does, at 37,041
     positions; C and Python agree and the line replays."""
     from accordion.solver import _cemperor, _pyemperor
+
     game = open_game("emperor", {}, 26)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
@@ -399,6 +452,7 @@ def test_emperor_beams_then_restarts_agree(seed: int) -> None:
     moves then the full ones; then the first pass, the restarts and the full search): same
     outcome, moves and nodes."""
     from accordion.solver import _cemperor, _pyemperor
+
     game = open_game("emperor", {}, seed)
     passes = {**SMALL_PASSES, "beam_first": 16, "beam_last": 64}
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
@@ -412,6 +466,7 @@ def test_emperor_macro_moves_are_legal_in_the_engine() -> None:
     a drawn Ace, for one, is compelled, so it only goes up (a search that also put it on a 2 won
     lines that did not replay)."""
     from accordion.solver import _pyemperor as pe
+
     rng = random.Random(5)
     checked_aces = 0
     for seed in range(12):
@@ -425,8 +480,15 @@ def test_emperor_macro_moves_are_legal_in_the_engine() -> None:
                 if kind in (pe.M_TAL_FOUND, pe.M_TAL_TAB):
                     line = [DRAW] * (q + 1 - cur)
                     checked_aces += talon[q] % 13 == 0
-                    line.append(transfer(Zone.WASTE, 0, Zone.FOUNDATION if kind == pe.M_TAL_FOUND else Zone.TABLEAU,
-                                         pe._home(pos, talon[q]) if kind == pe.M_TAL_FOUND else dst, 1))
+                    line.append(
+                        transfer(
+                            Zone.WASTE,
+                            0,
+                            Zone.FOUNDATION if kind == pe.M_TAL_FOUND else Zone.TABLEAU,
+                            pe._home(pos, talon[q]) if kind == pe.M_TAL_FOUND else dst,
+                            1,
+                        )
+                    )
                 elif kind == pe.M_TAB_FOUND:
                     line = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION, pe._home(pos, piles[src][-1]), 1)]
                 else:

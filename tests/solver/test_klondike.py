@@ -55,7 +55,9 @@ def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
         game = open_game(variant, options, seed)
         c = solve(game, max_nodes=2_000, impl="c")
         py = solve(game, max_nodes=2_000, impl="python")
-        assert (c.outcome, c.moves, c.nodes, c.progress) == (py.outcome, py.moves, py.nodes, py.progress), seed
+        assert (c.outcome, c.moves, c.nodes, c.progress) == (py.outcome, py.moves, py.nodes, py.progress), (
+            seed
+        )
         assert (c.implementation, py.implementation) == ("c", "python")
         outcomes.add(c.outcome)
         progress.add(c.progress)
@@ -78,8 +80,9 @@ class _Options:
 def small_quick_passes(backend: object, quick_nodes: int, quick_total: int, **options: object) -> _Options:
     """A backend whose quick passes are tiny (so a few thousand positions run several restarts),
     without the beams between them unless ``options`` ask for them (``beams``)."""
-    return _Options(backend, **{"quick_nodes": quick_nodes, "quick_total": quick_total, "beam_first": 0,
-                                **options})
+    return _Options(
+        backend, **{"quick_nodes": quick_nodes, "quick_total": quick_total, "beam_first": 0, **options}
+    )
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -95,15 +98,18 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
     for seed in range(30):
         game = open_game(variant, options, seed)
         search = game.rules.search(game.state)
-        answers = [_klondike_solve(small_quick_passes(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
-                   for b in (_cklondike, _pyklondike)]
+        answers = [
+            _klondike_solve(small_quick_passes(b, 300, 3_000), search, game.state, 6_000, 0.0, None)
+            for b in (_cklondike, _pyklondike)
+        ]
         assert answers[0] == answers[1], seed
         code, moves, nodes = answers[0]
         if code == 1:  # WON
             replay(open_game(variant, options, seed), tuple(moves))
             if 300 < nodes <= 3_000 + 300:  # after the first pass: a restart, or the full search?
-                no_restart = _klondike_solve(small_quick_passes(_cklondike, 300, 0), search, game.state,
-                                             6_000, 0.0, None)
+                no_restart = _klondike_solve(
+                    small_quick_passes(_cklondike, 300, 0), search, game.state, 6_000, 0.0, None
+                )
                 won_by_a_restart += no_restart != answers[0]
     assert won_by_a_restart >= 1  # the restarts do find wins the first pass missed
 
@@ -112,9 +118,9 @@ def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> Non
 @pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
 def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) -> None:
     """Restarts (shorter than the first pass) that take the full search's moves (every one, every
-    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only schedule says LOST too (the
-    full search decides it), and the full-move restarts do search differently (else the knob,
-    or the split of the cuts from the quick phase, does nothing)."""
+    other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only
+    schedule says LOST too (the full search decides it), and the full-move restarts do search differently
+    (else the knob, or the split of the cuts from the quick phase, does nothing)."""
     from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
     from accordion.solver.core import _klondike_solve
 
@@ -125,8 +131,10 @@ def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) 
         search = game.rules.search(game.state)
         answers = {}
         for every in (0, 1, 2):
-            passes = [small_quick_passes(b, 300, 2_000, full_moves_every=every, restart_nodes=150)
-                      for b in (_cklondike, _pyklondike)]
+            passes = [
+                small_quick_passes(b, 300, 2_000, full_moves_every=every, restart_nodes=150)
+                for b in (_cklondike, _pyklondike)
+            ]
             pair = [_klondike_solve(p, search, game.state, 4_000, 0.0, None) for p in passes]
             assert pair[0] == pair[1], (seed, every)
             answers[every] = pair[0]
@@ -143,8 +151,16 @@ def beams(backend: object, quick_total: int, first: int, last: int) -> _Options:
     """Small quick passes and small beams after the first (widths ``first`` ... ``last``; 0: none)."""
     # the deal below was picked as one the passes miss without equivalent runs (with them the
     # full search wins it within the 12,000 positions)
-    return small_quick_passes(backend, 300, quick_total, full_moves_every=2, restart_nodes=300,
-                              beam_first=first, beam_last=last, equivalent_runs=False)
+    return small_quick_passes(
+        backend,
+        300,
+        quick_total,
+        full_moves_every=2,
+        restart_nodes=300,
+        beam_first=first,
+        beam_last=last,
+        equivalent_runs=False,
+    )
 
 
 @pytest.mark.skipif(not HAVE_C, reason="the compiled core is not built")
@@ -161,8 +177,10 @@ def test_beams_agree_and_win_what_the_passes_miss() -> None:
         for seed in seeds:
             game = open_game(variant, options, seed)
             search = game.rules.search(game.state)
-            pair = [_klondike_solve(beams(b, 6_000, 4, 32), search, game.state, 12_000, 0.0, None)
-                    for b in (_cklondike, _pyklondike)]
+            pair = [
+                _klondike_solve(beams(b, 6_000, 4, 32), search, game.state, 12_000, 0.0, None)
+                for b in (_cklondike, _pyklondike)
+            ]
             assert pair[0] == pair[1], (variant, seed)
             without = _klondike_solve(beams(_cklondike, 6_000, 0, 0), search, game.state, 12_000, 0.0, None)
             assert (pair[0][0] == 2) == (without[0] == 2), (variant, seed)  # LOST: the full search's
@@ -183,8 +201,14 @@ def test_beams_by_default_turning_three_only() -> None:
 
     def with_beams(beam_first: int | None) -> _Options:
         """Small quick passes; the beams by default (None), or from ``beam_first`` wide."""
-        return _Options(_cklondike, quick_nodes=300, quick_total=20_000, full_moves_every=2,
-                        restart_nodes=300, **({} if beam_first is None else {"beam_first": beam_first}))
+        return _Options(
+            _cklondike,
+            quick_nodes=300,
+            quick_total=20_000,
+            full_moves_every=2,
+            restart_nodes=300,
+            **({} if beam_first is None else {"beam_first": beam_first}),
+        )
 
     options = {"partial_runs": True, "foundation_return": True}
     differs = {}
@@ -193,8 +217,9 @@ def test_beams_by_default_turning_three_only() -> None:
         for seed in range(12):
             game = open_game(variant, options, seed)
             search = game.rules.search(game.state)
-            default, none = (_klondike_solve(with_beams(b), search, game.state, 40_000, 0.0, None)
-                             for b in (None, 0))
+            default, none = (
+                _klondike_solve(with_beams(b), search, game.state, 40_000, 0.0, None) for b in (None, 0)
+            )
             differs[variant] += default != none
     assert differs["klondike"] >= 1 and differs["klondike-draw-one"] == 0, differs
 
@@ -286,14 +311,17 @@ def buried_position(rules: Rules, rng: random.Random, low: int, stock: bool) -> 
     piles: list[list[int]] = [under + [y]] + [[] for _ in range(6)]
     for card in rest[:cut]:
         piles[rng.randrange(7)].append(card)
-    state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(rest[cut:]))
+    state = rules.layout(
+        tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(rest[cut:])
+    )
     foundations = tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4))
     return state._replace(foundations=foundations)
 
 
 @pytest.mark.parametrize("variant,options", RULES)
-def test_a_card_that_can_never_leave_is_a_loss_the_brute_force_confirms(variant: str,
-                                                                        options: dict[str, object]) -> None:
+def test_a_card_that_can_never_leave_is_a_loss_the_brute_force_confirms(
+    variant: str, options: dict[str, object]
+) -> None:
     """The proof before any search (``never_free``: LOST in 0 positions) applies to a card
     buried on both its hosts and a lower card of its suit, in C and Python alike, and the brute
     force confirms every such loss it can decide (not with foundation_return: too many states)."""
@@ -350,7 +378,11 @@ def test_budgets_and_stop_answer_unknown(impl: str) -> None:
     flag = StopFlag()
     flag.set()
     t0 = time.perf_counter()
-    hard = [s for s in range(40) if solve(open_game("klondike", {}, s), max_nodes=3_000, impl="c" if HAVE_C else impl).unknown]
+    hard = [
+        s
+        for s in range(40)
+        if solve(open_game("klondike", {}, s), max_nodes=3_000, impl="c" if HAVE_C else impl).unknown
+    ]
     assert hard, "some deal needs more than 3,000 positions"
     result = solve(open_game("klondike", {}, hard[0]), stop=flag, impl=impl)
     assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
@@ -411,8 +443,9 @@ def test_progress_is_the_best_position_searched(impl: str) -> None:
 # --- the full search's talon dominance --------------------------------------------------------
 
 
-def full_search_with(rules: Rules, state: State, max_nodes: int, switch: str,
-                     **options: object) -> Callable[[object, bool], tuple]:
+def full_search_with(
+    rules: Rules, state: State, max_nodes: int, switch: str, **options: object
+) -> Callable[[object, bool], tuple]:
     """The full search alone of ``state`` (a quick pass of one position, then no quick passes),
     as a function of the backend and of one switch of the search (``switch``, a cut) on or off,
     the other ``options`` fixed: (outcome code, engine moves, nodes)."""
@@ -438,9 +471,11 @@ def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
     for draw in (2, 3):
         search = _pyklondike._Search(draw, True, True, True, True, 0, 0.0, None)
         for tlen in range(1, 25):
+
             def reach(cur: int) -> set[int]:
-                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)
-                return {i for i, _ in search.talon_reach(s)}
+                # Called only within this iteration (B023 does not apply).
+                s = _pyklondike._Pos([[] for _ in range(7)], [0] * 7, [0] * 4, list(range(tlen)), cur, -1)  # noqa: B023
+                return {i for i, _ in search.talon_reach(s)}  # noqa: B023
 
             canonical = [0] + [q for q in range(1, tlen) if q % draw]
             for cur in canonical:
@@ -480,11 +515,15 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
         truth = brute_force(rules, state, limit=150_000)  # the engine's states, DRAWs included
         if truth is None:
             continue
-        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_cut, False: without})
+        assert_the_brute_force_verdict(
+            rules, state, truth, full_search, backends, {True: with_cut, False: without}
+        )
         checked[truth] += 1
         if min(checked.values()) >= 2:
             break
-    assert checked[False] >= 1 and checked[True] >= 2, checked  # the cut fired on losses and wins the brute force decided
+    assert checked[False] >= 1 and checked[True] >= 2, (
+        checked
+    )  # the cut fired on losses and wins the brute force decided
 
 
 # --- the dead-end test (``stuck``): a card that can never depart ------------------------------
@@ -502,9 +541,14 @@ def solver_backends() -> list[object]:
     return backends
 
 
-def assert_the_brute_force_verdict(rules: Rules, state: State, truth: bool,
-                                   full_search: Callable[[object, bool], tuple],
-                                   backends: list[object], answers: dict[bool, tuple]) -> None:
+def assert_the_brute_force_verdict(
+    rules: Rules,
+    state: State,
+    truth: bool,
+    full_search: Callable[[object, bool], tuple],
+    backends: list[object],
+    answers: dict[bool, tuple],
+) -> None:
     """A cut searched on and off: ``answers[on]`` is the first backend's (outcome, moves, nodes).
     Every other backend gives the same answers (moves and node counts), each is the brute
     force's verdict ``truth``, and its moves are legal one after the other and end as it says."""
@@ -523,8 +567,14 @@ def search_position(state: State) -> object:
 
     waste = list(WASTE.get(state))
     found = [len(f) for f in FOUNDATIONS.get(state)]
-    return _pyklondike._Pos([list(p) for p in TABLEAU.get(state)], list(DOWN.get(state)), found,
-                            waste + list(state.stock), len(waste), -1)
+    return _pyklondike._Pos(
+        [list(p) for p in TABLEAU.get(state)],
+        list(DOWN.get(state)),
+        found,
+        waste + list(state.stock),
+        len(waste),
+        -1,
+    )
 
 
 def walked_positions(rules: Rules, rng: random.Random, count: int, steps: int) -> list[State]:
@@ -641,7 +691,9 @@ def test_dead_ends_keep_every_verdict_of_the_brute_force(variant: str, options: 
         truth = brute_force(rules, state, limit=20_000)
         if truth is None:
             continue
-        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_test, False: without})
+        assert_the_brute_force_verdict(
+            rules, state, truth, full_search, backends, {True: with_test, False: without}
+        )
         checked += 1
         if checked >= 4:
             break
@@ -664,11 +716,20 @@ def twin_home_position(rules: Rules) -> State:
     that first move only swaps the run between the twins (the same position under equivalent runs),
     so the search must make both as one move (M_TWIN_HOME). After a move (``moved``), so that the
     root's key carries no mark and the swapped position is the root's own."""
-    piles = [[card("C", 10), card("H", 9), card("S", 11), card("H", 10)], [card("H", 12), card("C", 11)],
-             [card("H", 13)], [card("C", 13)], [card("S", 12)], [card("C", 12), card("H", 11)], [card("S", 13)]]
+    piles = [
+        [card("C", 10), card("H", 9), card("S", 11), card("H", 10)],
+        [card("H", 12), card("C", 11)],
+        [card("H", 13)],
+        [card("C", 13)],
+        [card("S", 12)],
+        [card("C", 12), card("H", 11)],
+        [card("S", 13)],
+    ]
     state = rules.layout(tuple(map(tuple, piles)), (2, 1, 0, 0, 0, 0, 0), ())
     base = [9, 13, 8, 10]  # clubs, diamonds, hearts, spades home up to these ranks
-    return state._replace(foundations=tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4)), moved=1)
+    return state._replace(
+        foundations=tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4)), moved=1
+    )
 
 
 @pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
@@ -708,9 +769,12 @@ def test_equivalent_runs_send_a_covered_twin_home(variant: str) -> None:
     assert code == 2  # LOST: the run moved onto the twin is the position already seen
 
 
-@pytest.mark.parametrize("variant,options", [("klondike", {"partial_runs": True}),
-                                             ("klondike-draw-one", {"partial_runs": True})])
-def test_equivalent_runs_keep_every_verdict_of_the_brute_force(variant: str, options: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "variant,options", [("klondike", {"partial_runs": True}), ("klondike-draw-one", {"partial_runs": True})]
+)
+def test_equivalent_runs_keep_every_verdict_of_the_brute_force(
+    variant: str, options: dict[str, object]
+) -> None:
     """On small positions (and a few random moves on) where equivalent runs change the full
     search (another count of positions), every verdict equals the brute force's, with them and
     without, and C and Python agree (same moves, same node counts); every win replays. Without
@@ -730,7 +794,9 @@ def test_equivalent_runs_keep_every_verdict_of_the_brute_force(variant: str, opt
         truth = brute_force(rules, state, limit=20_000)
         if truth is None:
             continue
-        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_them, False: without})
+        assert_the_brute_force_verdict(
+            rules, state, truth, full_search, backends, {True: with_them, False: without}
+        )
         checked[truth] += 1
         if min(checked.values()) >= 3:
             break

@@ -23,7 +23,7 @@ from accordion.api.solving import Budgets, Solving
 from accordion.engine.moves import DRAW, Transfer, Zone
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
 from accordion.solver import HAVE_C, can_sample, sampled_hint
-from accordion.solver.sampling import WON_SCORE, candidates, layout, safe_move, unseen_cards
+from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
 
 PUBLISHED = {"partial_runs": "true", "foundation_return": "true"}
 SMALL = {"worlds": 4, "nodes_per_solve": 1500, "max_nodes": 10**9, "max_seconds": None}
@@ -52,8 +52,11 @@ def positions(variant: str, seed: int, steps: int, options: dict[str, str]) -> l
         legal = game.legal_moves()
         if not legal:
             break
-        out.append(game.copy() if hasattr(game, "copy") else engine.Game(game.variant, game.rules, game.seed,
-                                                                           game.deal, game.state))
+        out.append(
+            game.copy()
+            if hasattr(game, "copy")
+            else engine.Game(game.variant, game.rules, game.seed, game.deal, game.state)
+        )
         draws = [m for m in legal if not isinstance(m, Transfer)]
         game.play(pick.choice(draws) if draws and pick.random() < 0.6 else pick.choice(legal))
     return out
@@ -97,7 +100,9 @@ def test_the_stock_is_known_once_turned_over() -> None:
     assert rules.seen_stock(game.state)
     assert game.state.stock == seen_waste[: len(game.state.stock)] or set(game.state.stock) <= set(seen_waste)
     # What the hint may not know is then the face-down cards only.
-    assert sorted(unseen_cards(rules, game.state, game.state.stock)) == sorted(hidden_cards(game.state, False))
+    assert sorted(unseen_cards(rules, game.state, game.state.stock)) == sorted(
+        hidden_cards(game.state, False)
+    )
 
 
 @pytest.mark.parametrize("variant", ["klondike", "klondike-draw-one"])
@@ -115,12 +120,21 @@ def test_twins_get_the_same_hint(variant: str) -> None:
             assert rules.zones(other) == rules.zones(state)
             mine, theirs = sampled_hint(rules, state, **SMALL), sampled_hint(rules, other, **SMALL)
             assert (mine.move, mine.reason, mine.scores, mine.nodes, mine.moves) == (
-                theirs.move, theirs.reason, theirs.scores, theirs.nodes, theirs.moves)
+                theirs.move,
+                theirs.reason,
+                theirs.scores,
+                theirs.nodes,
+                theirs.moves,
+            )
             assert mine.move in rules.legal_moves(state)
             compared += 1
             sampled_count += mine.reason in ("sampled", "no win seen")
             after_redeal += rules.seen_stock(state)
-    assert compared >= 60 and sampled_count >= 8 and after_redeal >= 5, (compared, sampled_count, after_redeal)
+    assert compared >= 60 and sampled_count >= 8 and after_redeal >= 5, (
+        compared,
+        sampled_count,
+        after_redeal,
+    )
 
 
 def test_without_memory_the_stock_is_sampled_too() -> None:
@@ -198,8 +212,9 @@ def test_solving_hint_uses_the_sampled_move() -> None:
             if not can_sample(game.rules, game.state):
                 continue
             move, solved = asyncio.run(solving.hint(game))
-            expect = sampled_hint(game.rules, game.state, worlds=4, nodes_per_solve=1500, max_nodes=10**9,
-                                  max_seconds=None)
+            expect = sampled_hint(
+                game.rules, game.state, worlds=4, nodes_per_solve=1500, max_nodes=10**9, max_seconds=None
+            )
             assert move == expect.move and not solved
             checked += 1
         assert checked >= 5
@@ -247,7 +262,6 @@ def test_a_known_position_is_one_world() -> None:
     assert checked >= 3
 
 
-
 def test_twins_get_the_same_deepened_hint() -> None:
     """Deepening (no win in the first worlds: the positions left go to a few worlds searched
     deeper) is decided from the worlds' verdicts alone: twins deepen alike and get the same
@@ -265,7 +279,12 @@ def test_twins_get_the_same_deepened_hint() -> None:
                 continue
             mine, theirs = sampled_hint(rules, state, **tiny), sampled_hint(rules, other, **tiny)
             assert (mine.move, mine.scores, mine.nodes, mine.worlds, mine.deepened) == (
-                theirs.move, theirs.scores, theirs.nodes, theirs.worlds, theirs.deepened)
+                theirs.move,
+                theirs.scores,
+                theirs.nodes,
+                theirs.worlds,
+                theirs.deepened,
+            )
             if mine.deepened:
                 assert mine.worlds <= 4 and mine.nodes > 4 * 60
             compared += 1
@@ -290,7 +309,9 @@ def test_tied_moves_follow_the_worlds_lines() -> None:
         state = replace(down=(0,) * 7, redeals=1)  # every card known: one world, the position itself
         if not can_sample(rules, state):  # (the stock gone: nothing hidden)
             continue
-        won = solve(state, rules.opened(), max_nodes=1500, equivalent_runs=False)  # as the worlds are searched
+        won = solve(
+            state, rules.opened(), max_nodes=1500, equivalent_runs=False
+        )  # as the worlds are searched
         legal = candidates(rules.search(state), state, rules.legal_moves(state))
         if not (won.won and won.moves and won.moves[0] in legal):
             continue

@@ -97,8 +97,10 @@ def french_winnable_deal(rng: random.Random) -> list[int]:
             rng.shuffle(options)
             for x, i in options:
                 new = row[: i + 1] + [x] + row[i + 1 :]
-                if any(new[j] % 13 == new[j + 1] % 13 or new[j] // 13 == new[j + 1] // 13
-                       for j in range(len(new) - 1)):
+                if any(
+                    new[j] % 13 == new[j + 1] % 13 or new[j] // 13 == new[j + 1] // 13
+                    for j in range(len(new) - 1)
+                ):
                     row = new
                     pool.remove(x)
                     break
@@ -325,8 +327,18 @@ def test_bad_budgets_are_refused() -> None:
 @needs_c
 @pytest.mark.parametrize(
     "variant",
-    ["accordion", "relaxed-accordion", "23-skidoo", "accordions-revenge", "bayan", "royal-marriage",
-     "push-pin", "double-jump", "french", "concertina"],
+    [
+        "accordion",
+        "relaxed-accordion",
+        "23-skidoo",
+        "accordions-revenge",
+        "bayan",
+        "royal-marriage",
+        "push-pin",
+        "double-jump",
+        "french",
+        "concertina",
+    ],
 )
 def test_c_and_python_agree(variant: str) -> None:
     # Same verdict, same moves, same node count, restarts included (4,000 nodes spans several).
@@ -347,7 +359,7 @@ def test_python_path_is_chosen_without_the_extension(monkeypatch: pytest.MonkeyP
         solve(new_game("accordion", seed=2), impl="c")
 
 
-# --- refusals -------------------------------------------------------------------------------------------------
+# --- refusals --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("variant", ["accordion-stock", "compacted", "idle-year", "queen-and-her-lad"])
@@ -390,7 +402,7 @@ def test_queen_and_her_lad_with_an_empty_stock_uses_the_generic_search() -> None
     assert verdicts == {Outcome.WON, Outcome.LOST}
 
 
-# --- hints and winnable deals --------------------------------------------------------------------------------------
+# --- hints and winnable deals ----------------------------------------------------------------------
 
 
 def test_hint_is_the_first_move_of_a_win() -> None:

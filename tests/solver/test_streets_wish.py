@@ -17,10 +17,15 @@ from accordion.engine import new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.games.wish import DECK
 from accordion.engine.moves import Zone, transfer
-from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
-from accordion.solver import _pystreets, core
+from accordion.solver import HiddenInformationError, Outcome, StopFlag, _pystreets, core, hint, solve
 
-from .helpers import assert_budgets_and_stop_end_the_search, assert_the_verdict, check_line, replay, search_every_move
+from .helpers import (
+    assert_budgets_and_stop_end_the_search,
+    assert_the_verdict,
+    check_line,
+    replay,
+    search_every_move,
+)
 
 HAVE_STREETS_C = core.HAVE_C and core._cstreets is not None
 IMPLS = ["c", "python"] if HAVE_STREETS_C else ["python"]
@@ -76,27 +81,51 @@ def test_streets_restarts_c_and_python_agree() -> None:
     outcomes, restarted, ran_on = set(), False, False
     for seed in [*range(22), 33]:
         piles = deal_piles(seed)
-        c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
-        py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0)
+        c = core._cstreets.streets_solve(
+            piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0
+        )
+        py = _pystreets.streets_solve(
+            piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0
+        )
         assert c == py, seed
         outcomes.add(c[0])
-        restarted |= c[0] == _pystreets.WON and c[2] > _pystreets.FIRST_ATTEMPT  # won after a restart, with noise
+        restarted |= (
+            c[0] == _pystreets.WON and c[2] > _pystreets.FIRST_ATTEMPT
+        )  # won after a restart, with noise
         ran_on |= c[0] == _pystreets.WON and c[2] > 3 * _pystreets.FIRST_ATTEMPT  # the last attempt went on
     assert len(outcomes) == 3 and restarted and ran_on  # not every search trivially alike
 
 
 @pytest.mark.skipif(not HAVE_STREETS_C, reason="the compiled core is not built")
-@pytest.mark.parametrize(("first_attempt", "best_first_nodes", "max_nodes"), [(100, 5_000, 30_000), (1, 20_000, 25_000)])
-def test_streets_best_first_c_and_python_agree(first_attempt: int, best_first_nodes: int, max_nodes: int) -> None:
+@pytest.mark.parametrize(
+    ("first_attempt", "best_first_nodes", "max_nodes"), [(100, 5_000, 30_000), (1, 20_000, 25_000)]
+)
+def test_streets_best_first_c_and_python_agree(
+    first_attempt: int, best_first_nodes: int, max_nodes: int
+) -> None:
     """The best-first pass, small: the same verdicts, lines and node counts; among them wins the
     pass found, losses it proved by running out of positions, and attempts after it."""
     pass_won = pass_lost = after = 0
     for seed in range(30):
         piles = deal_piles(seed)
-        c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, max_nodes,
-                                         first_attempt=first_attempt, best_first_nodes=best_first_nodes)
-        py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, max_nodes,
-                                      first_attempt=first_attempt, best_first_nodes=best_first_nodes)
+        c = core._cstreets.streets_solve(
+            piles,
+            [0] * 4,
+            _pystreets.BUILD_ANY_SUIT,
+            True,
+            max_nodes,
+            first_attempt=first_attempt,
+            best_first_nodes=best_first_nodes,
+        )
+        py = _pystreets.streets_solve(
+            piles,
+            [0] * 4,
+            _pystreets.BUILD_ANY_SUIT,
+            True,
+            max_nodes,
+            first_attempt=first_attempt,
+            best_first_nodes=best_first_nodes,
+        )
         assert c == py, seed
         in_pass = first_attempt < c[2] <= first_attempt + best_first_nodes
         pass_won += in_pass and c[0] == _pystreets.WON
@@ -168,13 +197,25 @@ def test_streets_best_first_verdicts_match_brute_force(impl: str, frozen_test: b
             continue
         piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
         found = [len(f) for f in state.foundations]  # type: ignore[attr-defined]
-        code, raw, nodes = backend.streets_solve(piles, found, _pystreets.BUILD_ANY_SUIT, True,
-                                                 first_attempt=1, best_first_nodes=10**9,
-                                                 frozen_test=frozen_test)
+        code, raw, nodes = backend.streets_solve(
+            piles,
+            found,
+            _pystreets.BUILD_ANY_SUIT,
+            True,
+            first_attempt=1,
+            best_first_nodes=10**9,
+            frozen_test=frozen_test,
+        )
         assert code == (_pystreets.WON if truth else _pystreets.LOST), state
         if truth:
-            check_line(rules, state, tuple(transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU,
-                                                    dst, 1) for zone, src, dst in raw))
+            check_line(
+                rules,
+                state,
+                tuple(
+                    transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
+                    for zone, src, dst in raw
+                ),
+            )
         verdicts[truth] += nodes > 2  # decided by the pass, not by the first attempt
     lost_wanted = 5 if frozen_test else 20
     assert verdicts[True] >= 20 and verdicts[False] >= lost_wanted, verdicts  # both kinds checked
@@ -207,10 +248,12 @@ def test_streets_frozen_cut_c_and_python_agree() -> None:
         piles = deal_piles(seed)
         runs = []
         for frozen_test in (False, True):
-            c = core._cstreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000,
-                                             frozen_test=frozen_test)
-            py = _pystreets.streets_solve(piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000,
-                                          frozen_test=frozen_test)
+            c = core._cstreets.streets_solve(
+                piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000, frozen_test=frozen_test
+            )
+            py = _pystreets.streets_solve(
+                piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000, frozen_test=frozen_test
+            )
             assert c == py, (seed, frozen_test)
             runs.append(c)
         changed |= runs[0] != runs[1]

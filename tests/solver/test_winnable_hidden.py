@@ -27,7 +27,9 @@ NODES = 20_000  # per deal: small, so some deals are passed over
 def test_the_line_found_wins_the_hidden_game(variant: str, options: dict[str, object]) -> None:
     skipped_any = False
     for start in (0, 40, 80):
-        found = find_winnable_seed(variant, options, start_seed=start, max_tries=40, budget=None, max_nodes=NODES)
+        found = find_winnable_seed(
+            variant, options, start_seed=start, max_tries=40, budget=None, max_nodes=NODES
+        )
         assert found is not None
         seed, result = found
         game = new_game(variant, options, seed=seed)  # the player's game: cards face down, the stock hidden
@@ -58,9 +60,12 @@ def test_the_pick_is_a_function_of_the_seed_under_a_node_budget() -> None:
 def test_c_and_python_pick_the_same_deal(variant: str) -> None:
     picks = []
     for start in (0, 20):
-        c = find_winnable_seed(variant, {}, start_seed=start, max_tries=40, budget=None, max_nodes=3_000, impl="c")
-        py = find_winnable_seed(variant, {}, start_seed=start, max_tries=40, budget=None, max_nodes=3_000,
-                                impl="python")
+        c = find_winnable_seed(
+            variant, {}, start_seed=start, max_tries=40, budget=None, max_nodes=3_000, impl="c"
+        )
+        py = find_winnable_seed(
+            variant, {}, start_seed=start, max_tries=40, budget=None, max_nodes=3_000, impl="python"
+        )
         assert c is not None and py is not None
         assert (c[0], c[1].moves, c[1].nodes) == (py[0], py[1].moves, py[1].nodes)
         assert (c[1].implementation, py[1].implementation) == ("c", "python")

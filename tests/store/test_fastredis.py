@@ -25,9 +25,20 @@ from redis_server import RedisServer
 
 def test_which_urls_it_serves() -> None:
     assert fast_url("redis://127.0.0.1:7000/2") == {"host": "127.0.0.1", "port": 7000, "db": 2}
-    assert fast_url("redis://user:pw@h:1/0") == {"host": "h", "port": 1, "db": 0, "username": "user", "password": "pw"}
+    assert fast_url("redis://user:pw@h:1/0") == {
+        "host": "h",
+        "port": 1,
+        "db": 0,
+        "username": "user",
+        "password": "pw",
+    }
     assert fast_url("unix:///run/redis.sock?db=3") == {"path": "/run/redis.sock", "db": 3}
-    for other in ("rediss://h:1/0", "redis+cluster://h:1,h:2", "redis+sentinel://h:1/m", "redis://h:1/0?protocol=3"):
+    for other in (
+        "rediss://h:1/0",
+        "redis+cluster://h:1,h:2",
+        "redis+sentinel://h:1/m",
+        "redis://h:1/0?protocol=3",
+    ):
         assert fast_url(other) is None, other
 
 
@@ -161,8 +172,26 @@ def test_wait_settings_are_checked(redis_url: str) -> None:
 def test_pack_is_the_python_packers_for_every_type_the_store_sends() -> None:
     """``pack`` goes through hiredis's packer; it must write what ``pack_python`` writes."""
     values: list[object] = [
-        "", "EVALSHA", "é ∑ 🂡", "a\r\nb", b"", b"\x00\r\n\xff" * 50, 0, 1, -1, 2**63 - 1, 2**64, -(2**70),
-        0.0, -0.0, 0.1, 1.5, 1e300, -2.5e-300, float("inf"), float("-inf"),
+        "",
+        "EVALSHA",
+        "é ∑ 🂡",
+        "a\r\nb",
+        b"",
+        b"\x00\r\n\xff" * 50,
+        0,
+        1,
+        -1,
+        2**63 - 1,
+        2**64,
+        -(2**70),
+        0.0,
+        -0.0,
+        0.1,
+        1.5,
+        1e300,
+        -2.5e-300,
+        float("inf"),
+        float("-inf"),
     ]
     for value in values:
         assert pack(("SET", value, "k")) == pack_python(("SET", value, "k")), value
@@ -194,10 +223,17 @@ async def test_the_stores_hot_path_never_falls_back_to_the_python_packer(
             await store.delete(game_id)
             await store.create(GameRecord(game_id, 1, b"t", b"d"), ttl=60)
             assert (await store.load(game_id)).data == b"d"
-            assert await store.compare_and_set(game_id, 1, b"d2", ttl=60, event=b"e", request_id="r",
-                                               fingerprint=b"f", reply=b"x") is None
-            assert (await store.compare_and_set(game_id, 1, b"d2", ttl=60, event=b"e", request_id="r",
-                                                fingerprint=b"f", reply=b"x")) is not None  # the retry
+            assert (
+                await store.compare_and_set(
+                    game_id, 1, b"d2", ttl=60, event=b"e", request_id="r", fingerprint=b"f", reply=b"x"
+                )
+                is None
+            )
+            assert (
+                await store.compare_and_set(
+                    game_id, 1, b"d2", ttl=60, event=b"e", request_id="r", fingerprint=b"f", reply=b"x"
+                )
+            ) is not None  # the retry
             assert await store.claim_request(f"claim-{watched_only}-{game_id}", b"f", b"x", ttl=60) is None
         finally:
             await store.close()
@@ -211,11 +247,17 @@ async def test_the_fast_executor_maps_errors_as_unavailable_does() -> None:
     from accordion.store.redis_scripts import TOUCH
 
     failures: list[Exception] = [
-        rexc.ConnectionError("gone"), rexc.TimeoutError("slow"), rexc.ReadOnlyError("ro"),
-        rexc.ResponseError("NOREPLICAS Not enough good replicas"), rexc.ResponseError("ERR other"),
-        AttributeError("'NoneType' object has no attribute 'write'"), AttributeError("other"),
-        RuntimeError("unable to perform operation; the handler is closed"), RuntimeError("other"),
-        TypeError("'NoneType' object is not callable"), ValueError("other"),
+        rexc.ConnectionError("gone"),
+        rexc.TimeoutError("slow"),
+        rexc.ReadOnlyError("ro"),
+        rexc.ResponseError("NOREPLICAS Not enough good replicas"),
+        rexc.ResponseError("ERR other"),
+        AttributeError("'NoneType' object has no attribute 'write'"),
+        AttributeError("other"),
+        RuntimeError("unable to perform operation; the handler is closed"),
+        RuntimeError("other"),
+        TypeError("'NoneType' object is not callable"),
+        ValueError("other"),
     ]
 
     class Failing:

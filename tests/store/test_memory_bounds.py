@@ -185,8 +185,15 @@ async def test_expired_games_give_their_memory_back() -> None:
         for i in range(5000):
             await store.create(record(f"game-{i:05}", data=b"d" * 200), ttl=30)
             for v in range(1, 4):
-                await cas(store, v, game_id=f"game-{i:05}", ttl=30, request_id=f"r{v}", fingerprint=b"f" * 16,
-                          reply=b"x" * 200)
+                await cas(
+                    store,
+                    v,
+                    game_id=f"game-{i:05}",
+                    ttl=30,
+                    request_id=f"r{v}",
+                    fingerprint=b"f" * 16,
+                    reply=b"x" * 200,
+                )
             await store.claim_request(f"new:{i}", b"f" * 16, b"y" * 200, ttl=30)
         full = tracemalloc.get_traced_memory()[0] - base
         clock.now += 31
@@ -221,9 +228,15 @@ def test_the_url_sets_the_cap() -> None:
     assert cap_of("memory://?max_games=5") == 5
     assert cap_of("memory://") == cap_of(None) == cap_of("") == DEFAULT_MAX_GAMES
     assert cap_of("memory://?max_games=none") is None
-    for bad in ("memory://?max_games=0", "memory://?max_games=-1", "memory://?max_games=lots",
-                "memory://?max_games=1&max_games=2", "memory://?max_game=5", "memory://host",
-                "memory://?max_games="):
+    for bad in (
+        "memory://?max_games=0",
+        "memory://?max_games=-1",
+        "memory://?max_games=lots",
+        "memory://?max_games=1&max_games=2",
+        "memory://?max_game=5",
+        "memory://host",
+        "memory://?max_games=",
+    ):
         with pytest.raises(ValueError, match="store URL"):
             open_store(bad)
     assert is_memory_url(None) and is_memory_url("") and is_memory_url("memory://?max_games=3")

@@ -46,12 +46,27 @@ def start_server(store_url: str, out: Path) -> tuple[subprocess.Popen[bytes], st
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("ACCORDION_")}
     with out.open("wb") as sink:
         proc = subprocess.Popen(
-            [*command, "--listen", "127.0.0.1:0", "--redis-url", store_url, "--workers", "1",
-             "--log-level", "error",
-             # a load test: NewGame unlimited, and every game may be evicted at the cap (here
-             # the games are made faster than any goes idle: the rule under test is the bound)
-             "--newgame-rate", "0", "--evict-idle", "0"],
-            stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+            [
+                *command,
+                "--listen",
+                "127.0.0.1:0",
+                "--redis-url",
+                store_url,
+                "--workers",
+                "1",
+                "--log-level",
+                "error",
+                # a load test: NewGame unlimited, and every game may be evicted at the cap (here
+                # the games are made faster than any goes idle: the rule under test is the bound)
+                "--newgame-rate",
+                "0",
+                "--evict-idle",
+                "0",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -102,7 +117,8 @@ async def test_a_capped_memory_store_keeps_the_server_bounded() -> None:
                 counts = [share + (GAMES - share * CLIENTS if i == 0 else 0) for i in range(CLIENTS)]
                 starts = [sum(counts[:i]) for i in range(CLIENTS)]  # seeds and request ids: all distinct
                 clients = [
-                    ctx.Process(target=make_games, args=(addr, starts[i], counts[i], done)) for i in range(CLIENTS)
+                    ctx.Process(target=make_games, args=(addr, starts[i], counts[i], done))
+                    for i in range(CLIENTS)
                 ]
                 t0 = time.monotonic()
                 samples: list[tuple[int, int]] = []  # (games made, VmRSS KiB)
@@ -133,7 +149,9 @@ async def test_a_capped_memory_store_keeps_the_server_bounded() -> None:
     at_cap = next(rss for n, rss in samples if n >= 3 * CAP)
     peak = max(rss for _, rss in samples)
     end = samples[-1][1]
-    report = (f"{GAMES} NewGames in {elapsed:.1f} s (server CPU {server_cpu:.1f} s); "
-              f"VmRSS KiB at {3 * CAP} games: {at_cap}, peak {peak}, end {end}")
+    report = (
+        f"{GAMES} NewGames in {elapsed:.1f} s (server CPU {server_cpu:.1f} s); "
+        f"VmRSS KiB at {3 * CAP} games: {at_cap}, peak {peak}, end {end}"
+    )
     print(report)
     assert peak - at_cap < 16 * 1024, report

@@ -14,9 +14,15 @@ TORN_DOWN = [
     TypeError("'NoneType' object is not callable"),
     # uvloop's transport, closed under redis-py's cluster client while a command was being sent
     # (seen in tests/faults/test_cluster.py with a primary killed mid-load):
-    RuntimeError("unable to perform operation on <TCPTransport closed=True reading=False 0x7f>; the handler is closed"),
+    RuntimeError(
+        "unable to perform operation on <TCPTransport closed=True reading=False 0x7f>; the handler is closed"
+    ),
 ]
-BUGS = [AttributeError("'Game' object has no attribute 'x'"), TypeError("unsupported operand"), RuntimeError("boom")]
+BUGS = [
+    AttributeError("'Game' object has no attribute 'x'"),
+    TypeError("unsupported operand"),
+    RuntimeError("boom"),
+]
 
 
 @pytest.mark.parametrize("exc", TORN_DOWN, ids=lambda e: type(e).__name__)

@@ -35,14 +35,19 @@ def record(game_id: str = "g1", version: int = 1, data: bytes = b"d1") -> GameRe
     return GameRecord(game_id, version, b"tokenhash", data)
 
 
-async def cas(store: GameStore, version: int, game_id: str = "g1", ttl: float = TTL, **kw: object) -> StoredReply | None:
+async def cas(
+    store: GameStore, version: int, game_id: str = "g1", ttl: float = TTL, **kw: object
+) -> StoredReply | None:
     """A move from ``version``: data and event name the version they produce."""
     nxt = version + 1
-    return await store.compare_and_set(game_id, version, f"d{nxt}".encode(), ttl=ttl, event=f"e{nxt}".encode(), **kw)  # type: ignore[arg-type]
+    return await store.compare_and_set(
+        game_id, version, f"d{nxt}".encode(), ttl=ttl, event=f"e{nxt}".encode(), **kw
+    )  # type: ignore[arg-type]
 
 
-async def events_after(store: GameStore, game_id: str, after: int, quiet: float = 0.3,
-                       first: float = 5.0) -> list[int]:
+async def events_after(
+    store: GameStore, game_id: str, after: int, quiet: float = 0.3, first: float = 5.0
+) -> list[int]:
     """Versions ``watch`` yields until nothing more comes for ``quiet`` seconds (``first`` for
     the first one: on a loaded machine a watch's set-up alone, a Redis Cluster's most of all,
     can take longer than ``quiet``; a caller expecting nothing passes a short ``first``)."""
@@ -115,8 +120,9 @@ async def test_idempotent_retry_returns_first_reply_and_changes_nothing(store: G
     first = dict(request_id="r1", fingerprint=b"fp1", reply=b"reply1")
     assert await cas(store, 1, **first) is None
     # The retry: same id (even with another payload) gets the recorded reply, at any version.
-    again = await store.compare_and_set("g1", 1, b"X", ttl=TTL, event=b"X", request_id="r1",
-                                        fingerprint=b"fp2", reply=b"reply2")
+    again = await store.compare_and_set(
+        "g1", 1, b"X", ttl=TTL, event=b"X", request_id="r1", fingerprint=b"fp2", reply=b"reply2"
+    )
     assert again == StoredReply(b"fp1", b"reply1")
     assert await store.load("g1") == GameRecord("g1", 2, b"tokenhash", b"d2")
     assert await events_after(store, "g1", 0) == [2]  # no extra event
@@ -131,9 +137,19 @@ async def test_idempotent_retry_returns_first_reply_and_changes_nothing(store: G
 async def test_concurrent_cas_exactly_one_wins(store: GameStore) -> None:
     await store.create(record(), ttl=TTL)
     results = await asyncio.gather(
-        *(store.compare_and_set("g1", 1, f"w{i}".encode(), ttl=TTL, event=f"w{i}".encode(),
-                                request_id=f"req{i}", fingerprint=b"f", reply=f"{i}".encode())
-          for i in range(20)),
+        *(
+            store.compare_and_set(
+                "g1",
+                1,
+                f"w{i}".encode(),
+                ttl=TTL,
+                event=f"w{i}".encode(),
+                request_id=f"req{i}",
+                fingerprint=b"f",
+                reply=f"{i}".encode(),
+            )
+            for i in range(20)
+        ),
         return_exceptions=True,
     )
     winners = [i for i, r in enumerate(results) if r is None]
@@ -384,7 +400,9 @@ async def test_redis_cas_is_one_command(rstore: RedisStore, redis_server: RedisS
 
     def during() -> None:
         # MONITOR reads on a worker thread while the loop runs one CAS.
-        fut = asyncio.run_coroutine_threadsafe(cas(rstore, 2, request_id="r2", fingerprint=b"f", reply=b"x"), loop)
+        fut = asyncio.run_coroutine_threadsafe(
+            cas(rstore, 2, request_id="r2", fingerprint=b"f", reply=b"x"), loop
+        )
         assert fut.result(10) is None
 
     lines = await asyncio.to_thread(_monitor_lines, redis_server.port, during)
@@ -446,7 +464,9 @@ async def test_redis_down_raises_unavailable_then_recovers(
     assert (await rstore.load("g3")).version == 1
 
 
-async def test_redis_hung_raises_unavailable_within_bound(rstore: RedisStore, redis_server: RedisServer) -> None:
+async def test_redis_hung_raises_unavailable_within_bound(
+    rstore: RedisStore, redis_server: RedisServer
+) -> None:
     """SIGSTOP: connections are accepted but nothing answers, so only the timeouts end the wait."""
     await rstore.create(record(), ttl=TTL)
     redis_server.pause()
@@ -469,7 +489,9 @@ async def test_redis_hung_raises_unavailable_within_bound(rstore: RedisStore, re
     assert (await rstore.load("g1")).version == 2
 
 
-async def test_redis_watch_raises_unavailable_when_redis_dies(rstore: RedisStore, redis_server: RedisServer) -> None:
+async def test_redis_watch_raises_unavailable_when_redis_dies(
+    rstore: RedisStore, redis_server: RedisServer
+) -> None:
     await rstore.create(record(), ttl=TTL)
     it = rstore.watch("g1", 1)
     nxt = asyncio.ensure_future(anext(it))
@@ -482,8 +504,6 @@ async def test_redis_watch_raises_unavailable_when_redis_dies(rstore: RedisStore
         assert time.monotonic() - t0 < 5.0
     finally:
         redis_server.start()
-
-
 
 
 # --- issue 29: the access record (a rotated watch token) and named records (deal codes)

@@ -48,8 +48,11 @@ def web_stack(cors_origins: tuple[str, ...] = ()) -> Iterator[WebStack]:
         server = start_server(workdir)
         try:
             config = sw.render_config(
-                grpc_port=int(server.addr.rsplit(":", 1)[1]), port=0,
-                static_port=static.server_address[1], cors_origins=cors_origins, admin_port=0,
+                grpc_port=int(server.addr.rsplit(":", 1)[1]),
+                port=0,
+                static_port=static.server_address[1],
+                cors_origins=cors_origins,
+                admin_port=0,
             )
             envoy = start_envoy_with(config, workdir)
         except BaseException:

@@ -42,7 +42,11 @@ def test_a_configured_origin_gets_its_preflight_answered(web_cors: WebStack) -> 
 
 
 def test_page_docs_and_rest_share_one_origin(web: WebStack) -> None:
-    for path, kind in (("/", "text/html"), ("/docs/", "text/html"), ("/docs/openapi.json", "application/json"),
-                       ("/v1/variants", "application/json")):
+    for path, kind in (
+        ("/", "text/html"),
+        ("/docs/", "text/html"),
+        ("/docs/openapi.json", "application/json"),
+        ("/v1/variants", "application/json"),
+    ):
         with urllib.request.urlopen(web.base + path, timeout=10) as r:
             assert r.status == 200 and r.headers["content-type"].startswith(kind), (path, r.headers)

@@ -67,7 +67,9 @@ def test_the_hidden_check_can_fail() -> None:
     card = game.state.stock[0]
     layout = pictures.layout_of(wire.encode_game(game, "G" * 22, 1))
     shown = pictures.PileView((pictures.CardFace(card % 13 + 1, card // 13 + 1),))
-    leaked = pictures.render_svg(pictures.Layout(layout.title, (*layout.zones, pictures.Zone("waste", (shown,))), 0))
+    leaked = pictures.render_svg(
+        pictures.Layout(layout.title, (*layout.zones, pictures.Zone("waste", (shown,))), 0)
+    )
     assert card_text(card, symbols=True) in leaked
 
 

@@ -65,8 +65,13 @@ def static(tmp_path: Path) -> Iterator[Static]:
     (dist / "assets" / "main-1.js").write_text("console.log(1)")
     (dist / "assets" / "big.bin").write_bytes(os.urandom(32 << 20))  # more than socket buffers hold
     (tmp_path / "secret.txt").write_text("outside dist")
-    process = subprocess.Popen([sys.executable, "-c", CHILD, str(dist)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(dist)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.strip().isdigit():
@@ -85,7 +90,9 @@ def raw_get(port: int, target: str, timeout: float = 10.0) -> tuple[int, dict[st
     the status, the headers (lower-case names) and the body; status 0 when the server closed
     the connection without an answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode("latin-1"))
+        sock.sendall(
+            f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode("latin-1")
+        )
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
@@ -114,8 +121,14 @@ def assert_hardened(headers: dict[str, str]) -> None:
 
 
 def test_every_answer_carries_the_security_headers(static: Static) -> None:
-    for target, status in [("/", 200), ("/assets/main-1.js", 200), ("/docs/", 200), ("/docs", 301),
-                           ("/nothing-here", 404), ("/%00", 400)]:
+    for target, status in [
+        ("/", 200),
+        ("/assets/main-1.js", 200),
+        ("/docs/", 200),
+        ("/docs", 301),
+        ("/nothing-here", 404),
+        ("/%00", 400),
+    ]:
         got, headers, _ = raw_get(static.port, target)
         assert got == status, (target, got)
         assert_hardened(headers)
@@ -147,7 +160,9 @@ def test_directories_are_never_listed(static: Static) -> None:
         ("/a%0d%0aSet-Cookie:x=1", {400}),
     ],
 )
-def test_bad_paths_are_400_or_404_and_log_no_traceback(static: Static, target: str, expected: set[int]) -> None:
+def test_bad_paths_are_400_or_404_and_log_no_traceback(
+    static: Static, target: str, expected: set[int]
+) -> None:
     status, headers, body = raw_get(static.port, target)
     assert status in expected, (target, status, body[:200])
     assert b"outside dist" not in body
@@ -222,13 +237,18 @@ def raw_exchange(port: int, data: bytes) -> bytes:
     return answer
 
 
-@pytest.mark.parametrize("request_bytes", [
-    b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n",  # a space in the target
-    b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n",
-    b"GET / HTTP/1.1\r\nBad Header\r\n\r\n",
-    b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n",  # a raw NUL
-])
-def test_a_request_that_does_not_parse_is_400_and_logs_no_traceback(static: Static, request_bytes: bytes) -> None:
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /a b HTTP/1.1\r\nHost: x\r\n\r\n",  # a space in the target
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n",
+        b"GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n",  # a raw NUL
+    ],
+)
+def test_a_request_that_does_not_parse_is_400_and_logs_no_traceback(
+    static: Static, request_bytes: bytes
+) -> None:
     status_line = raw_exchange(static.port, request_bytes).split(b"\r\n", 1)[0]
     assert status_line.split()[1:2] == [b"400"], status_line
     assert raw_get(static.port, "/")[0] == 200

@@ -39,7 +39,9 @@ def main() -> int:
     parser.add_argument("--version", action="version", version=f"%(prog)s (accordion-client {__version__})")
     add_connection_flags(parser)
     parser.add_argument("--variant", default="accordion", help="what a bare 'new' deals")
-    parser.add_argument("--pictures", metavar="DIR", help="post a picture of the layout beside each reply (SVGs here)")
+    parser.add_argument(
+        "--pictures", metavar="DIR", help="post a picture of the layout beside each reply (SVGs here)"
+    )
     args = parser.parse_args()
     try:
         client = AccordionClient(**client_kwargs(args))

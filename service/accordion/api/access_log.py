@@ -38,7 +38,7 @@ import grpc
 import grpc.aio
 import structlog
 
-from . import auth, errors, metrics
+from . import auth, metrics
 from .callinfo import CORE_COUNTS, CallInfo, new_request_id
 
 log = structlog.get_logger("accordion.rpc")
@@ -127,7 +127,9 @@ class AccessLog:
         self.stream, self.min_level = stream, min_level
         # ops: 1 in ``sample_every`` info lines is written (a count, not a coin: exact and cheap).
         self.sample_every, self._info_seen = max(1, sample_every), 0
-        self.tail = "".join(f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items())
+        self.tail = "".join(
+            f", {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in extra.items()
+        )
         try:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
@@ -145,7 +147,7 @@ class AccessLog:
         if micros >= 1_000_000:
             second, micros = second + 1, micros - 1_000_000
         if second != self._second:
-            text = datetime.datetime.fromtimestamp(second, tz=datetime.timezone.utc).isoformat()
+            text = datetime.datetime.fromtimestamp(second, tz=datetime.UTC).isoformat()
             self._second, self._prefix = second, text[:19]
         return f"{self._prefix}.{micros:06d}Z" if micros else f"{self._prefix}Z"
 
@@ -182,7 +184,8 @@ class AccessLog:
             fields = _call_fields(note, caller, outcome, request, response, elapsed, queued)
             lines.append(
                 f'{{"method": {quoted}, "game_id": {gid}, "code": "{_CODE_NAMES[code]}", '
-                f'"latency_ms": {round(elapsed * 1000, 3)!r}, {fields}, "event": "rpc"{tail}, "level": "{level}", '
+                f'"latency_ms": {round(elapsed * 1000, 3)!r}, {fields}, "event": "rpc"{tail}, "level": '
+                f'"{level}", '
                 f'"timestamp": "{stamp(wall)}"}}\n'
             )
         self._info_seen = seen
@@ -273,8 +276,12 @@ def _record_calls(calls: list[Call]) -> None:
         for method, game_id, code, elapsed, _wall, queued, info, caller, outcome, request, response in calls:
             emit = log.warning if code in _SERVER_FAULTS else log.info
             latency_ms = round(elapsed * 1000, 3)
-            fields = json.loads("{" + _call_fields(info, caller, outcome, request, response, elapsed, queued) + "}")
-            emit("rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms, **fields)
+            fields = json.loads(
+                "{" + _call_fields(info, caller, outcome, request, response, elapsed, queued) + "}"
+            )
+            emit(
+                "rpc", method=method, game_id=game_id or None, code=code.name, latency_ms=latency_ms, **fields
+            )
     except Exception:
         _failures.exception("writing access lines failed")
 
@@ -302,7 +309,8 @@ def _call_fields(
     return (
         f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {_quoted(caller)}, '
         f'"variant": {_quoted(_variant_of(request, response))}, "reason": {reason}, "outcome": "{outcome}", '
-        f'"layer": {layer}, "bytes_in": {size_of(request)}, "bytes_out": {size_of(response) + info.bytes_out}, '
+        f'"layer": {layer}, "bytes_in": {size_of(request)}, "bytes_out": '
+        f"{size_of(response) + info.bytes_out}, "
         f'"queued_ms": {queued_ms}, "served_ms": {served_ms}, "core_wait_ms": {core_ms}'
     )
 
@@ -453,7 +461,19 @@ def record(
         outcome = "ok" if code is _OK else "error"
     now = time.perf_counter()
     queued = handler_started - arrived if handler_started else -1.0
-    call = (method, game_id, code, now - arrived, time.time(), queued, info, caller, outcome, request, response)
+    call = (
+        method,
+        game_id,
+        code,
+        now - arrived,
+        time.time(),
+        queued,
+        info,
+        caller,
+        outcome,
+        request,
+        response,
+    )
     pending = _pending
     if pending is None:
         _record_calls([call])

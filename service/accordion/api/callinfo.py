@@ -45,7 +45,15 @@ class CallInfo:
     (``layer`` only for refusals, ``errors.ApiError.layer``); ``bytes_out``: a stream's items."""
 
     __slots__ = (
-        "request_id", "trace_id", "reason", "layer", "bytes_out", "handler_started", "seq", "arrived", "core_wait"
+        "request_id",
+        "trace_id",
+        "reason",
+        "layer",
+        "bytes_out",
+        "handler_started",
+        "seq",
+        "arrived",
+        "core_wait",
     )
 
     def __init__(self, request_id: str, trace_id: str | None) -> None:

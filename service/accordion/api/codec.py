@@ -34,14 +34,23 @@ _FIELDS = {
     "MOVE_KIND_DRAW": set(),
 }
 _ALL_FIELDS = (
-    "from_pile", "to_pile", "positions", "window_first", "window_last", "combo", "from_zone", "to_zone", "count",
+    "from_pile",
+    "to_pile",
+    "positions",
+    "window_first",
+    "window_last",
+    "combo",
+    "from_zone",
+    "to_zone",
+    "count",
 )
 _KIND_NAMES = {number: name for name, number in pb.MoveKind.items()}
 _UNUSED = {kind: tuple(f for f in _ALL_FIELDS if f not in used) for kind, used in _FIELDS.items()}
 # 1-based pile numbers every move of the kind needs (a MOVE's to_pile may be 0: see _move_problems).
 _PILE_NUMBERS = {
     kind: tuple(f for f in ("from_pile", "to_pile", "window_first", "window_last") if f in used)
-    for kind, used in _FIELDS.items() if kind != "MOVE_KIND_MOVE"
+    for kind, used in _FIELDS.items()
+    if kind != "MOVE_KIND_MOVE"
 } | {"MOVE_KIND_MOVE": ("from_pile",)}
 ZONES = {  # the contract's zone kinds → the engine's zones
     pb.ZONE_KIND_TABLEAU: Zone.TABLEAU,
@@ -56,8 +65,19 @@ def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
     if msg.kind == pb.MOVE_KIND_UNSPECIFIED:
         if not msg.notation.strip():
             return [("move", "give a move: its kind and fields, or its notation")]
-        if any((msg.from_pile, msg.to_pile, msg.positions, msg.window_first, msg.window_last, msg.combo,
-                msg.from_zone, msg.to_zone, msg.count)):
+        if any(
+            (
+                msg.from_pile,
+                msg.to_pile,
+                msg.positions,
+                msg.window_first,
+                msg.window_last,
+                msg.combo,
+                msg.from_zone,
+                msg.to_zone,
+                msg.count,
+            )
+        ):
             return [("move.kind", "structured fields are set but the kind is unspecified")]
         return _notation_problems(msg.notation)
     kind = _KIND_NAMES.get(msg.kind)
@@ -164,8 +184,13 @@ def _transfer(msg: pb.Move, game: Game) -> Transfer:
     src, count = msg.from_pile - 1, msg.count or 1
     if dst_zone is Zone.FOUNDATION and msg.to_pile == 0:
         for m in game.legal_moves():
-            if (type(m) is Transfer and m.dst_zone is Zone.FOUNDATION and m.src_zone is src_zone
-                    and m.src == src and m.count == count):
+            if (
+                type(m) is Transfer
+                and m.dst_zone is Zone.FOUNDATION
+                and m.src_zone is src_zone
+                and m.src == src
+                and m.count == count
+            ):
                 return m
     dst = msg.to_pile - 1
     if dst_zone is Zone.FOUNDATION:  # (Emperor: either foundation of a suit names the one move)

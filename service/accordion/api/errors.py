@@ -125,7 +125,9 @@ def invalid_request(fields: Sequence[tuple[str, str]]) -> ApiError:
     shown = [(_cut(f, MAX_FIELD), _cut(d, MAX_DESCRIPTION)) for f, d in fields[:MAX_FIELDS]]
     count = f" ({len(fields)} problems, the first {MAX_FIELDS} listed)" if len(fields) > MAX_FIELDS else ""
     summary = "; ".join(f"{f}: {d}" for f, d in shown)
-    return ApiError(C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request{count}: {summary}", fields=fields)
+    return ApiError(
+        C.INVALID_ARGUMENT, "INVALID_REQUEST", f"invalid request{count}: {summary}", fields=fields
+    )
 
 
 def malformed_request(why: str) -> ApiError:
@@ -158,7 +160,9 @@ def missing_token() -> ApiError:
     )
 
 
-GAME_NOT_FOUND = "no such game, or the token does not open it (never created, expired, or another game's token)"
+GAME_NOT_FOUND = (
+    "no such game, or the token does not open it (never created, expired, or another game's token)"
+)
 
 
 def game_not_found() -> ApiError:
@@ -240,12 +244,15 @@ def client_rate_limited(method: str, rate: float, burst: int, retry_after: float
         C.RESOURCE_EXHAUSTED,
         "RATE_LIMITED",
         f"too many {method} calls from this client ({rate:g}/s, burst {burst}): retry in {ms} ms",
-        metadata={"limit": f"{method} per client", "rate": f"{rate:g}", "burst": str(burst),
-                  "retry_after_ms": str(ms)},
+        metadata={
+            "limit": f"{method} per client",
+            "rate": f"{rate:g}",
+            "burst": str(burst),
+            "retry_after_ms": str(ms),
+        },
         details=[retry],
         layer="newgame_rate" if method == "NewGame" else "watch_rate",
     )
-
 
 
 def capacity_exceeded(what: str, limit: int, retry_after: float) -> ApiError:
@@ -287,7 +294,8 @@ def store_full(retry_after: float) -> ApiError:
     return ApiError(
         C.RESOURCE_EXHAUSTED,
         "STORE_FULL",
-        f"the server holds as many games as it may, all of them in play: no new game now; retry in {seconds} s",
+        "the server holds as many games as it may, all of them in play: no new game now; retry in "
+        f"{seconds} s",
         metadata={"retry_after_ms": str(ms)},
         details=[retry],
         layer="store_full",

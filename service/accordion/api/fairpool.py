@@ -76,8 +76,16 @@ class _Client:
 class FairPool:
     """``threads`` worker threads shared fairly among clients (see the module's docstring)."""
 
-    def __init__(self, threads: int, *, per_client_running: int = 1, per_client_queued: int = 4,
-                 queued: int = 100, name: str = "solve", half_life: float = HALF_LIFE) -> None:
+    def __init__(
+        self,
+        threads: int,
+        *,
+        per_client_running: int = 1,
+        per_client_queued: int = 4,
+        queued: int = 100,
+        name: str = "solve",
+        half_life: float = HALF_LIFE,
+    ) -> None:
         self.threads = max(1, threads)
         self.per_client_running = max(1, per_client_running)
         self.per_client_queued = max(0, per_client_queued)
@@ -99,8 +107,9 @@ class FairPool:
     def running(self) -> int:
         return self._running
 
-    async def run(self, client: str, work: Callable[[], T], *, stop: Callable[[], None],
-                  start_by: float | None = None) -> T:
+    async def run(
+        self, client: str, work: Callable[[], T], *, stop: Callable[[], None], start_by: float | None = None
+    ) -> T:
         """``work()`` on a worker, in ``client``'s turn; its result or exception. Raises
         ``PoolFull`` (nothing queued) or ``NotStarted`` (it waited past ``start_by``)."""
         if self._closed:

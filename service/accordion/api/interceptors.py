@@ -20,7 +20,15 @@ import grpc.aio
 from . import access_log, callinfo, errors, metrics
 from .access_log import Context, game_id_of, log, record, status_of
 from .apikeys import ApiKeyInterceptor
-from .limits import HEALTH_PREFIX, HEALTH_WATCH, WATCH_METHODS, Admission, ClientAddresses, client_of, publish_client
+from .limits import (
+    HEALTH_PREFIX,
+    HEALTH_WATCH,
+    WATCH_METHODS,
+    Admission,
+    ClientAddresses,
+    client_of,
+    publish_client,
+)
 from .ratelimit import Limit, RateLimiter
 from .service import Malformed
 
@@ -78,7 +86,9 @@ class ClientRate:
                     del refused[name]
             if len(refused) < self.MAX_REFUSED:
                 refused[client] = time.monotonic() + decision.retry_after
-            raise errors.client_rate_limited(self.method, self.limit.rate, self.limit.burst, decision.retry_after)
+            raise errors.client_rate_limited(
+                self.method, self.limit.rate, self.limit.burst, decision.retry_after
+            )
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,9 @@ async def _without_message(context: Context) -> BaseException:
     except asyncio.CancelledError:  # (the EndedInCore returned is one too: the call stays cancelled)
         left = context.time_remaining()
         timed_out = left is not None and left <= 0
-        return EndedInCore(grpc.StatusCode.DEADLINE_EXCEEDED if timed_out else grpc.StatusCode.RESOURCE_EXHAUSTED)
+        return EndedInCore(
+            grpc.StatusCode.DEADLINE_EXCEEDED if timed_out else grpc.StatusCode.RESOURCE_EXHAUSTED
+        )
     return errors.malformed_request("the call ended without a request message")
 
 
@@ -202,12 +214,28 @@ class _Call:
     recorded with its status and outcome (``access_log.record``)."""
 
     __slots__ = (
-        "method", "health", "admission", "context", "arrived", "client", "watching", "request", "response",
-        "in_flight", "info", "streaming", "handler_started",
+        "method",
+        "health",
+        "admission",
+        "context",
+        "arrived",
+        "client",
+        "watching",
+        "request",
+        "response",
+        "in_flight",
+        "info",
+        "streaming",
+        "handler_started",
     )
 
     def __init__(
-        self, method: str, health: bool, admission: Admission, context: Context, in_flight: metrics.InFlight,
+        self,
+        method: str,
+        health: bool,
+        admission: Admission,
+        context: Context,
+        in_flight: metrics.InFlight,
         streaming: bool = False,
     ) -> None:
         self.method, self.health, self.admission, self.context = method, health, admission, context
@@ -262,15 +290,27 @@ class _Call:
             game_id = game_id_of(self.request, self.response)
             code, outcome = self._outcome(failure)
             caller = self.client or client_of(self.context.peer())
-            record(self.method, game_id, code, self.arrived, self.handler_started, self.info, caller, outcome,
-                   self.request, self.response)
+            record(
+                self.method,
+                game_id,
+                code,
+                self.arrived,
+                self.handler_started,
+                self.info,
+                caller,
+                outcome,
+                self.request,
+                self.response,
+            )
 
     def _outcome(self, failure: BaseException | None) -> tuple[grpc.StatusCode, str]:
         """The status the call ended with and what it means (``access_log.OUTCOMES``)."""
         info = self.info
         if isinstance(failure, EndedInCore):
             code = failure.code
-            info.layer = "deadline_expired" if code is grpc.StatusCode.DEADLINE_EXCEEDED else "message_too_large"
+            info.layer = (
+                "deadline_expired" if code is grpc.StatusCode.DEADLINE_EXCEEDED else "message_too_large"
+            )
             return code, "refused"
         code = status_of(self.context, failure)
         if code is grpc.StatusCode.OK:
@@ -316,9 +356,17 @@ def wrap(handler: Handler, method: str, gate: Gate) -> Handler:
         # grpc forbids mixing the styles, so each keeps its own.
         shape = "stream" if inspect.isasyncgenfunction(behavior) else "unary"
     elif handler.stream_unary is not None:
-        behavior, make, shape = _behavior(handler.stream_unary), grpc.stream_unary_rpc_method_handler, "requests"
+        behavior, make, shape = (
+            _behavior(handler.stream_unary),
+            grpc.stream_unary_rpc_method_handler,
+            "requests",
+        )
     elif handler.stream_stream is not None:
-        behavior, make, shape = _behavior(handler.stream_stream), grpc.stream_stream_rpc_method_handler, "requests"
+        behavior, make, shape = (
+            _behavior(handler.stream_stream),
+            grpc.stream_stream_rpc_method_handler,
+            "requests",
+        )
     else:  # pragma: no cover (a handler of no kind)
         return handler
     if gate.tracing is not None:  # what the request names (game, variant) on the call's span
@@ -438,7 +486,9 @@ class Host:
         self.server, self.gate = server, gate
 
     def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
-        self.server.add_generic_rpc_handlers(tuple(_WrappedGeneric(h, self.gate) for h in generic_rpc_handlers))
+        self.server.add_generic_rpc_handlers(
+            tuple(_WrappedGeneric(h, self.gate) for h in generic_rpc_handlers)
+        )
 
     def add_registered_method_handlers(self, service: str, handlers: dict[str, Handler]) -> None:
         self.server.add_registered_method_handlers(

@@ -189,7 +189,9 @@ class Admission:
         held = self.health_watches_by_client.get(client, 0)
         if held >= limits.max_health_watches_per_client:
             raise capacity_exceeded(
-                "health Watch streams from one client", limits.max_health_watches_per_client, WATCH_RETRY_AFTER
+                "health Watch streams from one client",
+                limits.max_health_watches_per_client,
+                WATCH_RETRY_AFTER,
             )
         self.health_watches += 1
         self.health_watches_by_client[client] = held + 1

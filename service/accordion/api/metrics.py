@@ -60,7 +60,25 @@ RATE_LIMITER_ERRORS = Counter(
 # --- what the client feels (issue 34; docs/operations.md, /work names: callinfo's "arrival") --------
 
 _WAIT_BUCKETS = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 5, 10, 30, 60
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1,
+    1.5,
+    2,
+    2.5,
+    5,
+    10,
+    30,
+    60,
 )
 QUEUED = Histogram(
     "accordion_rpc_queued_seconds",
@@ -110,7 +128,8 @@ GRPC_CALLS = Counter(
 GRPC_STREAMS = Counter(
     "accordion_grpc_streams_total",
     "HTTP/2 streams on this process's client connections (channelz socket data), by outcome: "
-    "started, succeeded, failed (reset by either side; grpc core's own REFUSED_STREAM resets are not counted)",
+    "started, succeeded, failed (reset by either side; grpc core's own REFUSED_STREAM resets are not "
+    "counted)",
     ["outcome"],
 )
 CALLS_IN_CORE = Gauge(
@@ -283,7 +302,9 @@ class InFlightCollector(Collector):
 # set by PROMETHEUS_MULTIPROC_DIR before the workers start): there a Gauge, summed over the live
 # workers; in one process the plain counts.
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    _IN_FLIGHT_GAUGE: Gauge | None = Gauge(IN_FLIGHT_NAME, IN_FLIGHT_HELP, ["method"], multiprocess_mode="livesum")
+    _IN_FLIGHT_GAUGE: Gauge | None = Gauge(
+        IN_FLIGHT_NAME, IN_FLIGHT_HELP, ["method"], multiprocess_mode="livesum"
+    )
     _IN_FLIGHT_COUNTS: InFlightCollector | None = None
 else:
     _IN_FLIGHT_GAUGE, _IN_FLIGHT_COUNTS = None, InFlightCollector()

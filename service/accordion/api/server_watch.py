@@ -44,7 +44,10 @@ class ServerWatch:
     """``start()`` on the running loop; ``stop()`` when the server stops."""
 
     def __init__(
-        self, lag_every: float = LAG_EVERY, core_every: float = CORE_EVERY, unwrapped_ports: tuple[int, ...] = ()
+        self,
+        lag_every: float = LAG_EVERY,
+        core_every: float = CORE_EVERY,
+        unwrapped_ports: tuple[int, ...] = (),
     ) -> None:
         """``unwrapped_ports``: ports of servers whose calls the wrapper never sees (--admin-port)."""
         self.lag_every, self.core_every = lag_every, core_every
@@ -56,11 +59,15 @@ class ServerWatch:
         self._streams: dict[str, tuple[int, int, int]] = {}  # socket id → its last reading
         self._lag_child = metrics.LOOP_LAG
         self._calls_children = {k: metrics.GRPC_CALLS.labels(k) for k in self._calls}
-        self._streams_children = tuple(metrics.GRPC_STREAMS.labels(k) for k in ("started", "succeeded", "failed"))
+        self._streams_children = tuple(
+            metrics.GRPC_STREAMS.labels(k) for k in ("started", "succeeded", "failed")
+        )
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._lag = loop.call_at(loop.time() + self.lag_every, self._lag_due, loop, loop.time() + self.lag_every)
+        self._lag = loop.call_at(
+            loop.time() + self.lag_every, self._lag_due, loop, loop.time() + self.lag_every
+        )
         self._core = loop.call_later(self.core_every, self._core_due, loop)
         self._count = loop.call_later(COUNT_EVERY, self._count_due, loop)
 
@@ -73,7 +80,9 @@ class ServerWatch:
     def _count_due(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
             started = sum(
-                int(server.get("data", {}).get("callsStarted", 0)) for server in _servers() if self._wrapped(server)
+                int(server.get("data", {}).get("callsStarted", 0))
+                for server in _servers()
+                if self._wrapped(server)
             )
             callinfo.CORE_COUNTS.add(time.perf_counter(), started)
         except Exception:  # skipped; the next reading tries again
@@ -152,6 +161,8 @@ def _sockets(server_id: int) -> dict[str, tuple[int, int, int]]:
         except ValueError:  # closed since the listing
             continue
         found[socket_id] = (
-            int(data.get("streamsStarted", 0)), int(data.get("streamsSucceeded", 0)), int(data.get("streamsFailed", 0))
+            int(data.get("streamsStarted", 0)),
+            int(data.get("streamsSucceeded", 0)),
+            int(data.get("streamsFailed", 0)),
         )
     return found

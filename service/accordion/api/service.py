@@ -60,7 +60,9 @@ def generic_handler(servicer: AccordionServicer) -> grpc.GenericRpcHandler:
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in SERVICE.methods:
         request_cls = getattr(pb, method.input_type.name)
-        response_cls = GetMessageClass(method.output_type)  # GetGamePicture's google.api.HttpBody is not in pb
+        response_cls = GetMessageClass(
+            method.output_type
+        )  # GetGamePicture's google.api.HttpBody is not in pb
         fn = getattr(servicer, method.name)
         make = (
             grpc.unary_stream_rpc_method_handler

@@ -30,7 +30,11 @@ from .solving import Budgets, Solving, solution_texts
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 GameRequest: TypeAlias = (
-    pb.GetGameRequest | pb.LegalMovesRequest | pb.ScoreRequest | pb.HintRequest | pb.SolveRequest
+    pb.GetGameRequest
+    | pb.LegalMovesRequest
+    | pb.ScoreRequest
+    | pb.HintRequest
+    | pb.SolveRequest
     | pb.GetGamePictureRequest
 )
 
@@ -38,7 +42,9 @@ GameRequest: TypeAlias = (
 def fingerprint(method: str, request: Message) -> bytes:
     """What a request id is bound to: the method and every field of the request, canonically
     (128 bits of a SHA-256: two requests under one id are told apart; nothing is secret here)."""
-    return hashlib.sha256(method.encode() + b"\0" + request.SerializeToString(deterministic=True)).digest()[:16]
+    return hashlib.sha256(method.encode() + b"\0" + request.SerializeToString(deterministic=True)).digest()[
+        :16
+    ]
 
 
 def _count_store_error(operation: str) -> None:
@@ -50,26 +56,39 @@ class AccordionServicer:
     call; ``budgets`` for the solver behind Solve, Hint and NewGame(winnable_only)."""
 
     def __init__(
-        self, store: GameStore, *, game_ttl: float, store_timeout: float = 2.0, budgets: Budgets | None = None,
+        self,
+        store: GameStore,
+        *,
+        game_ttl: float,
+        store_timeout: float = 2.0,
+        budgets: Budgets | None = None,
         deal_code_ttl: float = sessions.flow.DEAL_CODE_TTL,
     ) -> None:
         self.store = store
         self.sessions = sessions.Sessions(
-            store, game_ttl=game_ttl, store_timeout=store_timeout, on_store_error=_count_store_error,
-            observer=metrics.SESSION_METRICS, deal_code_ttl=deal_code_ttl,
+            store,
+            game_ttl=game_ttl,
+            store_timeout=store_timeout,
+            on_store_error=_count_store_error,
+            observer=metrics.SESSION_METRICS,
+            deal_code_ttl=deal_code_ttl,
         )
         self.cache = self.sessions.cache
         self.solving = Solving(budgets or Budgets())
 
     # --- reads ---------------------------------------------------------------------------
-    async def ListVariants(self, request: pb.ListVariantsRequest, context: Context) -> pb.ListVariantsResponse:
+    async def ListVariants(
+        self, request: pb.ListVariantsRequest, context: Context
+    ) -> pb.ListVariantsResponse:
         validation.raise_if(validation.text("variant", request.variant))
         found = [engine.find_variant(request.variant)] if request.variant else engine.all_variants()
         return pb.ListVariantsResponse(variants=[wire.encode_variant(v) for v in found])
 
     # GetGame, LegalMoves and Score encode the game before their next await, so the cached
     # game (``shared=True``) cannot change under them.
-    async def GetGame(self, request: pb.GetGameRequest, context: Context) -> pb.GetGameResponse | wire.Serialized:
+    async def GetGame(
+        self, request: pb.GetGameRequest, context: Context
+    ) -> pb.GetGameResponse | wire.Serialized:
         return wire.get_game_reply(await self._open(request, context, shared=True))
 
     async def GetGamePicture(self, request: pb.GetGamePictureRequest, context: Context) -> HttpBody:
@@ -113,8 +132,9 @@ class AccordionServicer:
             seconds = min(seconds, remaining - max(0.05, remaining / 10))
             if seconds <= 0:
                 raise errors.deadline_exceeded("solve")
-        answer = await self.solving.solve(game, max_seconds=seconds, max_nodes=request.max_nodes or None,
-                                          client=client)
+        answer = await self.solving.solve(
+            game, max_seconds=seconds, max_nodes=request.max_nodes or None, client=client
+        )
         # A solved position's reply is written once (the line's notation costs milliseconds on
         # a long line) and kept with its cached answer; each call adds its version and flag.
         solved = answer.solved
@@ -125,7 +145,9 @@ class AccordionServicer:
                 solved.reply_body = body
         return wire.solve_reply(opened.version, body, answer.cached)
 
-    async def WatchGame(self, request: pb.WatchGameRequest, context: Context) -> AsyncIterator[pb.WatchGameResponse]:
+    async def WatchGame(
+        self, request: pb.WatchGameRequest, context: Context
+    ) -> AsyncIterator[pb.WatchGameResponse]:
         validation.raise_if(validation.watch(request))
         game_id = request.game_id
         items = self.sessions.watch(game_id, _token(context), request.after_version, _deadline(context))
@@ -139,7 +161,10 @@ class AccordionServicer:
         validation.raise_if(validation.new_game(request))
         start = request.WhichOneof("start")
         begun = await sessions.start_game(
-            self.sessions, request.variant, request.options, _deadline(context),
+            self.sessions,
+            request.variant,
+            request.options,
+            _deadline(context),
             seed=request.seed if start == "seed" else None,
             deal=codec.deal_cards(request.deal.cards) if start == "deal" else None,
             deal_code=request.deal_code if start == "deal_code" else None,
@@ -148,17 +173,22 @@ class AccordionServicer:
         if request.winnable_only and start != "deal_code":
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2
-            found = await self.solving.winnable_game(request.variant, dict(request.options), seed, deadline,
-                                                     limits.current_client())
+            found = await self.solving.winnable_game(
+                request.variant, dict(request.options), seed, deadline, limits.current_client()
+            )
             # The count names the seed dealt (the one asked for, plus the count, less one), and a
             # seed names every card: it is shown exactly when the seed is (``seed_is_public``).
             game = found.game
             seeds_tried = found.seeds_tried if wire.seed_is_public(game) else 0
         rid = request.request_id
         dealt = await self.sessions.deal(
-            game, _deadline(context), seeds_tried=seeds_tried, request_id=rid,
+            game,
+            _deadline(context),
+            seeds_tried=seeds_tried,
+            request_id=rid,
             fingerprint=fingerprint("NewGame", request) if rid else b"",
-            caller=auth.caller(context.invocation_metadata()) if rid else "", deal_code=code,
+            caller=auth.caller(context.invocation_metadata()) if rid else "",
+            deal_code=code,
         )
         return wire.new_game_reply(dealt)
 
@@ -181,9 +211,13 @@ class AccordionServicer:
 
         rid = request.request_id
         played = await self.sessions.play(
-            request.game_id, _token(context), choose, _deadline(context),
+            request.game_id,
+            _token(context),
+            choose,
+            _deadline(context),
             expected=request.expected_version if request.HasField("expected_version") else None,
-            request_id=rid, fingerprint=fingerprint("ApplyMove", request) if rid else b"",
+            request_id=rid,
+            fingerprint=fingerprint("ApplyMove", request) if rid else b"",
         )
         return wire.played_reply(played)
 
@@ -191,9 +225,12 @@ class AccordionServicer:
         validation.raise_if(validation.undo(request))
         rid = request.request_id
         played = await self.sessions.undo(
-            request.game_id, _token(context), _deadline(context),
+            request.game_id,
+            _token(context),
+            _deadline(context),
             expected=request.expected_version if request.HasField("expected_version") else None,
-            request_id=rid, fingerprint=fingerprint("Undo", request) if rid else b"",
+            request_id=rid,
+            fingerprint=fingerprint("Undo", request) if rid else b"",
         )
         return wire.played_reply(played)
 

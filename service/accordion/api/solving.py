@@ -111,8 +111,14 @@ class NoWinnableDeal(engine.EngineError):
 _UNKNOWN_QUEUED = solver.SolveResult(solver.Outcome.UNKNOWN, (), 0, 0.0, "queued", "none")
 
 
-def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, max_nodes: int | None,
-                 stop: solver.StopFlag) -> solver.SolveResult:
+def _solve_until(
+    state: engine.State,
+    rules: engine.Rules,
+    *,
+    answer_by: float,
+    max_nodes: int | None,
+    stop: solver.StopFlag,
+) -> solver.SolveResult:
     """``solver.solve`` with the time left when a worker takes the search up: time spent queued
     behind other searches counts against the caller's budget (monotonic ``answer_by``)."""
     left = answer_by - time.monotonic()
@@ -124,8 +130,15 @@ def _solve_until(state: engine.State, rules: engine.Rules, *, answer_by: float, 
 RECENT_POSITIONS = 100  # a circle of hints is a pass through the stock and a move or two: far fewer
 
 
-def _sample_until(rules: engine.Rules, state: engine.State, *, answer_by: float, budgets: Budgets,
-                  recent: tuple[engine.State, ...], stop: solver.StopFlag) -> solver.SampledHint | None:
+def _sample_until(
+    rules: engine.Rules,
+    state: engine.State,
+    *,
+    answer_by: float,
+    budgets: Budgets,
+    recent: tuple[engine.State, ...],
+    stop: solver.StopFlag,
+) -> solver.SampledHint | None:
     """``solver.sampled_hint`` within the time left when a worker takes it up (None: none left).
     Its time cap is well under that, so the answer and its hand-back fit in on a busy machine.
     ``recent``: the game's latest positions, whose layouts the hint does not go back to."""
@@ -133,10 +146,18 @@ def _sample_until(rules: engine.Rules, state: engine.State, *, answer_by: float,
     if left <= 0:
         return None
     seen = frozenset(solver.layout(rules, s) for s in recent)
-    return solver.sampled_hint(rules, state, worlds=budgets.hint_worlds, nodes_per_solve=budgets.hint_world_nodes,
-                               max_nodes=budgets.hint_nodes, max_seconds=left * 0.8, seen=seen,
-                               deep_worlds=budgets.hint_deep_worlds, deep_nodes=budgets.hint_deep_nodes,
-                               stop=stop)
+    return solver.sampled_hint(
+        rules,
+        state,
+        worlds=budgets.hint_worlds,
+        nodes_per_solve=budgets.hint_world_nodes,
+        max_nodes=budgets.hint_nodes,
+        max_seconds=left * 0.8,
+        seen=seen,
+        deep_worlds=budgets.hint_deep_worlds,
+        deep_nodes=budgets.hint_deep_nodes,
+        stop=stop,
+    )
 
 
 class Solving:
@@ -146,14 +167,25 @@ class Solving:
         # test may put deals of its own here; the service never changes it.
         self.deal = deal
         # Each pool serves its clients fairly (fairpool.py): their own queues, a share each.
-        share = {"per_client_running": budgets.threads_per_client, "per_client_queued": budgets.queue_per_client,
-                 "queued": budgets.queue}
+        share = {
+            "per_client_running": budgets.threads_per_client,
+            "per_client_queued": budgets.queue_per_client,
+            "queued": budgets.queue,
+        }
         self._solve_pool = FairPool(budgets.threads, name="solve", **share)
         self._hint_pool = FairPool(budgets.hint_threads, name="hint", **share)
         self._cache: OrderedDict[str, Solved] = OrderedDict()
 
-    async def _run(self, pool: FairPool, client: str, fn: Callable[..., T], /, *args: Any,
-                   start_by: float | None = None, **kwargs: Any) -> T:
+    async def _run(
+        self,
+        pool: FairPool,
+        client: str,
+        fn: Callable[..., T],
+        /,
+        *args: Any,
+        start_by: float | None = None,
+        **kwargs: Any,
+    ) -> T:
         """``fn(*args, stop=flag, **kwargs)`` on ``pool`` in ``client``'s turn; if the awaiting
         task is cancelled the flag is set (a running search stops at its next check) and a
         queued call never starts.
@@ -165,8 +197,9 @@ class Solving:
         loaded machine turned a search of 0.9 s into "UNKNOWN, 0 ms, queued" (the call's
         deadline still cancels the wait)."""
         stop = solver.StopFlag()
-        return await pool.run(client, functools.partial(fn, *args, stop=stop, **kwargs), stop=stop.set,
-                              start_by=start_by)
+        return await pool.run(
+            client, functools.partial(fn, *args, stop=stop, **kwargs), stop=stop.set, start_by=start_by
+        )
 
     def _cached(self, key: str) -> Solved | None:
         hit = self._cache.get(key)
@@ -182,8 +215,9 @@ class Solving:
             self._cache.popitem(last=False)
         return solved
 
-    async def _answer(self, pool: FairPool, client: str, game: engine.Game, max_seconds: float,
-                      max_nodes: int | None) -> Answer:
+    async def _answer(
+        self, pool: FairPool, client: str, game: engine.Game, max_seconds: float, max_nodes: int | None
+    ) -> Answer:
         solver.check_solvable(game.rules, game.state)
         if game.rules.hides_anything(game.state):
             raise solver.HiddenInformationError(
@@ -195,16 +229,25 @@ class Solving:
             return Answer(hit.result, cached=True, solved=hit)
         answer_by = time.monotonic() + max_seconds
         # Still queued when its budget is spent: ``NotStarted``, and it never runs.
-        result = await self._run(pool, client, _solve_until, game.state, game.rules, answer_by=answer_by,
-                                 max_nodes=max_nodes, start_by=answer_by)
+        result = await self._run(
+            pool,
+            client,
+            _solve_until,
+            game.state,
+            game.rules,
+            answer_by=answer_by,
+            max_nodes=max_nodes,
+            start_by=answer_by,
+        )
         return Answer(result, cached=False, solved=self._remember(key, result))
 
     def check_solve_room(self, client: str) -> None:
         """Raise ``PoolFull`` if ``client`` has no room for another Solve now (``FairPool.check_room``)."""
         self._solve_pool.check_room(client)
 
-    async def solve(self, game: engine.Game, *, max_seconds: float, max_nodes: int | None,
-                    client: str = "") -> Answer:
+    async def solve(
+        self, game: engine.Game, *, max_seconds: float, max_nodes: int | None, client: str = ""
+    ) -> Answer:
         """The position's answer, searched in ``client``'s turn. Raises the solver's refusals
         (hidden cards, unsupported game), ``PoolFull`` (the client's share of the queue is
         full) and ``NotStarted`` (no worker was free for it within ``max_seconds``).
@@ -222,8 +265,9 @@ class Solving:
         if solver.can_sample(game.rules, game.state):
             return await self.sampled_hint(game, client), False
         try:
-            answer = await self._answer(self._hint_pool, client, game, self.budgets.hint_seconds,
-                                        self.budgets.hint_solve_nodes)
+            answer = await self._answer(
+                self._hint_pool, client, game, self.budgets.hint_seconds, self.budgets.hint_solve_nodes
+            )
         except (solver.SolverError, NotStarted):
             return suggest(game), False
         if answer.result.won and answer.result.moves:
@@ -239,16 +283,26 @@ class Solving:
         # The game's latest positions: the hint does not lead back to a layout the player was
         # shown among them by a move of no progress (their views are made on the worker).
         recent = tuple(game.positions[-RECENT_POSITIONS:])
-        search = self._run(self._hint_pool, client, _sample_until, game.rules, game.state, answer_by=answer_by,
-                           budgets=self.budgets, recent=recent, start_by=answer_by)
+        search = self._run(
+            self._hint_pool,
+            client,
+            _sample_until,
+            game.rules,
+            game.state,
+            answer_by=answer_by,
+            budgets=self.budgets,
+            recent=recent,
+            start_by=answer_by,
+        )
         try:
             found = await asyncio.wait_for(search, timeout=self.budgets.hint_seconds * 0.95)
         except (TimeoutError, NotStarted):
             return suggest(game)
         return found.move if found is not None else suggest(game)
 
-    async def winnable_game(self, variant: str, options: dict[str, str], seed: int, deadline: float | None,
-                            client: str = "") -> Winnable:
+    async def winnable_game(
+        self, variant: str, options: dict[str, str], seed: int, deadline: float | None, client: str = ""
+    ) -> Winnable:
         """The game of the first seed from ``seed`` whose deal the solver wins.
 
         Each deal is decided with every card known (``solver.find_winnable_seed``: a game with
@@ -274,8 +328,16 @@ class Solving:
             candidate = (seed + tried) % (1 << 64)
             tried += 1
             found = await self._run(
-                self._solve_pool, client, solver.find_winnable_seed, variant, options, start_seed=candidate,
-                max_tries=1, budget=budget, max_nodes=self.budgets.winnable_deal_nodes, new_game=self.deal,
+                self._solve_pool,
+                client,
+                solver.find_winnable_seed,
+                variant,
+                options,
+                start_seed=candidate,
+                max_tries=1,
+                budget=budget,
+                max_nodes=self.budgets.winnable_deal_nodes,
+                new_game=self.deal,
                 start_by=stop,
             )
             if found is not None:

@@ -50,7 +50,10 @@ _TRACE_HEADERS = ("traceparent", "tracestate")  # W3C trace context; nothing els
 _REQUEST_ID = "x-request-id"
 # Codes that are the server's failure (the span's status is ERROR); a caller's mistake is not.
 _SERVER_FAULTS = {
-    grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DATA_LOSS,
 }
 MAX_ATTRIBUTE = 64  # characters of an id taken from a request (clients choose them)
 
@@ -120,6 +123,7 @@ class Tracing:
             return wrapper
         start, end = self._start, self._end
         if shape == "stream":
+
             async def stream(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
                 span, token = start(method, context)
                 failure: BaseException | None = None
@@ -164,6 +168,7 @@ class Tracing:
             return span
 
         if not inspect.iscoroutinefunction(behavior):  # a stream's generator: the request only
+
             def streamed(request: Any, context: Context) -> Any:
                 noted(request)
                 return behavior(request, context)
@@ -254,13 +259,27 @@ class TracedStore(GameStore):
             return await self.inner.load(game_id)
 
     async def compare_and_set(
-        self, game_id: str, expected_version: int, data: bytes, *, ttl: float, event: bytes,
-        request_id: str = "", fingerprint: bytes = b"", reply: bytes = b"",
+        self,
+        game_id: str,
+        expected_version: int,
+        data: bytes,
+        *,
+        ttl: float,
+        event: bytes,
+        request_id: str = "",
+        fingerprint: bytes = b"",
+        reply: bytes = b"",
     ) -> StoredReply | None:
         with self._span("compare_and_set", game_id):
             return await self.inner.compare_and_set(
-                game_id, expected_version, data, ttl=ttl, event=event, request_id=request_id,
-                fingerprint=fingerprint, reply=reply,
+                game_id,
+                expected_version,
+                data,
+                ttl=ttl,
+                event=event,
+                request_id=request_id,
+                fingerprint=fingerprint,
+                reply=reply,
             )
 
     async def get_reply(self, game_id: str, request_id: str) -> StoredReply | None:

@@ -40,6 +40,8 @@ STATUS = {
     Status.WON: pb.GAME_STATUS_WON,
     Status.LOST: pb.GAME_STATUS_LOST,
 }
+
+
 def _int(n: int) -> bytes:
     """A varint field value; a negative int32/int64 is ten bytes of two's complement."""
     return varint(n if n >= 0 else n + (1 << 64))
@@ -141,13 +143,18 @@ def encode_variant(variant: engine.Variant) -> pb.Variant:
         aliases=list(variant.aliases),
         options=[
             pb.VariantOption(
-                name=o.name, default_value=option_text(o.default), allowed_values=o.allowed_text, description=o.description
+                name=o.name,
+                default_value=option_text(o.default),
+                allowed_values=o.allowed_text,
+                description=o.description,
             )
             for o in variant.options
         ],
         family=variant.rules.family,
         # RESIGN is every game's (the engine's Game allows it), so every variant lists it last.
-        move_kinds=[pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in (*variant.rules.move_kinds, MoveKind.RESIGN)],
+        move_kinds=[
+            pb.MoveKind.Value(f"MOVE_KIND_{k.value}") for k in (*variant.rules.move_kinds, MoveKind.RESIGN)
+        ],
         win_threshold=threshold,
     )
 
@@ -220,17 +227,21 @@ def _move_field(key: MoveKey) -> bytes:
         return b"\x42" + varint(len(body)) + body
     move, notation = key
     return _OTHER_MOVE_FIELDS[(move, notation)]
+
+
 # A card as ZonePile.cards (field 2) and ZonePile.face_down_cards (field 3).
 _ZONE_CARD_FIELDS = tuple(b"\x12" + f[1:] for f in _CARD_FIELDS)
 _ZONE_DOWN_CARD_FIELDS = tuple(b"\x1a" + f[1:] for f in _CARD_FIELDS)
 
 
 def _make_zone_pile(pile: PileView) -> bytes:
-    body = b"".join((
-        b"\x08" + varint(pile.face_down) if pile.face_down else b"",
-        b"".join([_ZONE_CARD_FIELDS[c] for c in pile.cards]),
-        b"".join([_ZONE_DOWN_CARD_FIELDS[c] for c in pile.face_down_cards]),
-    ))
+    body = b"".join(
+        (
+            b"\x08" + varint(pile.face_down) if pile.face_down else b"",
+            b"".join([_ZONE_CARD_FIELDS[c] for c in pile.cards]),
+            b"".join([_ZONE_DOWN_CARD_FIELDS[c] for c in pile.face_down_cards]),
+        )
+    )
     return b"\x12" + varint(len(body)) + body  # Zone.piles (field 2)
 
 
@@ -241,7 +252,9 @@ def zone_fields(zones: Sequence[ZoneView]) -> bytes:
     """``Game.zones`` (field 18) entries: what ``encode_zone`` builds, written from cached piles."""
     out = []
     for view in zones:
-        body = b"\x08" + varint(ZONE_KINDS[view.zone]) + b"".join(map(_ZONE_PILE_FIELDS.__getitem__, view.piles))
+        body = (
+            b"\x08" + varint(ZONE_KINDS[view.zone]) + b"".join(map(_ZONE_PILE_FIELDS.__getitem__, view.piles))
+        )
         out.append(b"\x92\x01" + varint(len(body)) + body)
     return b"".join(out)
 
@@ -342,7 +355,9 @@ def _move_body(key: MoveKey) -> bytes:
 
 def reply_bytes(move: Move, notation: str, game: Game, game_id: str, version: int) -> bytes:
     """A serialized ``ApplyMoveResponse`` or ``UndoResponse`` (both: move = 1, game = 2)."""
-    return _field(b"\x0a", _move_body(_move_key(move, notation))) + _field(b"\x12", game_bytes(game, game_id, version))
+    return _field(b"\x0a", _move_body(_move_key(move, notation))) + _field(
+        b"\x12", game_bytes(game, game_id, version)
+    )
 
 
 def played_reply(result: sessions.Played | sessions.RecordedReply) -> Serialized:
@@ -365,14 +380,18 @@ def new_game_reply(result: sessions.Dealt | sessions.RecordedNewGame) -> pb.NewG
     # watch_token = 4, deal_code = 5 (issue 29); absent where the game has none
     watch = _field(b"\x22", result.watch_token.encode()) if result.watch_token else b""
     code = _field(b"\x2a", result.deal_code.encode()) if result.deal_code else b""
-    return Serialized(_field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried + watch + code)
+    return Serialized(
+        _field(b"\x0a", game) + _field(b"\x12", result.token.encode()) + seeds_tried + watch + code
+    )
 
 
 def watch_reply(game_id: str, item: sessions.WatchItem) -> pb.WatchGameResponse:
     kind = pb.GameEvent.KIND_UNDO if item.undo else pb.GameEvent.KIND_MOVE
     return pb.WatchGameResponse(
         event=pb.GameEvent(
-            version=item.version, kind=kind, move=encode_move(item.move, item.notation),
+            version=item.version,
+            kind=kind,
+            move=encode_move(item.move, item.notation),
             game=encode_game(item.game, game_id, item.version),
         )
     )

@@ -24,15 +24,22 @@ SUIT = tuple(c // 13 for c in range(DECK_SIZE))
 # MATCH[a][b]: same rank or same suit. A list of lists is the fastest lookup
 # CPython offers for the legal-move loops, which run thousands of times a request.
 MATCH: tuple[tuple[bool, ...], ...] = tuple(
-    tuple(RANK[a] == RANK[b] or SUIT[a] == SUIT[b] for b in range(DECK_SIZE))
-    for a in range(DECK_SIZE)
+    tuple(RANK[a] == RANK[b] or SUIT[a] == SUIT[b] for b in range(DECK_SIZE)) for a in range(DECK_SIZE)
 )
 
 _SUIT_ALIASES = {
-    "s": 0, "♠": 0, "♤": 0,
-    "h": 1, "♥": 1, "♡": 1,
-    "d": 2, "♦": 2, "♢": 2,
-    "c": 3, "♣": 3, "♧": 3,
+    "s": 0,
+    "♠": 0,
+    "♤": 0,
+    "h": 1,
+    "♥": 1,
+    "♡": 1,
+    "d": 2,
+    "♦": 2,
+    "♢": 2,
+    "c": 3,
+    "♣": 3,
+    "♧": 3,
 }
 _RANK_ALIASES = {text.lower(): i + 1 for i, text in enumerate(RANK_TEXT)}
 _RANK_ALIASES.update({"t": 10, "1": 1})
@@ -64,9 +71,7 @@ def parse_card(text: str) -> int:
     cleaned = text.strip().replace("\ufe0f", "").lower()
     m = _CARD_RE.match(cleaned)
     if not m:
-        raise InvalidCardError(
-            f"{text!r} is not a card; write rank then suit, e.g. 8D, 8♦, 10H or TH"
-        )
+        raise InvalidCardError(f"{text!r} is not a card; write rank then suit, e.g. 8D, 8♦, 10H or TH")
     return make_card(_RANK_ALIASES[m.group(1)], _SUIT_ALIASES[m.group(2)])
 
 

@@ -16,14 +16,21 @@ from typing import Any, ClassVar
 from mypy_extensions import mypyc_attr
 
 from .cards import DECK_SIZE, card_text
-from .errors import InvalidDealError, InvalidOptionError, InvalidStateError, UndoNotAllowedError, UnknownVariantError
+from .errors import (
+    InvalidDealError,
+    InvalidOptionError,
+    InvalidStateError,
+    UndoNotAllowedError,
+    UnknownVariantError,
+)
 from .fields import Field, state_type
-from .fields import Pile as Pile, Row as Row, State as State  # re-exported: games import them from here
+from .fields import Pile as Pile  # re-exported: games import them from here
+from .fields import Row as Row
+from .fields import State as State
 from .moves import Move, MoveKind
 from .rng import SplitMix64
 from .search import GenericSearch, Search
 from .zones import ZoneView
-
 
 _NO_TEXTS: Mapping[str, str] = {}
 
@@ -85,7 +92,9 @@ def option_text(value: Any) -> str:
 # peek at the stock or under a pile and come back; ``none`` refuses every undo.
 UNDO_POLICIES = ("all", "visible", "none")
 UNDO = Option(
-    "undo", "all", UNDO_POLICIES,
+    "undo",
+    "all",
+    UNDO_POLICIES,
     "what Undo may take back: all (any move), visible (not a move that revealed a hidden card: "
     "a turn-up, a draw or deal from the stock), none",
 )
@@ -164,7 +173,9 @@ class Rules:
         """Raise ``InvalidDealError`` unless ``cards`` is this game's deck in some order."""
         expected = self.deck()
         if len(cards) != len(expected):
-            raise InvalidDealError(f"a {self.__class__.__name__} deal has {len(expected)} cards, not {len(cards)}")
+            raise InvalidDealError(
+                f"a {self.__class__.__name__} deal has {len(expected)} cards, not {len(cards)}"
+            )
         self.check_cards(cards)
 
     def check_cards(self, cards: list[int]) -> None:

@@ -29,8 +29,8 @@ from .errors import (
 )
 from .moves import RESIGN, Move, MoveKind
 from .notation import illegal_move, move_text, parse_move, render
-from .state_string import format_state, parse_state
 from .rng import MASK64, SplitMix64
+from .state_string import format_state, parse_state
 from .zones import ZoneView
 
 
@@ -196,7 +196,11 @@ class Game:
         an identity scan (C-level: ``id`` and int compares) finds them without a dataclass
         ``__eq__`` per move listed before it; an equal copy is found by the second scan."""
         legal = self.legal_moves()
-        return id(move) in map(id, legal) or move in legal or (move.kind is MoveKind.RESIGN and self.can_resign())
+        return (
+            id(move) in map(id, legal)
+            or move in legal
+            or (move.kind is MoveKind.RESIGN and self.can_resign())
+        )
 
     def can_undo(self) -> bool:
         return bool(self._history)

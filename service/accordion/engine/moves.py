@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
+from functools import cache
 
 
 class MoveKind(str, Enum):
@@ -117,19 +117,19 @@ REDEAL = Redeal()
 RESIGN = Resign()
 
 
-@lru_cache(maxsize=None)
+@cache
 def stack(src: int, dst: int) -> Stack:
     """The shared ``Stack(src, dst)``."""
     return Stack(src, dst)
 
 
-@lru_cache(maxsize=None)
+@cache
 def remove(*positions: int) -> Remove:
     """The shared ``Remove(positions)``."""
     return Remove(tuple(positions))
 
 
-@lru_cache(maxsize=None)
+@cache
 def transfer(src_zone: Zone, src: int, dst_zone: Zone, dst: int, count: int = 1) -> Transfer:
     """The shared ``Transfer``."""
     return Transfer(src_zone, src, dst_zone, dst, count)

@@ -23,7 +23,21 @@ from collections.abc import Sequence
 from .cards import card_text, parse_card
 from .core import Rules, State
 from .errors import EngineError, IllegalMoveError, InvalidMoveError
-from .moves import DEAL, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone
+from .moves import (
+    DEAL,
+    REDEAL,
+    RESIGN,
+    Claim,
+    Deal,
+    Draw,
+    Move,
+    Redeal,
+    Remove,
+    Resign,
+    Stack,
+    Transfer,
+    Zone,
+)
 from .tableau import TableauRules, face_up_count
 from .tableau_notation import parse_tableau_move
 from .words import said, why_illegal
@@ -31,12 +45,23 @@ from .zones import ZoneView, render_zones
 
 COMBOS = ("pair", "three", "flush", "run", "straight-flush", "fifteen")
 _COMBO_ALIASES = {
-    "pair": "pair", "2kind": "pair",
-    "three": "three", "trips": "three", "three-of-a-kind": "three", "3kind": "three",
-    "flush": "flush", "suit": "flush", "three-of-a-suit": "flush",
-    "run": "run", "sequence": "run", "straight": "run",
-    "straight-flush": "straight-flush", "sflush": "straight-flush", "straightflush": "straight-flush",
-    "fifteen": "fifteen", "15": "fifteen",
+    "pair": "pair",
+    "2kind": "pair",
+    "three": "three",
+    "trips": "three",
+    "three-of-a-kind": "three",
+    "3kind": "three",
+    "flush": "flush",
+    "suit": "flush",
+    "three-of-a-suit": "flush",
+    "run": "run",
+    "sequence": "run",
+    "straight": "run",
+    "straight-flush": "straight-flush",
+    "sflush": "straight-flush",
+    "straightflush": "straight-flush",
+    "fifteen": "fifteen",
+    "15": "fifteen",
 }
 
 
@@ -53,8 +78,13 @@ def move_text(state: State, move: Move, rules: Rules | None = None) -> str:
     if isinstance(move, Stack):
         return f"{_LETTER_TEXTS[state.row[move.src][-1]]}>{_LETTER_TEXTS[state.row[move.dst][-1]]}"
     if isinstance(move, Transfer):
-        return transfer_text(state, move, rules.plain_count(state, move.src) if isinstance(rules, TableauRules)
-                             else face_up_count(state, move.src))
+        return transfer_text(
+            state,
+            move,
+            rules.plain_count(state, move.src)
+            if isinstance(rules, TableauRules)
+            else face_up_count(state, move.src),
+        )
     if isinstance(move, Draw):
         return "draw"
     if isinstance(move, Remove):
@@ -96,14 +126,20 @@ def _pile_index(state: State, word: str, original: str) -> int:
     if word.isdigit():
         pos = int(word) - 1
         if not 0 <= pos < len(state.row):
-            raise IllegalMoveError(f"{said(original)} is not legal: there is no pile {word}; there are {len(state.row)}")
+            raise IllegalMoveError(
+                f"{said(original)} is not legal: there is no pile {word}; there are {len(state.row)}"
+            )
         return pos
     card = parse_card(word)
     found = [i for i, pile in enumerate(state.row) if pile[-1] == card]
     if not found:
-        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not on top of any pile")
+        raise IllegalMoveError(
+            f"{said(original)} is not legal: {card_text(card, True)} is not on top of any pile"
+        )
     if len(found) > 1:
-        raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} tops several piles; name it by position")
+        raise IllegalMoveError(
+            f"{said(original)} is not legal: {card_text(card, True)} tops several piles; name it by position"
+        )
     return found[0]
 
 
@@ -127,7 +163,9 @@ def _parse(state: State, legal: Sequence[Move], text: str) -> Move:
     if m:
         combo = _COMBO_ALIASES.get(m.group(3))
         if combo is None:
-            raise InvalidMoveError(f"{text!r}: unknown combination {m.group(3)!r}; one of {', '.join(COMBOS)}")
+            raise InvalidMoveError(
+                f"{text!r}: unknown combination {m.group(3)!r}; one of {', '.join(COMBOS)}"
+            )
         first, last = int(m.group(1)) - 1, int(m.group(2)) - 1
         src, dst = _pile_index(state, m.group(4), text), _pile_index(state, m.group(5), text)
         return Claim(first, last, combo, src, dst)
@@ -144,7 +182,9 @@ def _parse(state: State, legal: Sequence[Move], text: str) -> Move:
             return options[0]
         if not options:
             raise IllegalMoveError(f"{said(text)} is not legal: that pile cannot move now")
-        raise IllegalMoveError(f"{said(text)} is not legal: that pile can move to more than one place; say where with >")
+        raise IllegalMoveError(
+            f"{said(text)} is not legal: that pile can move to more than one place; say where with >"
+        )
     raise InvalidMoveError(f"{text!r} is not a move")
 
 
@@ -183,13 +223,16 @@ def parse_move(rules: Rules, state: State, legal: Sequence[Move], text: str) -> 
     return move
 
 
-def illegal_move(rules: Rules, state: State, move: Move, legal: Sequence[Move],
-                 legal_texts: Sequence[str]) -> IllegalMoveError:
+def illegal_move(
+    rules: Rules, state: State, move: Move, legal: Sequence[Move], legal_texts: Sequence[str]
+) -> IllegalMoveError:
     """The error for ``move``, not among ``legal``: ``<move> is not legal: <why>; legal now: …``,
     the why in the player's words (``words.why_illegal``)."""
     why = why_illegal(rules, state, move, legal)
-    return IllegalMoveError(f"{_safe_text(rules, state, move)} is not legal: {why}; legal now: "
-                            f"{_listing(legal_texts)}", legal_texts)
+    return IllegalMoveError(
+        f"{_safe_text(rules, state, move)} is not legal: {why}; legal now: {_listing(legal_texts)}",
+        legal_texts,
+    )
 
 
 def _safe_text(rules: Rules, state: State, move: Move) -> str:
@@ -234,8 +277,13 @@ _SYMBOL_TOPS, _LETTER_TOPS = _Tops(_SYMBOL_TEXTS), _Tops(_LETTER_TEXTS)
 _NUMBERS = [f"{i}:" for i in range(1, 105)]  # cell prefixes, grown on demand
 
 
-def render(rules: Rules, state: State, symbols: bool = True, width: int | None = None,
-           zones: tuple[ZoneView, ...] | None = None) -> str:
+def render(
+    rules: Rules,
+    state: State,
+    symbols: bool = True,
+    width: int | None = None,
+    zones: tuple[ZoneView, ...] | None = None,
+) -> str:
     """The layout in one line (two when ``width`` is exceeded): numbered piles, sizes, stock.
     ``zones`` is ``rules.zones(state)`` when the caller has it already (``Game`` keeps it).
 
@@ -252,7 +300,12 @@ def render(rules: Rules, state: State, symbols: bool = True, width: int | None =
         _NUMBERS.extend(f"{i}:" for i in range(len(_NUMBERS) + 1, len(state.row) + 1))
     cells = list(map(operator.add, _NUMBERS, map(tops.__getitem__, state.row)))
     tail = []
-    if state.stock or rules.family == "cribbage" or "dealing" in rules.values and rules.values["dealing"] == "stock":
+    if (
+        state.stock
+        or rules.family == "cribbage"
+        or "dealing" in rules.values
+        and rules.values["dealing"] == "stock"
+    ):
         tail.append(f"stock {len(state.stock)}")
     tail.extend(rules.summary(state))
     cells_text = " ".join(cells) if cells else "(empty row)"

@@ -103,7 +103,7 @@ class NoSearch(Search):
 class Build(str, Enum):
     """What a card goes on in an open single-card tableau (one rank lower in every case)."""
 
-    ANY_SUIT = "any-suit"    # Streets and Alleys, Beleaguered Castle
+    ANY_SUIT = "any-suit"  # Streets and Alleys, Beleaguered Castle
     ALTERNATE = "alternate"  # red on black, black on red
     SAME_SUIT = "same-suit"
 

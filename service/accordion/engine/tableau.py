@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from .cards import DECK_SIZE, RANK, SUIT, SUIT_SYMBOLS, card_code
 from .core import Option, Rules
 from .errors import InvalidStateError
-from .fields import COUNTS, CARDS, PILES, Field, Pile, Row, State
+from .fields import CARDS, COUNTS, PILES, Field, Pile, Row, State
 from .moves import Draw, Move, Transfer, Zone, transfer
 from .search import NoSearch, Search
 from .words import card, cards_count, is_king, no_pile, other_colour, rank_name, suit_symbol
@@ -30,8 +30,12 @@ FOUNDATIONS: Field[Row] = Field("foundations", (), PILES, tag=12)
 WASTE: Field[Pile] = Field("waste", (), CARDS, tag=13)
 TABLEAU_FIELDS: tuple[Field[Any], ...] = (TABLEAU, DOWN, FOUNDATIONS, WASTE)
 
-OPEN = Option("open", False, (False, True),
-              "every card face up to the player, the stock's order included (the rules are unchanged)")
+OPEN = Option(
+    "open",
+    False,
+    (False, True),
+    "every card face up to the player, the stock's order included (the rules are unchanged)",
+)
 
 # RED[c]: the card is a heart or a diamond (suits ♠ ♥ ♦ ♣ are 0..3).
 RED = tuple(SUIT[c] in (1, 2) for c in range(DECK_SIZE))
@@ -49,14 +53,20 @@ HIDDEN_CODE = "??"  # a face-down card in the player's state string
 # values; a list lookup is cheaper than its cached call): TABLEAU_TO_TABLEAU[i][j][count],
 # TABLEAU_TO_FOUNDATION[i][f], WASTE_TO_TABLEAU[j], WASTE_TO_FOUNDATION[f], FOUNDATION_TO_TABLEAU[f][j].
 _PILES, _FOUNDATIONS, _COUNTS = 10, 8, 14
-TABLEAU_TO_TABLEAU = tuple(tuple(tuple(transfer(Zone.TABLEAU, i, Zone.TABLEAU, j, n) for n in range(_COUNTS))
-                                 for j in range(_PILES)) for i in range(_PILES))
-TABLEAU_TO_FOUNDATION = tuple(tuple(transfer(Zone.TABLEAU, i, Zone.FOUNDATION, f, 1) for f in range(_FOUNDATIONS))
-                              for i in range(_PILES))
+TABLEAU_TO_TABLEAU = tuple(
+    tuple(tuple(transfer(Zone.TABLEAU, i, Zone.TABLEAU, j, n) for n in range(_COUNTS)) for j in range(_PILES))
+    for i in range(_PILES)
+)
+TABLEAU_TO_FOUNDATION = tuple(
+    tuple(transfer(Zone.TABLEAU, i, Zone.FOUNDATION, f, 1) for f in range(_FOUNDATIONS))
+    for i in range(_PILES)
+)
 WASTE_TO_TABLEAU = tuple(transfer(Zone.WASTE, 0, Zone.TABLEAU, j, 1) for j in range(_PILES))
 WASTE_TO_FOUNDATION = tuple(transfer(Zone.WASTE, 0, Zone.FOUNDATION, f, 1) for f in range(_FOUNDATIONS))
-FOUNDATION_TO_TABLEAU = tuple(tuple(transfer(Zone.FOUNDATION, f, Zone.TABLEAU, j, 1) for j in range(_PILES))
-                              for f in range(_FOUNDATIONS))
+FOUNDATION_TO_TABLEAU = tuple(
+    tuple(transfer(Zone.FOUNDATION, f, Zone.TABLEAU, j, 1) for j in range(_PILES))
+    for f in range(_FOUNDATIONS)
+)
 
 
 def tableau_to_tableau(src: int, dst: int, count: int) -> Transfer:
@@ -92,11 +102,13 @@ class TableauRules(Rules):
         self.open = bool(values.get("open", False))
 
     # --- building positions ---------------------------------------------------------
-    def layout(self, tableau: Row, down: tuple[int, ...], stock: Pile = (), foundations: int = 4,
-               **extras: Any) -> State:
+    def layout(
+        self, tableau: Row, down: tuple[int, ...], stock: Pile = (), foundations: int = 4, **extras: Any
+    ) -> State:
         """A first position: these tableau piles, ``foundations`` empty foundations, no waste."""
-        return self.state((), stock, tableau=tableau, down=down, foundations=((),) * foundations,
-                          waste=(), **extras)
+        return self.state(
+            (), stock, tableau=tableau, down=down, foundations=((),) * foundations, waste=(), **extras
+        )
 
     def cards_in(self, state: State) -> list[int]:
         cards = [c for pile in TABLEAU.get(state) for c in pile]
@@ -122,8 +134,10 @@ class TableauRules(Rules):
             PileView(pile[n:], n, pile[:n] if shown else ())
             for pile, n in zip(TABLEAU.get(state), DOWN.get(state))
         )
-        out = [ZoneView(Zone.TABLEAU, tableau),
-               ZoneView(Zone.FOUNDATION, tuple(PileView(p) for p in FOUNDATIONS.get(state)))]
+        out = [
+            ZoneView(Zone.TABLEAU, tableau),
+            ZoneView(Zone.FOUNDATION, tuple(PileView(p) for p in FOUNDATIONS.get(state))),
+        ]
         if self.has_stock():
             stock = state.stock
             out.append(ZoneView(Zone.STOCK, (PileView((), len(stock), stock if shown else ()),)))
@@ -152,8 +166,10 @@ class TableauRules(Rules):
     def player_texts(self, state: State) -> Mapping[str, str]:
         if self.open or not any(DOWN.get(state)):
             return {}
-        piles = [HIDDEN_CODE * n + "".join(map(card_code, pile[n:])) or "-"
-                 for pile, n in zip(TABLEAU.get(state), DOWN.get(state))]
+        piles = [
+            HIDDEN_CODE * n + "".join(map(card_code, pile[n:])) or "-"
+            for pile, n in zip(TABLEAU.get(state), DOWN.get(state))
+        ]
         return {TABLEAU.name: "/".join(piles)}
 
     # --- outcome ----------------------------------------------------------------------
@@ -187,21 +203,21 @@ class TableauRules(Rules):
             pile = tableau[src]
             cards = pile[-count:]
             rest = pile[:-count]
-            tableau = (*tableau[:src], rest, *tableau[src + 1:])
+            tableau = (*tableau[:src], rest, *tableau[src + 1 :])
             n = down[src]
             if n and n >= len(rest):
-                down = (*down[:src], n - 1, *down[src + 1:])
+                down = (*down[:src], n - 1, *down[src + 1 :])
         elif zone is Zone.WASTE:
             cards = waste[-1:]
             waste = waste[:-1]
         else:
             cards = foundations[src][-1:]
-            foundations = (*foundations[:src], foundations[src][:-1], *foundations[src + 1:])
+            foundations = (*foundations[:src], foundations[src][:-1], *foundations[src + 1 :])
         dst = move.dst
         if move.dst_zone is Zone.TABLEAU:
-            tableau = (*tableau[:dst], tableau[dst] + cards, *tableau[dst + 1:])
+            tableau = (*tableau[:dst], tableau[dst] + cards, *tableau[dst + 1 :])
         else:
-            foundations = (*foundations[:dst], foundations[dst] + cards, *foundations[dst + 1:])
+            foundations = (*foundations[:dst], foundations[dst] + cards, *foundations[dst + 1 :])
         replace: Any = state._replace
         result: State = replace(tableau=tableau, down=down, foundations=foundations, waste=waste, **extras)
         return result
@@ -217,7 +233,12 @@ class TableauRules(Rules):
         return None
 
     def transfer_words(self, state: State, move: Transfer) -> str | None:
-        tableau, down, foundations, waste = TABLEAU.get(state), DOWN.get(state), FOUNDATIONS.get(state), WASTE.get(state)
+        tableau, down, foundations, waste = (
+            TABLEAU.get(state),
+            DOWN.get(state),
+            FOUNDATIONS.get(state),
+            WASTE.get(state),
+        )
         src, count = move.src, move.count
         if move.src_zone is Zone.WASTE:
             if not self.has_waste():
@@ -274,7 +295,8 @@ class TableauRules(Rules):
         return self.build_words(moving, tableau[dst][-1])
 
     def foundation_words(self, foundations: Row, moving: int, dst: int) -> str | None:
-        """Why ``moving`` cannot go onto foundation ``dst`` (-1: any): foundations go up in suit from the Ace."""
+        """Why ``moving`` cannot go onto foundation ``dst`` (-1: any): foundations go up in suit from
+        the Ace."""
         suit = SUIT[moving]
         homes = [f for f in range(len(foundations)) if f % 4 == suit]  # (Emperor: two per suit)
         fits = [f for f in homes if len(foundations[f]) == RANK[moving] - 1]
@@ -284,9 +306,13 @@ class TableauRules(Rules):
             if RANK[moving] == 1:
                 return f"{card(moving)} has no empty foundation left"
             # (the card below it is not named: it may be face down, and no error names such a card)
-            return (f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
-                    f"be up to {rank_name(RANK[moving] - 1)} first")
-        if dst != fits[0]:  # (-1: no foundation named; Emperor: the first of two equal ones is the move listed)
+            return (
+                f"{card(moving)} cannot go to the foundations yet: a {suit_symbol(moving)} foundation must "
+                f"be up to {rank_name(RANK[moving] - 1)} first"
+            )
+        if (
+            dst != fits[0]
+        ):  # (-1: no foundation named; Emperor: the first of two equal ones is the move listed)
             return f"{card(moving)} goes on foundation {fits[0] + 1}"
         return None
 
@@ -300,7 +326,10 @@ class TableauRules(Rules):
             return None
         if is_king(moving):
             return f"{card(moving)} cannot go on {card(onto)}: a King goes only into an empty pile"
-        return f"{card(moving)} cannot go on {card(onto)}: it needs a {other_colour(moving)} {rank_name(RANK[moving] + 1)}"
+        return (
+            f"{card(moving)} cannot go on {card(onto)}: it needs a {other_colour(moving)} "
+            f"{rank_name(RANK[moving] + 1)}"
+        )
 
     def any_suit_words(self, moving: int, onto: int) -> str | None:
         """``build_words`` of games that build down in any suit (Streets and Alleys, Spider)."""
@@ -308,7 +337,9 @@ class TableauRules(Rules):
             return None
         if is_king(moving):
             return f"{card(moving)} cannot go on {card(onto)}: a King goes only into an empty pile"
-        return f"{card(moving)} cannot go on {card(onto)}: it needs a {rank_name(RANK[moving] + 1)} of any suit"
+        return (
+            f"{card(moving)} cannot go on {card(onto)}: it needs a {rank_name(RANK[moving] + 1)} of any suit"
+        )
 
     def space_words(self, moving: int) -> str | None:
         """Why ``moving`` (heading what moves) cannot go into an empty pile: here any card may."""
@@ -345,7 +376,7 @@ class TableauRules(Rules):
         piles: list[Pile] = []
         k = 0
         for pile, n in zip(tableau, down):
-            piles.append(tuple(cards[k:k + n]) + pile[n:])
+            piles.append(tuple(cards[k : k + n]) + pile[n:])
             k += n
         replace: Any = state._replace
         result: State = replace(tableau=tuple(piles), stock=tuple(cards[k:]) if stock else state.stock)

@@ -38,7 +38,9 @@ def _goes_home(card: int, foundations: tuple[PileView, ...]) -> bool:
     """Whether a face-up card could go to a foundation as the foundations stand."""
     for pile in foundations:
         top = pile.cards[-1] if pile.cards else -1
-        if (top < 0 and RANK[card] == 1) or (top >= 0 and SUIT[top] == SUIT[card] and RANK[top] + 1 == RANK[card]):
+        if (top < 0 and RANK[card] == 1) or (
+            top >= 0 and SUIT[top] == SUIT[card] and RANK[top] + 1 == RANK[card]
+        ):
             return True
     return False
 

@@ -61,28 +61,55 @@ def parse_tableau_move(rules: TableauRules, state: State, legal: Sequence[Move],
         return _pick(rules, state, legal, zone, src, count, dst_zone, dst)
     if " " not in t:
         zone, src, count = _source(state, t, text)
-        found = [mv for mv in legal if isinstance(mv, Transfer) and mv.src_zone is zone and mv.src == src
-                 and (count is None or mv.count == count)]
+        found = [
+            mv
+            for mv in legal
+            if isinstance(mv, Transfer)
+            and mv.src_zone is zone
+            and mv.src == src
+            and (count is None or mv.count == count)
+        ]
         if len({(mv.dst_zone, mv.dst) for mv in found}) == 1:
             return _pick(rules, state, legal, zone, src, count, found[0].dst_zone, found[0].dst)
         if not found:
             raise IllegalMoveError(f"{said(text)} is not legal: that cannot move now")
-        raise IllegalMoveError(f"{said(text)} is not legal: that can move to more than one place; say where with >")
+        raise IllegalMoveError(
+            f"{said(text)} is not legal: that can move to more than one place; say where with >"
+        )
     raise InvalidMoveError(f"{text!r} is not a move; write e.g. 3>7, w>f, draw")
 
 
-def _pick(rules: TableauRules, state: State, legal: Sequence[Move], zone: Zone, src: int, count: int | None,
-          dst_zone: Zone, dst: int | None) -> Move:
+def _pick(
+    rules: TableauRules,
+    state: State,
+    legal: Sequence[Move],
+    zone: Zone,
+    src: int,
+    count: int | None,
+    dst_zone: Zone,
+    dst: int | None,
+) -> Move:
     """The legal transfer meant: ``count`` cards, else the game's plain count, else the longest."""
     if dst_zone is Zone.FOUNDATION and dst is not None:
         dst = rules.listed_foundation(state, dst)
-    found = [mv for mv in legal if isinstance(mv, Transfer) and mv.src_zone is zone and mv.src == src
-             and mv.dst_zone is dst_zone and (dst is None or mv.dst == dst)]
+    found = [
+        mv
+        for mv in legal
+        if isinstance(mv, Transfer)
+        and mv.src_zone is zone
+        and mv.src == src
+        and mv.dst_zone is dst_zone
+        and (dst is None or mv.dst == dst)
+    ]
     if count is not None:
         found = [mv for mv in found if mv.count == count]
     if not found:  # not legal: a value the caller reports (why, and the legal moves)
         if count is None:  # what ``3>7`` means: the game's plain count (the caller says why it cannot go)
-            count = max(rules.plain_count(state, src), 1) if zone is Zone.TABLEAU and dst_zone is Zone.TABLEAU else 1
+            count = (
+                max(rules.plain_count(state, src), 1)
+                if zone is Zone.TABLEAU and dst_zone is Zone.TABLEAU
+                else 1
+            )
         return Transfer(zone, src, dst_zone, -1 if dst is None else dst, count)
     whole = rules.plain_count(state, src) if zone is Zone.TABLEAU else 1
     for mv in found:
@@ -116,7 +143,9 @@ def _source(state: State, word: str, original: str) -> Place:
     for i, pile in enumerate(FOUNDATIONS.get(state)):
         if pile and pile[-1] == card:
             return Zone.FOUNDATION, i, None
-    raise IllegalMoveError(f"{said(original)} is not legal: {card_text(card, True)} is not a face-up card that can move")
+    raise IllegalMoveError(
+        f"{said(original)} is not legal: {card_text(card, True)} is not a face-up card that can move"
+    )
 
 
 def _destination(state: State, word: str, original: str) -> tuple[Zone, int | None]:

@@ -47,12 +47,18 @@ def render_zones(zones: tuple[ZoneView, ...], texts: tuple[str, ...], extras: li
             for i, pile in enumerate(zone.piles, 1):
                 lines.append(f"{i}: {_pile_text(pile, texts)}")
         elif zone.zone is Zone.FOUNDATION:
-            tops = [texts[p.cards[-1]] + (f"×{len(p.cards)}" if len(p.cards) > 1 else "") if p.cards else "-"
-                    for p in zone.piles]
+            tops = [
+                texts[p.cards[-1]] + (f"×{len(p.cards)}" if len(p.cards) > 1 else "") if p.cards else "-"
+                for p in zone.piles
+            ]
             lines.append("foundations: " + (" ".join(tops) or "-"))
         elif zone.zone is Zone.STOCK:
             stock = zone.piles[0]
-            known = " " + " ".join(f"({texts[c]})" for c in stock.face_down_cards) if stock.face_down_cards else ""
+            known = (
+                " " + " ".join(f"({texts[c]})" for c in stock.face_down_cards)
+                if stock.face_down_cards
+                else ""
+            )
             lines.append(f"stock {stock.face_down}{known}")
         else:
             waste = zone.piles[0].cards

@@ -17,9 +17,9 @@ from .binary import UNDO, Event
 from .cache import GameCache
 from .errors import (
     BadToken,
+    DeadlineExceeded,
     DealCodeNotFound,
     DealCodeOptions,
-    DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
     MoveRefused,
@@ -30,15 +30,51 @@ from .errors import (
     WatchOnly,
 )
 from .flow import (
-    FIRST_VERSION, ChooseMove, CodedDeal, Dealt, Opened, Played, RecordedNewGame, RecordedReply, Sessions, Shared,
+    FIRST_VERSION,
+    ChooseMove,
+    CodedDeal,
+    Dealt,
+    Opened,
+    Played,
+    RecordedNewGame,
+    RecordedReply,
+    Sessions,
+    Shared,
 )
 from .follow import WatchItem
 from .record import EVENTS_KEPT, Stored, load_stored
 from .starts import Start, start_game
 
 __all__ = [
-    "UNDO", "Event", "GameCache", "BadToken", "DeadlineExceeded", "GameCorrupt", "GameNotFound", "MoveRefused",
-    "RequestIdReused", "SessionError", "StoreUnavailable", "VersionMismatch", "FIRST_VERSION", "ChooseMove",
-    "DealCodeNotFound", "DealCodeOptions", "WatchOnly", "CodedDeal", "Shared", "Dealt", "Opened", "Played", "RecordedNewGame", "RecordedReply", "Sessions", "WatchItem", "EVENTS_KEPT",
-    "Stored", "load_stored", "Start", "start_game",
+    "UNDO",
+    "Event",
+    "GameCache",
+    "BadToken",
+    "DeadlineExceeded",
+    "GameCorrupt",
+    "GameNotFound",
+    "MoveRefused",
+    "RequestIdReused",
+    "SessionError",
+    "StoreUnavailable",
+    "VersionMismatch",
+    "FIRST_VERSION",
+    "ChooseMove",
+    "DealCodeNotFound",
+    "DealCodeOptions",
+    "WatchOnly",
+    "CodedDeal",
+    "Shared",
+    "Dealt",
+    "Opened",
+    "Played",
+    "RecordedNewGame",
+    "RecordedReply",
+    "Sessions",
+    "WatchItem",
+    "EVENTS_KEPT",
+    "Stored",
+    "load_stored",
+    "Start",
+    "start_game",
 ]

@@ -15,20 +15,45 @@ Spider game is 3 or 4 bytes, so a game of hundreds of moves stays well under 2 K
 from __future__ import annotations
 
 from accordion.engine import Game, fields
-from accordion.engine.fields import varint
 from accordion.engine.moves import (
-    DEAL, DRAW, REDEAL, RESIGN, Claim, Deal, Draw, Move, Redeal, Remove, Resign, Stack, Transfer, Zone,
-    remove, stack, transfer,
+    DEAL,
+    DRAW,
+    REDEAL,
+    RESIGN,
+    Claim,
+    Deal,
+    Draw,
+    Move,
+    Redeal,
+    Remove,
+    Resign,
+    Stack,
+    Transfer,
+    Zone,
+    remove,
+    stack,
+    transfer,
 )
 
 UNDO = None  # an undo in an event list (the undone move is the last one in play)
 Event = Move | None
-_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN, _DRAW, _TRANSFER = 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7
+_DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN, _DRAW, _TRANSFER = (
+    0xF0,
+    0xF1,
+    0xF2,
+    0xF3,
+    0xF4,
+    0xF5,
+    0xF6,
+    0xF7,
+)
 _ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # a zone's index: its 2 bits in a transfer
 _ZONE_INDEX = {zone: i for i, zone in enumerate(_ZONES)}
 _COUNTED, _PACKED = 0x10, 0x20  # a transfer's flags (see the module's docstring)
 _MAX_ROW = 104  # the longest row of any game (Push Pin's two decks)
 _STACKS = [[stack(a, b) for b in range(_MAX_ROW)] for a in range(_MAX_ROW)]  # interned, by (from, to)
+
+
 class Reader(fields.Reader):
     """The engine's record reader (``InvalidStateError``, a ValueError, on truncated or malformed
     input), and the header's length-prefixed texts."""

@@ -22,7 +22,9 @@ class GameNotFound(SessionError):
     """
 
     def __init__(self, game_id: str) -> None:
-        super().__init__(f"no game {game_id} opens with this token (never created, expired, or another token)")
+        super().__init__(
+            f"no game {game_id} opens with this token (never created, expired, or another token)"
+        )
         self.game_id = game_id
 
 

@@ -34,9 +34,9 @@ from .binary import UNDO, Event
 from .cache import Cached, GameCache
 from .errors import (
     BadToken,
+    DeadlineExceeded,
     DealCodeNotFound,
     DealCodeOptions,
-    DeadlineExceeded,
     GameCorrupt,
     GameNotFound,
     MoveRefused,
@@ -215,7 +215,9 @@ class Sessions:
             return Opened(game_id, record.version, stored.game)
         return Opened(game_id, record.version, load_stored(game_id, record.data, record.version).game)
 
-    def watch(self, game_id: str, token: str, after_version: int, deadline: float | None) -> AsyncIterator[WatchItem]:
+    def watch(
+        self, game_id: str, token: str, after_version: int, deadline: float | None
+    ) -> AsyncIterator[WatchItem]:
         """The stored log first (events after ``after_version``), then the store's event stream
         (``watching.watch``: an async generator, which mypyc does not compile, so it lives in an
         interpreted module of its own, and reads the game through ``watching.WatchSource``)."""
@@ -259,13 +261,17 @@ class Sessions:
         # The first move will find it decoded (cached only now: no await until the caller reads ``game``).
         self.cache.put(game_id, Cached(FIRST_VERSION, token_hash, stored))
         self.observer.dealt(game.variant.id)
-        return Dealt(game_id, token, game, seeds_tried, tokens.watch_token(token, 0), tokens.show_deal_code(code))
+        return Dealt(
+            game_id, token, game, seeds_tried, tokens.watch_token(token, 0), tokens.show_deal_code(code)
+        )
 
     async def _new_deal_code(self, head: bytes, deadline: float | None) -> str:
         """A fresh deal code, its record (the game's replay header) stored for ``deal_code_ttl``."""
-        for attempt in range(MAX_ATTEMPTS):
+        for _attempt in range(MAX_ATTEMPTS):
             code = tokens.new_deal_code()
-            put = self.store.put_named(tokens.deal_code_key(code), _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl)
+            put = self.store.put_named(
+                tokens.deal_code_key(code), _DEAL_CODE_FORMAT + head, ttl=self.deal_code_ttl
+            )
             if await self._timed("put_named", "", deadline, put):
                 return code
         raise StoreUnavailable("put_named")  # 80 random bits taken three times: not by chance
@@ -285,12 +291,14 @@ class Sessions:
         return CodedDeal(variant, dict(rules.values), seed, deal, code)
 
     # --- ShareGame -------------------------------------------------------------------------
-    async def share(self, game_id: str, token: str, deadline: float | None, *, rotate: bool = False) -> Shared:
+    async def share(
+        self, game_id: str, token: str, deadline: float | None, *, rotate: bool = False
+    ) -> Shared:
         """The game's deal code and watch token, for the player (the play token; the watch token
         is WatchOnly). ``rotate``: a new watch token (the next generation); the old one stops
         opening the game, and streams watching with it end. A game stored before watch tokens
         and deal codes existed gets both here."""
-        for attempt in range(MAX_ATTEMPTS):
+        for _attempt in range(MAX_ATTEMPTS):
             record = await self.authorize(game_id, token, deadline, player=True)
             try:
                 access = tokens.Access.load(record.token_hash)
@@ -324,7 +332,9 @@ class Sessions:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _first_deal(self, blob: bytes, request_id: str, deadline: float | None) -> Dealt | RecordedNewGame:
+    async def _first_deal(
+        self, blob: bytes, request_id: str, deadline: float | None
+    ) -> Dealt | RecordedNewGame:
         """The first NewGame answer for a request id, from its record."""
         record = replies.read_new_game_record(blob)
         token = tokens.open_token(record.sealed_token, request_id)
@@ -411,8 +421,11 @@ class Sessions:
             entry = self.cache.take(game_id)
             # The cache vouches for the play token only (its hash never changes); any other
             # token (a watch token, a wrong one) is judged on the stored record.
-            if (entry is not None and (expected is None or expected == entry.version)
-                    and tokens.is_play(presented, entry.token_hash)):
+            if (
+                entry is not None
+                and (expected is None or expected == entry.version)
+                and tokens.is_play(presented, entry.token_hash)
+            ):
                 pass
             else:  # not cached, a version the cache does not vouch for, or not its play token: ask the
                 # store. A wrong token is refused only after the load an unknown id costs, never
@@ -443,8 +456,14 @@ class Sessions:
                 raise refused.cause from None
             try:
                 written = self.store.compare_and_set(
-                    game_id, version, entry.stored.dump(), ttl=self.game_ttl, event=replies.stream_event(event),
-                    request_id=key, fingerprint=fingerprint, reply=replies.compact_reply(version + 1),
+                    game_id,
+                    version,
+                    entry.stored.dump(),
+                    ttl=self.game_ttl,
+                    event=replies.stream_event(event),
+                    request_id=key,
+                    fingerprint=fingerprint,
+                    reply=replies.compact_reply(version + 1),
                 )
                 prior = await self._timed("compare_and_set", game_id, deadline, written)
             except VersionMismatch as exc:
@@ -516,7 +535,9 @@ class Sessions:
         self.observer.store_failed("watch", "unavailable")
         return StoreUnavailable("watch")
 
-    async def _timed(self, operation: str, game_id: str, deadline: float | None, call: Coroutine[Any, Any, T]) -> T:
+    async def _timed(
+        self, operation: str, game_id: str, deadline: float | None, call: Coroutine[Any, Any, T]
+    ) -> T:
         """``await call`` (one store call, made by the caller: mypy checks its arguments) within
         the deadline and ``store_timeout``, its errors as this layer's: the store's GameNotFound
         and VersionConflict, a connection problem (StoreUnavailable), time out (DeadlineExceeded

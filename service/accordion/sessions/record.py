@@ -28,9 +28,8 @@ from collections.abc import Iterator
 
 from accordion import engine
 from accordion.engine import Game
-from accordion.engine.moves import Move
-
 from accordion.engine.fields import varint
+from accordion.engine.moves import Move
 
 from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events
 from .errors import GameCorrupt
@@ -98,8 +97,15 @@ class Stored:
 
     __slots__ = ("game", "head", "base", "base_moves", "events", "_log", "version")
 
-    def __init__(self, game: Game, head: bytes, base: int, base_moves: list[Move], events: list[Event],
-                 log: bytes | None = None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        head: bytes,
+        base: int,
+        base_moves: list[Move],
+        events: list[Event],
+        log: bytes | None = None,
+    ) -> None:
         self.game, self.head, self.base = game, head, base
         self.base_moves, self.events = base_moves, events
         self._log = log  # the events' encoding, kept to save re-encoding the log on each move
@@ -133,11 +139,19 @@ class Stored:
     def dump(self) -> bytes:
         if self._log is None:
             self._log = b"".join(encode_event(e) for e in self.events)
-        return b"".join((
-            b"\x01", varint(len(self.head)), self.head, varint(self.base),
-            varint(len(self.base_moves)), b"".join(encode_event(m) for m in self.base_moves),
-            varint(len(self.events)), self._log, engine.encode_state(self.game.rules, self.game.state),
-        ))
+        return b"".join(
+            (
+                b"\x01",
+                varint(len(self.head)),
+                self.head,
+                varint(self.base),
+                varint(len(self.base_moves)),
+                b"".join(encode_event(m) for m in self.base_moves),
+                varint(len(self.events)),
+                self._log,
+                engine.encode_state(self.game.rules, self.game.state),
+            )
+        )
 
     def fresh_game(self) -> Game:
         """A new ``Game`` at the current position (the live one may be shared)."""

@@ -120,12 +120,20 @@ class Access:
 
     @classmethod
     def for_token(cls, play_token: str, generation: int, deal_code: str) -> Access:
-        return cls(hash_token(play_token), hash_token(watch_token(play_token, generation)), generation, deal_code)
+        return cls(
+            hash_token(play_token), hash_token(watch_token(play_token, generation)), generation, deal_code
+        )
 
     def dump(self) -> bytes:
         if not self.watch_hash:
             return self.play_hash
-        return _ACCESS_FORMAT + self.play_hash + self.watch_hash + varint(self.generation) + self.deal_code.encode()
+        return (
+            _ACCESS_FORMAT
+            + self.play_hash
+            + self.watch_hash
+            + varint(self.generation)
+            + self.deal_code.encode()
+        )
 
     @classmethod
     def load(cls, blob: bytes) -> Access:

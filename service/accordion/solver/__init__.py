@@ -20,11 +20,11 @@ See docs/solver.md.
 from .core import (
     HAVE_C,
     IMPLEMENTATIONS,
-    Hint,
     HiddenInformationError,
+    Hint,
     Outcome,
-    SolveResult,
     SolverError,
+    SolveResult,
     StopFlag,
     UnsupportedGameError,
     best_move,
@@ -33,11 +33,25 @@ from .core import (
     hint,
     solve,
 )
-
 from .sampling import SampledHint, can_sample, layout, sampled_hint
 
 __all__ = [
-    "HAVE_C", "IMPLEMENTATIONS", "HiddenInformationError", "Hint", "Outcome", "SolveResult", "SolverError",
-    "StopFlag", "UnsupportedGameError", "best_move", "check_solvable", "find_winnable_seed", "hint", "solve",
-    "SampledHint", "can_sample", "layout", "sampled_hint",
+    "HAVE_C",
+    "IMPLEMENTATIONS",
+    "HiddenInformationError",
+    "Hint",
+    "Outcome",
+    "SolveResult",
+    "SolverError",
+    "StopFlag",
+    "UnsupportedGameError",
+    "best_move",
+    "check_solvable",
+    "find_winnable_seed",
+    "hint",
+    "solve",
+    "SampledHint",
+    "can_sample",
+    "layout",
+    "sampled_hint",
 ]

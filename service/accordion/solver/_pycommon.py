@@ -62,9 +62,17 @@ def unseen(seen: set[K], key: Callable[[Q], K]) -> Callable[[Q, int], bool]:
     return keep
 
 
-def beam(root: Q, width: int, max_depth: int, moves: Callable[[Q, int], Iterable[M]],
-         child: Callable[[Q, M], Q], made: Callable[[Q], None], won: Callable[[Q], bool],
-         worth: Callable[[Q], int], keep: Callable[[Q, int], bool]) -> list[M] | None:
+def beam(
+    root: Q,
+    width: int,
+    max_depth: int,
+    moves: Callable[[Q, int], Iterable[M]],
+    child: Callable[[Q, M], Q],
+    made: Callable[[Q], None],
+    won: Callable[[Q], bool],
+    worth: Callable[[Q], int],
+    keep: Callable[[Q, int], bool],
+) -> list[M] | None:
     """One beam of ``width`` from ``root`` (as the C cores' ``beam``): each layer is every move
     from every position of the one before, and the ``width`` best children are kept, best by
     ``worth``, then by the order they were made in, the ones ``keep`` refuses left out (``keep``
@@ -179,9 +187,16 @@ class Search(Generic[P, M]):
         self.max_nodes = max_nodes
         return self.dfs(root.copy())
 
-    def beam_unseen(self, root: P, width: int, max_depth: int, child: Callable[[P, M], P],
-                    fits: Callable[[P, M], bool], won: Callable[[P], bool],
-                    worth: Callable[[P], int]) -> bool:
+    def beam_unseen(
+        self,
+        root: P,
+        width: int,
+        max_depth: int,
+        child: Callable[[P, M], P],
+        fits: Callable[[P, M], bool],
+        won: Callable[[P], bool],
+        worth: Callable[[P], int],
+    ) -> bool:
         """One ``beam`` of ``width`` from ``root`` over the moves that ``fits`` lets through, each
         child kept that was not seen before (Emperor's and Spider's, as C's ``beam``): True with
         the line in ``self.path``; False when a layer is empty or ``max_depth`` is reached."""
@@ -191,8 +206,17 @@ class Search(Generic[P, M]):
         def moves(pos: P, depth: int) -> list[M]:
             return [mv for mv in self.gen_moves(pos) if fits(pos, mv)]
 
-        line = beam(root, width, max_depth, moves, child, lambda pos: self.count_node(), won, worth,
-                    unseen(self.seen, self.key))
+        line = beam(
+            root,
+            width,
+            max_depth,
+            moves,
+            child,
+            lambda pos: self.count_node(),
+            won,
+            worth,
+            unseen(self.seen, self.key),
+        )
         if line is None:
             return False
         self.path = line
@@ -216,8 +240,16 @@ class RestartingSearch(Search[P, M]):
                 j = (z >> 1) % len(moves)
                 moves[0], moves[j] = moves[j], moves[0]
 
-    def quick_passes(self, root: P, max_nodes: int, quick_nodes: int, restart_nodes: int, quick_total: int,
-                     full_moves_every: int, between: Callable[[], bool | None] | None = None) -> bool:
+    def quick_passes(
+        self,
+        root: P,
+        max_nodes: int,
+        quick_nodes: int,
+        restart_nodes: int,
+        quick_total: int,
+        full_moves_every: int,
+        between: Callable[[], bool | None] | None = None,
+    ) -> bool:
         """The quick passes (as the C cores' schedule, argued in _cklondike.c): the first in the
         plain order with the cut, of ``quick_nodes`` positions; then restarts of ``restart_nodes``
         with the order shaken, every ``full_moves_every``-th with the full search's moves, the

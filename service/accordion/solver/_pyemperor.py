@@ -7,8 +7,11 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-from ._pycommon import RestartingSearch, Stop as _Stop, builds_alternate as _builds_on, deep_recursion
-from ._pycommon import rank as _rank, red_suit as _red_suit
+from ._pycommon import RestartingSearch, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import builds_alternate as _builds_on
+from ._pycommon import rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -36,8 +39,9 @@ class _Pos:
 
     __slots__ = ("piles", "down", "found", "talon", "cur")
 
-    def __init__(self, piles: list[list[int]], down: list[int], found: list[int], talon: list[int],
-                 cur: int) -> None:
+    def __init__(
+        self, piles: list[list[int]], down: list[int], found: list[int], talon: list[int], cur: int
+    ) -> None:
         self.piles = piles
         self.down = down
         self.found = found
@@ -45,7 +49,9 @@ class _Pos:
         self.cur = cur
 
     def copy(self) -> _Pos:
-        return _Pos([list(p) for p in self.piles], list(self.down), list(self.found), list(self.talon), self.cur)
+        return _Pos(
+            [list(p) for p in self.piles], list(self.down), list(self.found), list(self.talon), self.cur
+        )
 
 
 def _home(s: _Pos, x: int) -> int:
@@ -62,8 +68,9 @@ class _Search(RestartingSearch[_Pos, Move]):
     """Emperor's passes on the common ``RestartingSearch``; the quick passes' cut (``cut``): a
     card off a face-up card only to use the card uncovered."""
 
-    def __init__(self, max_nodes: int, max_seconds: float, stop: bytearray | None,
-                 quick_percent: int = QUICK_PERCENT) -> None:
+    def __init__(
+        self, max_nodes: int, max_seconds: float, stop: bytearray | None, quick_percent: int = QUICK_PERCENT
+    ) -> None:
         super().__init__(max_nodes, max_seconds, stop)
         if max_seconds > 0:  # the quick passes' share of the time
             self.quick_deadline = self.deadline - max_seconds * (100 - quick_percent) / 100
@@ -193,8 +200,11 @@ def _child(s: _Pos, mv: Move) -> _Pos:
 def _won(s: _Pos) -> bool:
     """The talon empty, nothing face down, every pile built down from its bottom: the lowest top
     can always go up next."""
-    return not s.talon and not any(s.down) and all(
-        _builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p)))
+    return (
+        not s.talon
+        and not any(s.down)
+        and all(_builds_on(p[j], p[j - 1]) for p in s.piles for j in range(1, len(p)))
+    )
 
 
 def _fits(s: _Pos, mv: Move) -> bool:
@@ -248,8 +258,11 @@ def expand(path: list[Move], s: _Pos) -> list[tuple[int, int, int, int, int]]:
         kind = mv[0]
         if kind in (M_TAL_FOUND, M_TAL_TAB):
             out += [DRAW_MOVE] * (mv[3] + 1 - s.cur)
-            out.append((Z_WASTE, 0, Z_FOUND, _home(s, s.talon[mv[3]]), 1) if kind == M_TAL_FOUND
-                       else (Z_WASTE, 0, Z_TAB, mv[2], 1))
+            out.append(
+                (Z_WASTE, 0, Z_FOUND, _home(s, s.talon[mv[3]]), 1)
+                if kind == M_TAL_FOUND
+                else (Z_WASTE, 0, Z_TAB, mv[2], 1)
+            )
         elif kind == M_TAB_FOUND:
             out.append((Z_TAB, mv[1], Z_FOUND, _home(s, s.piles[mv[1]][-1]), 1))
         else:
@@ -264,15 +277,31 @@ def expand(path: list[Move], s: _Pos) -> list[tuple[int, int, int, int, int]]:
         apply(s, (M_TAB_FOUND, best, 0, 0))
 
 
-def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int,
-                  max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
-                  quick_nodes: int = QUICK_NODES, restart_nodes: int = RESTART_NODES,
-                  quick_total: int = QUICK_TOTAL, full_moves_every: int = FULL_MOVES_EVERY,
-                  quick_percent: int = QUICK_PERCENT, beam_first: int = BEAM_FIRST,
-                  beam_last: int = BEAM_LAST) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+def emperor_solve(
+    piles: list[bytes],
+    downs: list[int],
+    found: list[int],
+    talon: bytes,
+    cur: int,
+    max_nodes: int = 0,
+    max_seconds: float = 0.0,
+    stop: bytearray | None = None,
+    quick_nodes: int = QUICK_NODES,
+    restart_nodes: int = RESTART_NODES,
+    quick_total: int = QUICK_TOTAL,
+    full_moves_every: int = FULL_MOVES_EVERY,
+    quick_percent: int = QUICK_PERCENT,
+    beam_first: int = BEAM_FIRST,
+    beam_last: int = BEAM_LAST,
+) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cemperor.emperor_solve``: (outcome, primitive moves of a win, nodes)."""
-    root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
-                list(found), list(talon), cur)
+    root = _Pos(
+        [list(p) for p in piles],
+        [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
+        list(found),
+        list(talon),
+        cur,
+    )
     search = _Search(max_nodes, max_seconds, stop, quick_percent)
     try:
         with deep_recursion(MAXDEPTH):
@@ -298,8 +327,9 @@ def emperor_solve(piles: list[bytes], downs: list[int], found: list[int], talon:
                 width, full = (width * 2 if full else width), not full
             # (the first pass runs even with quick_total 0, which asks for no restarts)
             if not won and not search.quick_over and (search.nodes < quick_total or search.nodes == 0):
-                won = search.quick_passes(root, max_nodes, quick_nodes, restart_nodes, quick_total,
-                                          full_moves_every)
+                won = search.quick_passes(
+                    root, max_nodes, quick_nodes, restart_nodes, quick_total, full_moves_every
+                )
             if not won:
                 won = search.full_search(root, max_nodes)
     except _Stop:

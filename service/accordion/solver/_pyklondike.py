@@ -7,8 +7,12 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-from ._pycommon import RestartingSearch, Stop as _Stop, beam as _beam, builds_alternate as _builds_on
-from ._pycommon import deep_recursion, rank as _rank, red_suit as _red_suit
+from ._pycommon import RestartingSearch, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import beam as _beam
+from ._pycommon import builds_alternate as _builds_on
+from ._pycommon import rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXMOVES = 200
@@ -41,8 +45,15 @@ class _Pos:
 
     __slots__ = ("piles", "down", "found", "talon", "cur", "redeals")
 
-    def __init__(self, piles: list[list[int]], down: list[int], found: list[int], talon: list[int], cur: int,
-                 redeals: int) -> None:
+    def __init__(
+        self,
+        piles: list[list[int]],
+        down: list[int],
+        found: list[int],
+        talon: list[int],
+        cur: int,
+        redeals: int,
+    ) -> None:
         self.piles = piles
         self.down = down
         self.found = found
@@ -51,13 +62,28 @@ class _Pos:
         self.redeals = redeals
 
     def copy(self) -> _Pos:
-        return _Pos([list(p) for p in self.piles], list(self.down), list(self.found), list(self.talon), self.cur,
-                    self.redeals)
+        return _Pos(
+            [list(p) for p in self.piles],
+            list(self.down),
+            list(self.found),
+            list(self.talon),
+            self.cur,
+            self.redeals,
+        )
 
 
 class _Search(RestartingSearch[_Pos, Move]):
-    def __init__(self, draw: int, partial: bool, fret: bool, root_redeal: bool, keep_cur: bool, max_nodes: int,
-                 max_seconds: float, stop: bytearray | None) -> None:
+    def __init__(
+        self,
+        draw: int,
+        partial: bool,
+        fret: bool,
+        root_redeal: bool,
+        keep_cur: bool,
+        max_nodes: int,
+        max_seconds: float,
+        stop: bytearray | None,
+    ) -> None:
         super().__init__(max_nodes, max_seconds, stop)
         self.draw = draw
         self.partial = partial
@@ -68,7 +94,9 @@ class _Search(RestartingSearch[_Pos, Move]):
             self.quick_deadline = self.deadline - max_seconds / 2
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
-        self.twins = False  # equivalent runs (partial runs only): a run on either of two twins is one position
+        self.twins = (
+            False  # equivalent runs (partial runs only): a run on either of two twins is one position
+        )
         self.layer = 0  # in a beam, the depth of the positions at hand (0 is the root, as an empty path)
         self.root_down = 0
         self.best = 0  # the most progress of a position visited (``progress_of``)
@@ -178,19 +206,25 @@ class _Search(RestartingSearch[_Pos, Move]):
                 return
         elif j > s.down[i]:
             under = pile[j - 1]
-            if not (s.found[under // 13] == _rank(under) - 1
-                    or (not self.cut and self.can_receive(s, under, i, reach))):
+            if not (
+                s.found[under // 13] == _rank(under) - 1
+                or (not self.cut and self.can_receive(s, under, i, reach))
+            ):
                 return
         # with equivalent runs, a run that only moves from a twin onto the other stays in the same
         # position (but at a root barred from a REDEAL until a move is made)
-        same = (twin_of(pile[j - 1]) if self.twins and j > s.down[i] and (self.path or self.layer or self.root_redeal)
-                else -1)
+        same = (
+            twin_of(pile[j - 1])
+            if self.twins and j > s.down[i] and (self.path or self.layer or self.root_redeal)
+            else -1
+        )
         for t, other in enumerate(s.piles):
             if t != i and other and _builds_on(x, other[-1]) and other[-1] != same:
                 self.add(m, (M_RUN, i, t, count, 0, 0))
 
-    def twin_home(self, s: _Pos, su: int, where: dict[int, tuple[int, int]], tops: bool, safe_only: bool,
-                  m: list[Move]) -> bool:
+    def twin_home(
+        self, s: _Pos, su: int, where: dict[int, tuple[int, int]], tops: bool, safe_only: bool, m: list[Move]
+    ) -> bool:
         """With equivalent runs: the next card of suit su, face up, home as a top (when ``tops``) or,
         covered by a run while its twin is a top, after that run moves onto the twin (as C's twin_home)."""
         if s.found[su] >= 13:
@@ -285,9 +319,10 @@ class _Search(RestartingSearch[_Pos, Move]):
         if self.twins:
             # equivalent runs: each pile as its face-down cards and lowest face-up card, and the
             # face-up cards above those as one set (whichever twin each run hangs on)
-            piles: tuple[object, ...] = tuple(sorted((s.down[i], tuple(p[:s.down[i] + 1]))
-                                                     for i, p in enumerate(s.piles)))
-            up = frozenset(c for i, p in enumerate(s.piles) for c in p[s.down[i] + 1:])
+            piles: tuple[object, ...] = tuple(
+                sorted((s.down[i], tuple(p[: s.down[i] + 1])) for i, p in enumerate(s.piles))
+            )
+            up = frozenset(c for i, p in enumerate(s.piles) for c in p[s.down[i] + 1 :])
             piles = (piles, up)
         else:
             piles = tuple(sorted((s.down[i], tuple(p)) for i, p in enumerate(s.piles)))
@@ -304,8 +339,10 @@ class _Search(RestartingSearch[_Pos, Move]):
         canonically 0."""
         piles, talon, cur, redeals, root_fixed = k
         assert isinstance(cur, int)
-        return any((piles, talon, q, redeals, root_fixed) in self.seen
-                   for q in dominating_curs(cur, len(s.talon), self.draw))
+        return any(
+            (piles, talon, q, redeals, root_fixed) in self.seen
+            for q in dominating_curs(cur, len(s.talon), self.draw)
+        )
 
     def made(self, s: _Pos) -> None:
         """One more position (of a pass or a beam): counted (``count_node``, which may raise
@@ -322,8 +359,14 @@ class _Search(RestartingSearch[_Pos, Move]):
             return False
         self.seen.add(k)
         # talon dominance: the full search only, with a REDEAL allowed (as _cklondike.c)
-        if (not self.quick and self.dominance and self.keep_cur and s.redeals < 0
-                and (self.path or self.root_redeal) and self.dominated(s, k)):
+        if (
+            not self.quick
+            and self.dominance
+            and self.keep_cur
+            and s.redeals < 0
+            and (self.path or self.root_redeal)
+            and self.dominated(s, k)
+        ):
             return False
         if self.dead_ends and stuck(s, self.fret):
             return False  # lost: see stuck (every pass: it only drops lost positions)
@@ -371,8 +414,11 @@ class _Search(RestartingSearch[_Pos, Move]):
     def worth(self, s: _Pos) -> int:
         """A beam's worth of a position (as C's ``worth``; only the order matters): cards home,
         face-down cards, talon cards left, spaces."""
-        return (W_HOME * sum(s.found) - W_TALON * len(s.talon)
-                + sum(W_SPACE if not pile else -W_DOWN * s.down[i] for i, pile in enumerate(s.piles)))
+        return (
+            W_HOME * sum(s.found)
+            - W_TALON * len(s.talon)
+            + sum(W_SPACE if not pile else -W_DOWN * s.down[i] for i, pile in enumerate(s.piles))
+        )
 
     def quick_beam(self, root: _Pos, width: int, max_nodes: int, quick_total: int) -> bool:
         """One beam of ``width`` from the root with a fresh table and the full search's moves,
@@ -432,8 +478,11 @@ def never_free(s: _Pos) -> bool:
             while exposed[i] > 0:
                 y = pile[exposed[i] - 1]
                 r, su = _rank(y), y // 13
-                if not (r == 13 or any(_builds_on(y, h) and h in available for h in range(52))
-                        or all(su * 13 + q in available for q in range(r - 1))):
+                if not (
+                    r == 13
+                    or any(_builds_on(y, h) and h in available for h in range(52))
+                    or all(su * 13 + q in available for q in range(r - 1))
+                ):
                     break
                 exposed[i] -= 1
                 if exposed[i] > 0:
@@ -571,7 +620,9 @@ def expand(path: list[Move], s: _Pos, draw: int) -> list[tuple[int, int, int, in
                 start = 0
             out += [DRAW_MOVE] * _draws(start, mv[4] + 1, draw)
             x = s.talon[mv[4]]
-            out.append((Z_WASTE, 0, Z_FOUND, x // 13, 1) if kind == M_TAL_FOUND else (Z_WASTE, 0, Z_TAB, mv[2], 1))
+            out.append(
+                (Z_WASTE, 0, Z_FOUND, x // 13, 1) if kind == M_TAL_FOUND else (Z_WASTE, 0, Z_TAB, mv[2], 1)
+            )
         elif kind == M_TAB_FOUND:
             out.append((Z_TAB, mv[1], Z_FOUND, s.piles[mv[1]][-1] // 13, 1))
         elif kind == M_RUN:
@@ -591,34 +642,71 @@ def expand(path: list[Move], s: _Pos, draw: int) -> list[tuple[int, int, int, in
         apply(s, (M_TAB_FOUND, best, 0, 1, 0, 0))
 
 
-def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon: bytes, cur: int, draw: int,
-                   redeals: int, partial_runs: bool, foundation_return: bool, root_redeal: bool,
-                   max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
-                   quick_nodes: int = QUICK_NODES, quick_total: int = QUICK_TOTAL,
-                   progress: bytearray | None = None, full_moves_every: int = FULL_MOVES_EVERY,
-                   restart_nodes: int = RESTART_NODES, dominance: bool = True, dead_ends: bool = True,
-                   beam_first: int = -1, beam_last: int = BEAM_LAST_WIDTH, equivalent_runs: bool = True,
-                   ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+def klondike_solve(
+    piles: list[bytes],
+    downs: list[int],
+    found: list[int],
+    talon: bytes,
+    cur: int,
+    draw: int,
+    redeals: int,
+    partial_runs: bool,
+    foundation_return: bool,
+    root_redeal: bool,
+    max_nodes: int = 0,
+    max_seconds: float = 0.0,
+    stop: bytearray | None = None,
+    quick_nodes: int = QUICK_NODES,
+    quick_total: int = QUICK_TOTAL,
+    progress: bytearray | None = None,
+    full_moves_every: int = FULL_MOVES_EVERY,
+    restart_nodes: int = RESTART_NODES,
+    dominance: bool = True,
+    dead_ends: bool = True,
+    beam_first: int = -1,
+    beam_last: int = BEAM_LAST_WIDTH,
+    equivalent_runs: bool = True,
+) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
     turns the full search's talon dominance off, ``dead_ends=False`` the dead-end test and
-    ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last`` the beams' widths (``beam_first=0``: no beams; -1:
-    BEAM_FIRST_WIDTH turning more than one card, else none, as C)."""
+    ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last``
+    the beams' widths (``beam_first=0``: no beams; -1: BEAM_FIRST_WIDTH turning more than one
+    card, else none, as C)."""
     if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
         beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
     if progress is not None and len(progress) < 1:
         raise ValueError("progress is a writable buffer of at least one byte")
-    root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
-                list(found), list(talon), cur, redeals)
-    search = _Search(draw, partial_runs, foundation_return, root_redeal, not (draw == 1 and redeals < 0),
-                     max_nodes, max_seconds, stop)
+    root = _Pos(
+        [list(p) for p in piles],
+        [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
+        list(found),
+        list(talon),
+        cur,
+        redeals,
+    )
+    search = _Search(
+        draw,
+        partial_runs,
+        foundation_return,
+        root_redeal,
+        not (draw == 1 and redeals < 0),
+        max_nodes,
+        max_seconds,
+        stop,
+    )
     search.root_down = sum(root.down)
     search.dominance = dominance
     search.dead_ends = dead_ends
     # the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
     # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
-    search.twins = equivalent_runs and partial_runs and all(
-        _builds_on(p[j], p[j - 1]) for p, d in zip(root.piles, root.down) for j in range(d + 1, len(p)))
+    search.twins = (
+        equivalent_runs
+        and partial_runs
+        and all(
+            _builds_on(p[j], p[j - 1]) for p, d in zip(root.piles, root.down) for j in range(d + 1, len(p))
+        )
+    )
     try:
         with deep_recursion(MAXDEPTH):
             # quick passes first (cuts that may lose wins; the next ones with restart noise, every
@@ -647,8 +735,15 @@ def klondike_solve(piles: list[bytes], downs: list[int], found: list[int], talon
                     return False
                 return None
 
-            won = search.quick_passes(root, max_nodes, quick_nodes, min(restart_nodes, quick_nodes),
-                                      quick_total, full_moves_every, beam_after_pass)
+            won = search.quick_passes(
+                root,
+                max_nodes,
+                quick_nodes,
+                min(restart_nodes, quick_nodes),
+                quick_total,
+                full_moves_every,
+                beam_after_pass,
+            )
             if not won and max_nodes and search.nodes >= max_nodes:
                 raise _Stop  # no positions left for the full search: the quick passes' cuts prove nothing
             if not won:

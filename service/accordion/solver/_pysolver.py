@@ -215,7 +215,11 @@ def stack_solve(
 
 
 def elim_dp(
-    cards: bytes, one: bool, two: bool, max_nodes: int = 0, max_seconds: float = 0.0,
+    cards: bytes,
+    one: bool,
+    two: bool,
+    max_nodes: int = 0,
+    max_seconds: float = 0.0,
     stop: bytearray | None = None,
 ) -> tuple[int, list[tuple[int, ...]], int]:
     """The inner eliminators by interval dynamic programming (see ``elim_dp`` in ``_csolver.c``).

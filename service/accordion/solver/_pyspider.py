@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import heapq
 
-from ._pycommon import Search, Stop as _Stop, deep_recursion, rank as _rank
+from ._pycommon import Search, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import rank as _rank
 from ._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
@@ -25,7 +27,9 @@ STAGE_LAST_NODES = 1_280_000
 # it (0: the best, whatever they are), the positions the setting may make (0: the rest).
 StageSetting = tuple[int, int, int, int]
 STAGE_SETTINGS: tuple[StageSetting, ...] = (
-    (20_000, 2, 0, 3_000_000), (10_000, 2, 3, 3_000_000), (20_000, 3, 0, 0),
+    (20_000, 2, 0, 3_000_000),
+    (10_000, 2, 3, 3_000_000),
+    (20_000, 3, 0, 0),
 )
 MAXCARDS = 104  # a deal's cards: C packs a stage's positions in that room
 PILES = 10
@@ -177,8 +181,9 @@ class _Search(Search[_Pos, Move]):
 
     def beam(self, root: _Pos, width: int) -> bool:
         """One beam of ``width`` from the root over the quick pass's moves (as C's ``beam``)."""
-        return self.beam_unseen(root, width, MAXDEPTH, _child, _fits, _won,
-                                lambda pos: worth(pos, BEAM_WEIGHTS))
+        return self.beam_unseen(
+            root, width, MAXDEPTH, _child, _fits, _won, lambda pos: worth(pos, BEAM_WEIGHTS)
+        )
 
     def stage(self, root: _Pos, stage_nodes: int) -> bool:
         """The stage from ``root`` (in the table already), then the stages after the DEALs from
@@ -244,7 +249,8 @@ class _Search(Search[_Pos, Move]):
                 if best < 0 or worths[q] > worths[best]:
                     best = q
                 if (apart < 0 or worths[q] > worths[apart]) and all(
-                        _piles_apart(s, leaf) >= self.stage_spread for leaf, _ in leaves):
+                    _piles_apart(s, leaf) >= self.stage_spread for leaf, _ in leaves
+                ):
                     apart = q
             if apart >= 0:
                 best = apart
@@ -386,16 +392,27 @@ def expand(root: _Pos, path: list[Move]) -> list[tuple[int, int, int, int, int]]
     return out
 
 
-def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
-                 max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None,
-                 quick_nodes: int = QUICK_NODES, stages: tuple[StageSetting, ...] | None = None
-                 ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
+def spider_solve(
+    piles: list[bytes],
+    downs: list[int],
+    found: int,
+    stock: bytes,
+    max_nodes: int = 0,
+    max_seconds: float = 0.0,
+    stop: bytearray | None = None,
+    quick_nodes: int = QUICK_NODES,
+    stages: tuple[StageSetting, ...] | None = None,
+) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cspider.spider_solve``: (outcome, primitive moves of a win, nodes). ``stages`` (the
     staged pass's settings, STAGE_SETTINGS when None) lets a test see a staged win sooner and a
     benchmark try settings; ``quick_nodes`` (the quick pass's size) lets a test reach the beams
     within a small budget."""
-    root = _Pos([list(p) for p in piles], [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
-                list(stock), found)
+    root = _Pos(
+        [list(p) for p in piles],
+        [min(d, max(len(p) - 1, 0)) for p, d in zip(piles, downs)],
+        list(stock),
+        found,
+    )
     search = _Search(max_nodes, max_seconds, stop)
     try:
         with deep_recursion(MAXDEPTH):
@@ -410,11 +427,13 @@ def spider_solve(piles: list[bytes], downs: list[int], found: int, stock: bytes,
     return (UNKNOWN if search.truncated else LOST), [], search.nodes
 
 
-def _passes(search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, stages: tuple[StageSetting, ...]
-            ) -> bool | None:
+def _passes(
+    search: _Search, root: _Pos, max_nodes: int, quick_nodes: int, stages: tuple[StageSetting, ...]
+) -> bool | None:
     """For two or four suits the staged pass, then the narrow beams, the quick pass, the wider beams,
-    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full search alone), None the budget ended
-    between passes. Raises ``_Stop`` when the budget or the stop flag ends a pass that counts."""
+    then from scratch the full search (as C's ``spider_solve``): True won, False lost (the full
+    search alone), None the budget ended between passes. Raises ``_Stop`` when the budget or the stop flag
+    ends a pass that counts."""
 
     def budget_left() -> bool:
         return not max_nodes or search.nodes < max_nodes

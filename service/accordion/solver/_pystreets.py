@@ -12,7 +12,9 @@ from __future__ import annotations
 import heapq
 import time
 
-from ._pycommon import Stop as _Stop, rank as _rank, red_suit as _red_suit
+from ._pycommon import Stop as _Stop
+from ._pycommon import rank as _rank
+from ._pycommon import red_suit as _red_suit
 from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXDEPTH = 200_000  # deeper positions are cut (then LOST is not claimed), as in C
@@ -50,8 +52,16 @@ class _Frame:
 
 
 class _Search:
-    def __init__(self, piles: list[list[int]], found: list[int], build: int, space_any: bool, max_nodes: int,
-                 max_seconds: float, stop: bytearray | None) -> None:
+    def __init__(
+        self,
+        piles: list[list[int]],
+        found: list[int],
+        build: int,
+        space_any: bool,
+        max_nodes: int,
+        max_seconds: float,
+        stop: bytearray | None,
+    ) -> None:
         self.piles = piles
         self.found = found
         self.builds = [[_builds_on(build, x, h) for h in range(52)] for x in range(52)]
@@ -290,7 +300,8 @@ class _Search:
                 if (self.max_nodes and self.nodes > self.max_nodes) or self.nodes > end:
                     raise _Stop
                 if (self.nodes & 1023) == 0 and (
-                    (self.stop is not None and self.stop[0]) or (self.deadline and time.monotonic() > self.deadline)
+                    (self.stop is not None and self.stop[0])
+                    or (self.deadline and time.monotonic() > self.deadline)
                 ):
                     self.stopped = True
                     raise _Stop
@@ -356,9 +367,16 @@ def expand(path: list[SMove], piles: list[list[int]], found: list[int]) -> list[
 
 
 def streets_solve(
-    piles: list[bytes], found: list[int], build: int, space_any: bool, max_nodes: int = 0,
-    max_seconds: float = 0.0, stop: bytearray | None = None, first_attempt: int = FIRST_ATTEMPT,
-    best_first_nodes: int = BEST_FIRST_NODES, frozen_test: bool = True,
+    piles: list[bytes],
+    found: list[int],
+    build: int,
+    space_any: bool,
+    max_nodes: int = 0,
+    max_seconds: float = 0.0,
+    stop: bytearray | None = None,
+    first_attempt: int = FIRST_ATTEMPT,
+    best_first_nodes: int = BEST_FIRST_NODES,
+    frozen_test: bool = True,
 ) -> tuple[int, list[tuple[int, int, int]], int]:
     """As ``_cstreets.streets_solve``: (outcome, moves of a win, nodes)."""
     if build not in (BUILD_ANY_SUIT, BUILD_ALTERNATE, BUILD_SAME_SUIT):

@@ -20,8 +20,9 @@ from ._pycommon import Stop as _Stop
 from ._pysolver import LOST, UNKNOWN, WON
 
 
-def pairs_solve(piles: list[bytes], max_nodes: int = 0, max_seconds: float = 0.0,
-                stop: bytearray | None = None) -> tuple[int, list[tuple[int, int]], int]:
+def pairs_solve(
+    piles: list[bytes], max_nodes: int = 0, max_seconds: float = 0.0, stop: bytearray | None = None
+) -> tuple[int, list[tuple[int, int]], int]:
     """Piles of ranks (bottom to top) -> (outcome, [(pile, pile)] removals of a win, nodes)."""
     ranks = [list(p) for p in piles]
     n = len(ranks)

@@ -17,9 +17,9 @@ record from ``engine.search``); this module imports no game module (docs/solver.
 
 Hidden information is refused: a position with cards in the stock raises
 ``HiddenInformationError`` (the solver would have to read the stock), and a game whose
-search is ``NoSearch`` (Cribbage Solitaire) raises ``UnsupportedGameError``. French's REDEAL is a chance move (a shuffle
-of the remaining cards), so the solver never plans through it: before the redeal it
-answers "won without the redeal" or "no sequence of removals wins without it"
+search is ``NoSearch`` (Cribbage Solitaire) raises ``UnsupportedGameError``. French's REDEAL
+is a chance move (a shuffle of the remaining cards), so the solver never plans through it: before the redeal
+it answers "won without the redeal" or "no sequence of removals wins without it"
 (``SolveResult.without_redeal``, from ``Search.chance_ahead``); after the redeal the
 position is solved outright.
 
@@ -43,8 +43,17 @@ from ..engine.game import Game
 from ..engine.hint import visible_move
 from ..engine.moves import DEAL, DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
 from ..engine.search import (
-    Build, EmperorSearch, KlondikeSearch, NoSearch, OpenTableauSearch, Removal, RemoveSearch, Search, SpiderSearch,
-    StackSearch, TopPairsSearch,
+    Build,
+    EmperorSearch,
+    KlondikeSearch,
+    NoSearch,
+    OpenTableauSearch,
+    Removal,
+    RemoveSearch,
+    Search,
+    SpiderSearch,
+    StackSearch,
+    TopPairsSearch,
 )
 from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from . import _pyemperor, _pyklondike, _pysolver, _pyspider, _pystreets, _pywish
@@ -111,8 +120,8 @@ class UnsupportedGameError(SolverError):
 
 
 class Outcome(str, Enum):
-    WON = "WON"          # ``moves`` win from the position
-    LOST = "LOST"        # proven: an exhaustive search found no win
+    WON = "WON"  # ``moves`` win from the position
+    LOST = "LOST"  # proven: an exhaustive search found no win
     UNKNOWN = "UNKNOWN"  # the budget ran out first
 
 
@@ -189,7 +198,8 @@ def check_solvable(rules: Rules, state: State) -> None:
     if rules.hides_anything(state):
         raise HiddenInformationError(
             f"{type(rules).__name__}: cards are face down (in the stock or under the tableau); the solver "
-            "works only on positions with every card known (dealing=all or open=true, or once nothing is hidden)"
+            "works only on positions with every card known (dealing=all or open=true, or once nothing is "
+            "hidden)"
         )
 
 
@@ -241,8 +251,16 @@ def solve(
             code, raw, nodes = _pysolver.LOST, [], 1
         else:
             code, raw, nodes = backend.stack_solve(
-                tops, search.near, search.far, search.right, search.strict, search.win_piles, search.goal,
-                nodes_limit, seconds_limit, stop=flag,
+                tops,
+                search.near,
+                search.far,
+                search.right,
+                search.strict,
+                search.win_piles,
+                search.goal,
+                nodes_limit,
+                seconds_limit,
+                stop=flag,
             )
         moves = [stack(s, d) for s, d in raw]
         method = "stack-dfs"
@@ -250,21 +268,30 @@ def solve(
         backend = _backend(impl)
         if search.removal is Removal.INNER:
             cards = bytes(p[0] for p in state.row)
-            code, raw, nodes = backend.elim_dp(cards, search.one, search.two, nodes_limit, seconds_limit, stop=flag)
+            code, raw, nodes = backend.elim_dp(
+                cards, search.one, search.two, nodes_limit, seconds_limit, stop=flag
+            )
             method = "interval-dp"
         else:
             pairs = search.removal is Removal.PAIRS
             cards = bytes(p[-1] if pairs else p[0] for p in state.row)
             code, raw, nodes = backend.elim_solve(
-                cards, _pysolver.MODE_PAIRS if pairs else _pysolver.MODE_OUTER, search.one, search.two,
-                search.win_cards, nodes_limit, seconds_limit, stop=flag,
+                cards,
+                _pysolver.MODE_PAIRS if pairs else _pysolver.MODE_OUTER,
+                search.one,
+                search.two,
+                search.win_cards,
+                nodes_limit,
+                seconds_limit,
+                stop=flag,
             )
             method = "subset-dfs"
         moves = [remove(*m) for m in raw]
     elif isinstance(search, KlondikeSearch):
         backend = _cklondike if _backend(impl) is _csolver else _pyklondike
         code, moves, nodes = _klondike_solve(
-            backend, search, state, nodes_limit, seconds_limit, flag, progress, equivalent_runs)
+            backend, search, state, nodes_limit, seconds_limit, flag, progress, equivalent_runs
+        )
         method = "klondike-dfs"
     elif isinstance(search, OpenTableauSearch):
         backend = _streets_backend(impl)
@@ -279,14 +306,16 @@ def solve(
     elif isinstance(search, EmperorSearch):
         compiled = _backend(impl) is _csolver and _cemperor is not None
         backend = _cemperor if compiled else _pyemperor
-        code, moves, nodes = _two_deck_solve(backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit,
-                                             flag)
+        code, moves, nodes = _two_deck_solve(
+            backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit, flag
+        )
         method = "emperor-dfs"
     elif isinstance(search, SpiderSearch):
         compiled = _backend(impl) is _csolver and _cspider is not None
         backend = _cspider if compiled else _pyspider
-        code, moves, nodes = _two_deck_solve(backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit,
-                                             flag)
+        code, moves, nodes = _two_deck_solve(
+            backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit, flag
+        )
         method = "spider-dfs"
     else:
         code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
@@ -313,8 +342,14 @@ _ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's z
 
 
 def _klondike_solve(
-    backend: Any, search: KlondikeSearch, state: State, max_nodes: int, max_seconds: float,
-    stop: bytearray | None, progress: bytearray | None = None, equivalent_runs: bool = True,
+    backend: Any,
+    search: KlondikeSearch,
+    state: State,
+    max_nodes: int,
+    max_seconds: float,
+    stop: bytearray | None,
+    progress: bytearray | None = None,
+    equivalent_runs: bool = True,
 ) -> tuple[int, list[Move], int]:
     """Hand a Klondike position to the search as plain data; its primitive moves as engine moves.
 
@@ -324,10 +359,21 @@ def _klondike_solve(
     waste = WASTE.get(state)
     redeals = -1 if search.passes == 0 else max(0, search.passes - 1 - search.redeals_used)
     code, raw, nodes = backend.klondike_solve(
-        [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state)),
-        [len(f) for f in FOUNDATIONS.get(state)], bytes(waste) + bytes(state.stock), len(waste),
-        search.draw, redeals, search.partial_runs, search.foundation_return, search.moved,
-        max_nodes, max_seconds, stop=stop, progress=progress, equivalent_runs=equivalent_runs,
+        [bytes(p) for p in TABLEAU.get(state)],
+        list(DOWN.get(state)),
+        [len(f) for f in FOUNDATIONS.get(state)],
+        bytes(waste) + bytes(state.stock),
+        len(waste),
+        search.draw,
+        redeals,
+        search.partial_runs,
+        search.foundation_return,
+        search.moved,
+        max_nodes,
+        max_seconds,
+        stop=stop,
+        progress=progress,
+        equivalent_runs=equivalent_runs,
     )
     moves: list[Move] = []
     for src_zone, src, dst_zone, dst, count in raw:
@@ -340,9 +386,17 @@ def _klondike_solve(
     return code, moves, nodes
 
 
-_PY_TWINS = (_pystreets, _pywish, _pyemperor, _pyspider)  # the Python-only paths of the tableau searches below
-_BUILDS = {Build.ANY_SUIT: _pystreets.BUILD_ANY_SUIT, Build.ALTERNATE: _pystreets.BUILD_ALTERNATE,
-           Build.SAME_SUIT: _pystreets.BUILD_SAME_SUIT}
+_PY_TWINS = (
+    _pystreets,
+    _pywish,
+    _pyemperor,
+    _pyspider,
+)  # the Python-only paths of the tableau searches below
+_BUILDS = {
+    Build.ANY_SUIT: _pystreets.BUILD_ANY_SUIT,
+    Build.ALTERNATE: _pystreets.BUILD_ALTERNATE,
+    Build.SAME_SUIT: _pystreets.BUILD_SAME_SUIT,
+}
 
 
 def _streets_backend(impl: str | None) -> Any:
@@ -355,21 +409,37 @@ def _streets_backend(impl: str | None) -> Any:
 
 
 def _streets_solve(
-    backend: Any, search: OpenTableauSearch, state: State, max_nodes: int, max_seconds: float,
+    backend: Any,
+    search: OpenTableauSearch,
+    state: State,
+    max_nodes: int,
+    max_seconds: float,
     stop: bytearray | None,
 ) -> tuple[int, list[Move], int]:
     """Hand an open single-card tableau to the search as plain data (foundations by suit)."""
     code, raw, nodes = backend.streets_solve(
-        [bytes(p) for p in TABLEAU.get(state)], [len(f) for f in FOUNDATIONS.get(state)],
-        _BUILDS[search.build], search.space_any, max_nodes, max_seconds, stop=stop,
+        [bytes(p) for p in TABLEAU.get(state)],
+        [len(f) for f in FOUNDATIONS.get(state)],
+        _BUILDS[search.build],
+        search.space_any,
+        max_nodes,
+        max_seconds,
+        stop=stop,
     )
-    moves: list[Move] = [transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
-                         for zone, src, dst in raw]
+    moves: list[Move] = [
+        transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
+        for zone, src, dst in raw
+    ]
     return code, moves, nodes
 
 
 def _two_deck_solve(
-    entry: Any, from_stock: Move, state: State, waste: bool, max_nodes: int, max_seconds: float,
+    entry: Any,
+    from_stock: Move,
+    state: State,
+    waste: bool,
+    max_nodes: int,
+    max_seconds: float,
     stop: bytearray | None,
 ) -> tuple[int, list[Move], int]:
     """Hand an Emperor (``waste``: with its waste and eight foundation heights) or Spider (the
@@ -379,13 +449,30 @@ def _two_deck_solve(
     piles, downs = [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state))
     if waste:
         cards = WASTE.get(state)
-        code, raw, nodes = entry(piles, downs, [len(f) for f in foundations], bytes(cards) + bytes(state.stock),
-                                 len(cards), max_nodes, max_seconds, stop=stop)
+        code, raw, nodes = entry(
+            piles,
+            downs,
+            [len(f) for f in foundations],
+            bytes(cards) + bytes(state.stock),
+            len(cards),
+            max_nodes,
+            max_seconds,
+            stop=stop,
+        )
     else:
-        code, raw, nodes = entry(piles, downs, sum(1 for f in foundations if f), bytes(state.stock),
-                                 max_nodes, max_seconds, stop=stop)
+        code, raw, nodes = entry(
+            piles,
+            downs,
+            sum(1 for f in foundations if f),
+            bytes(state.stock),
+            max_nodes,
+            max_seconds,
+            stop=stop,
+        )
     moves: list[Move] = [
-        from_stock if src_zone == _pyklondike.Z_STOCK else transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count)
+        from_stock
+        if src_zone == _pyklondike.Z_STOCK
+        else transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count)
         for src_zone, src, dst_zone, dst, count in raw
     ]
     return code, moves, nodes
@@ -504,7 +591,8 @@ def best_move(
     max_seconds: float | None = 0.25,
     impl: str | None = None,
 ) -> Move | None:
-    """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when the game is over."""
+    """The hint's move (``hint``): the first move of a found win, else a heuristic move; None when
+    the game is over."""
     return hint(game_or_state, rules, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl).move
 
 
@@ -543,7 +631,8 @@ def find_winnable_seed(
     new_game: Callable[..., Game] | None = None,
     stop: StopFlag | None = None,
 ) -> tuple[int, SolveResult] | None:
-    """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none in ``max_tries``.
+    """The first seed from ``start_seed`` on whose deal the solver wins, with the win; None if none
+    in ``max_tries``.
 
     ``budget`` is seconds per deal (None: no limit); a deal whose search runs out of
     budget is skipped, as is a proven loss. Seeds wrap around at 2**64.

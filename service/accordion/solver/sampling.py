@@ -11,9 +11,9 @@ al.'s and lonelybot's rollouts measure it); a proven loss counts 0. Of the moves
 the best score, the one the most worlds' found wins begin with is taken, then the visible
 heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but make no
 progress last, so a hint never goes back and forth on a tie. When the first few worlds show
-no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need no sampling: one legal
-move, or a card to its foundation that nothing left could ever need (the solver's own safe
-move). While the stock was never seen, no card is taken off the waste: drawing on shows the
+no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need
+no sampling: one legal move, or a card to its foundation that nothing left could ever need (the solver's own
+safe move). While the stock was never seen, no card is taken off the waste: drawing on shows the
 talon first, a value sampling cannot see (every world knows its own stock).
 
 Never peeking: the input is what the player was shown: the view (``Rules.zones``: face-up
@@ -87,8 +87,7 @@ class SampledHint:
 
 def can_sample(rules: Rules, state: State) -> bool:
     """Whether a Hint on this hidden position may be made by sampling its hidden cards."""
-    return (isinstance(rules, TableauRules) and rules.hides_anything(state)
-            and rules.search(state).sampling)
+    return isinstance(rules, TableauRules) and rules.hides_anything(state) and rules.search(state).sampling
 
 
 def known_stock(rules: TableauRules, state: State, remember: bool) -> tuple[int, ...]:
@@ -159,12 +158,14 @@ def candidates(search: Search, state: State, legal: tuple[Move, ...]) -> tuple[M
     tableau, down = TABLEAU.get(state), DOWN.get(state)
     heights = [len(pile) for pile in FOUNDATIONS.get(state)]
     waste = WASTE.get(state)
-    movable = [c for pile, n in zip(tableau, down)
-               for c in (pile[n:] if search.partial_runs else pile[n:n + 1])]  # cards that may head a move
+    movable = [
+        c for pile, n in zip(tableau, down) for c in (pile[n:] if search.partial_runs else pile[n : n + 1])
+    ]  # cards that may head a move
     if waste:
         movable.append(waste[-1])
     free_king = any(RANK[pile[n]] == KING and n > 0 for pile, n in zip(tableau, down) if pile) or (
-        bool(waste) and RANK[waste[-1]] == KING)
+        bool(waste) and RANK[waste[-1]] == KING
+    )
 
     def of_use(card: int, pile: int) -> bool:
         """``card``, left on top of tableau pile ``pile``, can go up or take another card now."""
@@ -280,7 +281,9 @@ def sampled_hint(
     opened = rules.opened()
     legal = candidates(search, state, legal)
     if seen:  # a move of no progress back to a layout the player already had: a circle
-        fresh = tuple(m for m in legal if not (no_progress(state, m) and layout(rules, rules.apply(state, m)) in seen))
+        fresh = tuple(
+            m for m in legal if not (no_progress(state, m) and layout(rules, rules.apply(state, m)) in seen)
+        )
         legal = fresh or legal
     if hold_waste and state.stock and not rules.seen_stock(state):
         # The stock never seen: draw on before taking a card off the waste. Each world knows
@@ -299,23 +302,66 @@ def sampled_hint(
     # go the same way; otherwise the sampling goes on as if it had not paused.
     probe = min(worlds, PROBE_WORLDS) if deep_worlds > 0 else worlds
     scores, nodes, played, wins, complete, firsts = _sample(
-        gen, unseen, rules, opened, state, known, legal, probe, nodes_per_solve, max_nodes, deadline, impl,
-        stop)
+        gen,
+        unseen,
+        rules,
+        opened,
+        state,
+        known,
+        legal,
+        probe,
+        nodes_per_solve,
+        max_nodes,
+        deadline,
+        impl,
+        stop,
+    )
     deep_count = deep_worlds if unseen else 1
     deep_left = min(max_nodes - nodes, deep_nodes)
     deep_solve = min(DEEPEN_MAX * nodes_per_solve, deep_left // max(1, deep_count * (1 + len(legal))))
     # (every probe world lost: a proof, nothing for a deeper search to find)
-    if (complete and played == probe and not wins and any(scores)
-            and deep_solve >= DEEPEN_FACTOR * nodes_per_solve):
-        deep = _sample(gen, unseen, rules, opened, state, known, legal, deep_count, deep_solve,
-                       deep_left, deadline, impl, stop)
+    if (
+        complete
+        and played == probe
+        and not wins
+        and any(scores)
+        and deep_solve >= DEEPEN_FACTOR * nodes_per_solve
+    ):
+        deep = _sample(
+            gen,
+            unseen,
+            rules,
+            opened,
+            state,
+            known,
+            legal,
+            deep_count,
+            deep_solve,
+            deep_left,
+            deadline,
+            impl,
+            stop,
+        )
         if deep[2]:  # a deep world finished within the time cap: the deep scores replace the shallow
             scores, played, firsts, deepened = deep[0], deep[2], deep[5], True
         nodes += deep[1]
         complete = deep[4]
     elif complete and played == probe and worlds > probe:
-        more = _sample(gen, unseen, rules, opened, state, known, legal, worlds - probe, nodes_per_solve,
-                       max_nodes - nodes, deadline, impl, stop)
+        more = _sample(
+            gen,
+            unseen,
+            rules,
+            opened,
+            state,
+            known,
+            legal,
+            worlds - probe,
+            nodes_per_solve,
+            max_nodes - nodes,
+            deadline,
+            impl,
+            stop,
+        )
         scores = [a + b for a, b in zip(scores, more[0])]
         nodes += more[1]
         played += more[2]
@@ -342,10 +388,19 @@ def sampled_hint(
 
 
 def _sample(
-    gen: SplitMix64, unseen: list[int], rules: TableauRules, opened: Rules, state: State,
+    gen: SplitMix64,
+    unseen: list[int],
+    rules: TableauRules,
+    opened: Rules,
+    state: State,
     known: tuple[int, ...],
-    legal: tuple[Move, ...], worlds: int, nodes_per_solve: int, max_nodes: int, deadline: float | None,
-    impl: str | None, stop: StopFlag | None,
+    legal: tuple[Move, ...],
+    worlds: int,
+    nodes_per_solve: int,
+    max_nodes: int,
+    deadline: float | None,
+    impl: str | None,
+    stop: StopFlag | None,
 ) -> tuple[list[int], int, int, int, bool, list[int]]:
     """Up to ``worlds`` worlds drawn from ``gen``, each move scored in each (``_world_scores``)
     on ``nodes_per_solve`` positions, none begun once ``max_nodes`` were searched: the summed
@@ -379,8 +434,13 @@ def _sample(
 
 
 def _world_scores(
-    opened: Rules, world: State, legal: tuple[Move, ...], nodes_per_solve: int, deadline: float | None,
-    impl: str | None, stop: StopFlag | None,
+    opened: Rules,
+    world: State,
+    legal: tuple[Move, ...],
+    nodes_per_solve: int,
+    deadline: float | None,
+    impl: str | None,
+    stop: StopFlag | None,
 ) -> tuple[list[int], int, int] | None:
     """Each legal move's score in one world (``WON_SCORE`` won, 0 lost, 1 + the best progress
     searched when undecided) and the positions
@@ -398,10 +458,18 @@ def _world_scores(
         # reaches the same position of the search, so it scores as the best move does and the
         # tie-break may take it; measured (bench/hint_play.py, seeds 0-299), the hint then went round
         # in circles more often: 98 deals of 300 won with them, 108 without.
-        result = solve(position, opened, max_nodes=nodes_per_solve, max_seconds=left, impl=impl, stop=stop,
-                       equivalent_runs=False)
-        if result.unknown and ((deadline is not None and time.perf_counter() >= deadline)
-                               or (stop is not None and stop.is_set())):
+        result = solve(
+            position,
+            opened,
+            max_nodes=nodes_per_solve,
+            max_seconds=left,
+            impl=impl,
+            stop=stop,
+            equivalent_runs=False,
+        )
+        if result.unknown and (
+            (deadline is not None and time.perf_counter() >= deadline) or (stop is not None and stop.is_set())
+        ):
             return None  # perhaps stopped by the clock or the flag, not by the node budget
         first = result.moves[0] if result.won and result.moves else None
         if result.won or result.lost:

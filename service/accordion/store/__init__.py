@@ -16,7 +16,20 @@ from .factory import is_memory_url, open_store
 from .memory import DEFAULT_EVICT_IDLE, DEFAULT_MAX_GAMES, MemoryStats, MemoryStore
 
 __all__ = [
-    "GameExists", "GameNotFound", "GameRecord", "GameStore", "StoreError", "StoreFull", "StoreUnavailable",
-    "StoredReply", "VersionConflict", "WatchEvent", "MemoryStore", "MemoryStats", "DEFAULT_MAX_GAMES",
-    "DEFAULT_EVICT_IDLE",     "is_memory_url", "open_store",
+    "GameExists",
+    "GameNotFound",
+    "GameRecord",
+    "GameStore",
+    "StoreError",
+    "StoreFull",
+    "StoreUnavailable",
+    "StoredReply",
+    "VersionConflict",
+    "WatchEvent",
+    "MemoryStore",
+    "MemoryStats",
+    "DEFAULT_MAX_GAMES",
+    "DEFAULT_EVICT_IDLE",
+    "is_memory_url",
+    "open_store",
 ]

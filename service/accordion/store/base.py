@@ -134,7 +134,9 @@ class GameStore(abc.ABC):
         """The recorded reply to ``request_id`` on this game, if any."""
 
     @abc.abstractmethod
-    async def claim_request(self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float) -> StoredReply | None:
+    async def claim_request(
+        self, key: str, fingerprint: bytes, reply: bytes, *, ttl: float
+    ) -> StoredReply | None:
         """Record a reply under a request key not tied to an existing game (NewGame).
 
         Returns None if this call recorded it, or the reply recorded earlier.

@@ -85,8 +85,13 @@ def open_store(
         from .redis import RedisStore
 
         return RedisStore.from_url(
-            url, key_prefix=key_prefix, wait_replicas=wait_replicas, wait_timeout=wait_timeout,
-            call_timeout=call_timeout, event_log_len=event_log_len, watched_only=watched_only,
+            url,
+            key_prefix=key_prefix,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
+            call_timeout=call_timeout,
+            event_log_len=event_log_len,
+            watched_only=watched_only,
         )
     raise ValueError(
         f"unknown store URL {url!r}: expected memory://, redis://, rediss://, unix://, "

@@ -180,7 +180,9 @@ class FastRedis:
                     if "path" in s:
                         _, made = await loop.create_unix_connection(_Protocol, s["path"])
                     else:
-                        _, made = await loop.create_connection(_Protocol, s.get("host", "localhost"), s.get("port", 6379))
+                        _, made = await loop.create_connection(
+                            _Protocol, s.get("host", "localhost"), s.get("port", 6379)
+                        )
             except TimeoutError as exc:
                 raise rexc.TimeoutError("redis: timed out connecting") from exc
             except OSError as exc:

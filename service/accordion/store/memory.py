@@ -131,7 +131,11 @@ class _Table(Generic[E]):
     """
 
     def __init__(
-        self, cap: int | None, clock: Callable[[], float], on_drop: Callable[[E], None], evict_idle: float = 0.0
+        self,
+        cap: int | None,
+        clock: Callable[[], float],
+        on_drop: Callable[[E], None],
+        evict_idle: float = 0.0,
     ) -> None:
         self.entries: OrderedDict[str, E] = OrderedDict()
         self._due: list[tuple[float, int, str]] = []
@@ -283,8 +287,9 @@ class MemoryStore(GameStore):
         return len(self._table)
 
     def stats(self) -> MemoryStats:
-        return MemoryStats(len(self._table), len(self._claims), self._table.expired, self._table.evicted,
-                           self._max_games)
+        return MemoryStats(
+            len(self._table), len(self._claims), self._table.expired, self._table.evicted, self._max_games
+        )
 
     def _check_open(self) -> None:
         if self._closed:

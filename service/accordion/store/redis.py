@@ -171,13 +171,24 @@ class RedisStore(GameStore):
             ValueError: a malformed cluster or sentinel URL, a negative ``wait_replicas``.
         """
         settings = Settings(
-            socket_timeout=socket_timeout, socket_connect_timeout=socket_connect_timeout, retries=retries,
-            backoff_base=backoff_base, backoff_cap=backoff_cap, health_check_interval=health_check_interval,
-            max_connections=max_connections, watch_block=watch_block, wait_replicas=wait_replicas,
-            wait_timeout=wait_timeout, call_timeout=call_timeout,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_connect_timeout,
+            retries=retries,
+            backoff_base=backoff_base,
+            backoff_cap=backoff_cap,
+            health_check_interval=health_check_interval,
+            max_connections=max_connections,
+            watch_block=watch_block,
+            wait_replicas=wait_replicas,
+            wait_timeout=wait_timeout,
+            call_timeout=call_timeout,
         )
-        return cls(connect(url, settings), key_prefix=key_prefix, event_log_len=event_log_len,
-                   watched_only=watched_only)
+        return cls(
+            connect(url, settings),
+            key_prefix=key_prefix,
+            event_log_len=event_log_len,
+            watched_only=watched_only,
+        )
 
     def _keys(self, game_id: str) -> _Keys:
         base = f"{self._prefix}:{{{game_id}}}:"
@@ -223,8 +234,20 @@ class RedisStore(GameStore):
     ) -> StoredReply | None:
         if len(fingerprint) > MAX_FINGERPRINT:
             raise ValueError(f"a fingerprint is at most {MAX_FINGERPRINT} bytes")
-        args = [expected_version, data, ms(ttl), event, request_id, fingerprint, reply,
-                self._event_log[0], REPLIES_KEPT, self._touch, self._event_log[1], self._watched_only]
+        args = [
+            expected_version,
+            data,
+            ms(ttl),
+            event,
+            request_id,
+            fingerprint,
+            reply,
+            self._event_log[0],
+            REPLIES_KEPT,
+            self._touch,
+            self._event_log[1],
+            self._watched_only,
+        ]
         result = await self.executor.write(CAS, self._keys(game_id).all, args)
         kind = result[0]
         if kind == b"ok":

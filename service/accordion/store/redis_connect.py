@@ -77,8 +77,11 @@ def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, int, dict[
     """
     parts = urlsplit(url)
     path = [p for p in parts.path.split("/") if p]
-    if parts.scheme not in SENTINEL_SCHEMES or parts.query or not 1 <= len(path) <= 2 or (
-        len(path) == 2 and not path[1].isdigit()
+    if (
+        parts.scheme not in SENTINEL_SCHEMES
+        or parts.query
+        or not 1 <= len(path) <= 2
+        or (len(path) == 2 and not path[1].isdigit())
     ):
         raise ValueError(
             f"store URL {url!r}: expected redis+sentinel://host:port[,host:port...]/<service>[/db]"
@@ -184,7 +187,9 @@ def _single(url: str, s: Settings) -> tuple[Redis, Redis]:
 def _watching(s: Settings) -> dict[str, Any]:
     """How the executor's watchers read (``Executor``): each XREAD bounded by ``watch_timeout``,
     a lost watch connection made again with the commands' retries and backoff."""
-    return dict(watch_block=s.watch_block, watch_timeout=s.watch_timeout, retries=s.retries, backoff=s.backoff())
+    return dict(
+        watch_block=s.watch_block, watch_timeout=s.watch_timeout, retries=s.retries, backoff=s.backoff()
+    )
 
 
 def _on_one(client: Redis, watch: Redis, s: Settings) -> Executor:
@@ -249,8 +254,13 @@ def cluster(url: str, s: Settings) -> Executor:
         ssl: dict[str, Any] = {"connection_class": SSLConnection} if creds.get("ssl") else {}
         plain_creds = {k: v for k, v in creds.items() if k != "ssl"}
         pool = BlockingConnectionPool(
-            host=host, port=port, max_connections=s.max_connections, timeout=s.socket_timeout,
-            **s.client_options(s.write_timeout), **plain_creds, **ssl,
+            host=host,
+            port=port,
+            max_connections=s.max_connections,
+            timeout=s.socket_timeout,
+            **s.client_options(s.write_timeout),
+            **plain_creds,
+            **ssl,
         )
         return Redis(connection_pool=pool)
 

@@ -32,8 +32,16 @@ UNAVAILABLE = (
 # Redis < 7 wraps in "Error running script …: -<CODE> …" when a script's command meets them.
 _REFUSALS = ("NOREPLICAS", "-OOM ", "-READONLY ", "-MASTERDOWN ", "-LOADING ")
 # In a cluster, the errors after which the slot map is re-read before trying again.
-TOPOLOGY = (rexc.ConnectionError, rexc.TimeoutError, rexc.ClusterDownError, rexc.TryAgainError,
-            rexc.MovedError, rexc.AskError, rexc.SlotNotCoveredError, rexc.ReadOnlyError)
+TOPOLOGY = (
+    rexc.ConnectionError,
+    rexc.TimeoutError,
+    rexc.ClusterDownError,
+    rexc.TryAgainError,
+    rexc.MovedError,
+    rexc.AskError,
+    rexc.SlotNotCoveredError,
+    rexc.ReadOnlyError,
+)
 
 
 def refused(exc: BaseException) -> bool:

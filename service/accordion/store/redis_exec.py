@@ -69,8 +69,14 @@ class Executor:
     wait_replicas = 0
 
     def __init__(
-        self, client: Redis | RedisCluster, watch_client: Redis | RedisCluster, *, watch_block: float,
-        watch_timeout: float | None = None, retries: int = 2, backoff: ExponentialBackoff | None = None,
+        self,
+        client: Redis | RedisCluster,
+        watch_client: Redis | RedisCluster,
+        *,
+        watch_block: float,
+        watch_timeout: float | None = None,
+        retries: int = 2,
+        backoff: ExponentialBackoff | None = None,
     ) -> None:
         self.client, self.watch_client = client, watch_client
         self.watch_block_ms = ms(watch_block)
@@ -105,8 +111,12 @@ class Executor:
         """A watcher's own connection (``WatchConnection.xread``), closed when the block ends
         however it ends (the watch's end, its client cancelling, an error)."""
         watcher = WatchConnection(
-            self.watch_connection_to, block_ms=self.watch_block_ms, read_timeout=self.watch_timeout,
-            retries=self.watch_retries, backoff=self.watch_backoff, on_failure=self.watch_failed,
+            self.watch_connection_to,
+            block_ms=self.watch_block_ms,
+            read_timeout=self.watch_timeout,
+            retries=self.watch_retries,
+            backoff=self.watch_backoff,
+            on_failure=self.watch_failed,
         )
         self._watchers.add(watcher)
         try:
@@ -253,11 +263,23 @@ class ClusterExecutor(Executor):
     """
 
     def __init__(
-        self, client: RedisCluster, watch_client: RedisCluster, *, watch_block: float, attempts: int,
-        backoff: ExponentialBackoff, watch_timeout: float | None = None,
+        self,
+        client: RedisCluster,
+        watch_client: RedisCluster,
+        *,
+        watch_block: float,
+        attempts: int,
+        backoff: ExponentialBackoff,
+        watch_timeout: float | None = None,
     ) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block, watch_timeout=watch_timeout,
-                         retries=attempts - 1, backoff=backoff)
+        super().__init__(
+            client,
+            watch_client,
+            watch_block=watch_block,
+            watch_timeout=watch_timeout,
+            retries=attempts - 1,
+            backoff=backoff,
+        )
         self.cluster, self.watch_cluster = client, watch_client
         self.attempts, self.backoff = attempts, backoff
 
@@ -296,12 +318,25 @@ class ClusterWaitExecutor(ClusterExecutor):
     longer owns the slot (a failover), the slot map is re-read and the write tried again."""
 
     def __init__(
-        self, client: RedisCluster, watch_client: RedisCluster, wait: Wait,
-        node_client: Callable[[str, int], Redis], *, watch_block: float, attempts: int,
-        backoff: ExponentialBackoff, watch_timeout: float | None = None,
+        self,
+        client: RedisCluster,
+        watch_client: RedisCluster,
+        wait: Wait,
+        node_client: Callable[[str, int], Redis],
+        *,
+        watch_block: float,
+        attempts: int,
+        backoff: ExponentialBackoff,
+        watch_timeout: float | None = None,
     ) -> None:
-        super().__init__(client, watch_client, watch_block=watch_block, attempts=attempts, backoff=backoff,
-                         watch_timeout=watch_timeout)
+        super().__init__(
+            client,
+            watch_client,
+            watch_block=watch_block,
+            attempts=attempts,
+            backoff=backoff,
+            watch_timeout=watch_timeout,
+        )
         self._wait, self._node_client = wait, node_client
         self._nodes: dict[tuple[str, int], Redis] = {}
         self.wait_replicas = wait.replicas

@@ -104,7 +104,9 @@ class WatchConnection:
         # The read may block block_ms, then Redis answers; asyncio.timeout (not wait_for) bounds
         # the whole command and, unlike wait_for on 3.11, never loses a cancellation.
         async with asyncio.timeout(self._read_timeout):
-            await connection.send_command("XREAD", "COUNT", 100, "BLOCK", self._block_ms, "STREAMS", key, last)
+            await connection.send_command(
+                "XREAD", "COUNT", 100, "BLOCK", self._block_ms, "STREAMS", key, last
+            )
             raise_lost_cancel()
             return await connection.read_response()
 

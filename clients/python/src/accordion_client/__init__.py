@@ -27,9 +27,9 @@ from .client import (
 from .errors import (
     AccordionError,
     Cancelled,
+    DeadlineExceeded,
     DealCodeNotFound,
     DealCodeOptions,
-    DeadlineExceeded,
     GameNotFound,
     IllegalMove,
     InvalidArgument,

@@ -177,7 +177,9 @@ class ChatSession:
         self.game = game
         self.watching = None
         name = next((v.name for v in self.variants() if v.id == game.game.variant), game.game.variant)
-        return "\n".join([f"New game of {name} from deal code {game.deal_code or code}. Type a move.", *self._board()])
+        return "\n".join(
+            [f"New game of {name} from deal code {game.deal_code or code}. Type a move.", *self._board()]
+        )
 
     def _share(self, args: list[str]) -> str:
         game = self._require_player()
@@ -192,7 +194,9 @@ class ChatSession:
         try:
             game_id, watch_token = parse_watch_key("".join(args))
         except ValueError:
-            return "watch KEY follows a game, read-only: the key is <game id>.<watch token> (share gives one)."
+            return (
+                "watch KEY follows a game, read-only: the key is <game id>.<watch token> (share gives one)."
+            )
         try:
             self.watching = self.client.spectate(game_id, watch_token)
         except errors.GameNotFound:
@@ -249,7 +253,11 @@ class ChatSession:
         game = self._require()
         s = game.score()
         # A tableau game's piles stay; what is left to uncover is its face-down cards.
-        left = f"{face_down_count(game.game)} face down" if is_tableau(game.game) else f"{s.piles_left} piles left"
+        left = (
+            f"{face_down_count(game.game)} face down"
+            if is_tableau(game.game)
+            else f"{s.piles_left} piles left"
+        )
         parts = [f"Penalty {s.penalty}", left]
         if s.stock_size:
             parts.append(f"stock {s.stock_size}")
@@ -351,7 +359,9 @@ class ChatSession:
         return lines
 
 
-WATCHING = "You are watching this game, read-only: unwatch goes back to your own (new or play CODE deals one)."
+WATCHING = (
+    "You are watching this game, read-only: unwatch goes back to your own (new or play CODE deals one)."
+)
 
 
 class _NoGame(Exception):

@@ -52,7 +52,9 @@ def reply_html(text: str) -> str:
     for line in text.split("\n"):
         escaped = html.escape(line, quote=False)
         escaped = _BLACK_CARD.sub(lambda m: f"<b>{m.group(0)}</b>", escaped)
-        escaped = _RED_CARD.sub(lambda m: f'<font color="{RED}" data-mx-color="{RED}">{m.group(0)}</font>', escaped)
+        escaped = _RED_CARD.sub(
+            lambda m: f'<font color="{RED}" data-mx-color="{RED}">{m.group(0)}</font>', escaped
+        )
         lines.append(escaped)
     return "<br>".join(lines)
 
@@ -149,14 +151,16 @@ class ChatRooms:
         if self.state_path is None or not self.state_path.exists():
             return {}
         data = json.loads(self.state_path.read_text())
-        return {(row["room"], row["person"]): {k: str(v) for k, v in row["state"].items()} for row in data["sessions"]}
+        return {
+            (row["room"], row["person"]): {k: str(v) for k, v in row["state"].items()}
+            for row in data["sessions"]
+        }
 
     def _save(self) -> None:
         if self.state_path is None:
             return
         rows = [
-            {"room": room, "person": person, "state": state}
-            for (room, person), state in self._saved.items()
+            {"room": room, "person": person, "state": state} for (room, person), state in self._saved.items()
         ]
         rows += [
             {"room": room, "person": person, "state": state}

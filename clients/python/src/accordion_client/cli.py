@@ -177,7 +177,9 @@ class TerminalPlayer:
                 self.show()
             elif word == "share":
                 shared = self.game.share()
-                self.say(f"deal code: {shared.deal_code}  (accordion play --deal-code {shared.deal_code})", CYAN)
+                self.say(
+                    f"deal code: {shared.deal_code}  (accordion play --deal-code {shared.deal_code})", CYAN
+                )
                 key = watch_key(self.game.id, shared.watch_token)
                 self.say(f"watch key: {key}  (accordion watch {key}: read-only)", CYAN)
             else:
@@ -289,7 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     play.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
     add_connection_args(play)
     watching = sub.add_parser("watch", help="watch a game live, read-only, from its watch key")
-    watching.add_argument("key", help="the watch key <game id>.<watch token> (share gives it), or a spectator link")
+    watching.add_argument(
+        "key", help="the watch key <game id>.<watch token> (share gives it), or a spectator link"
+    )
     watching.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto")
     add_connection_args(watching)
     listing = sub.add_parser(

@@ -512,7 +512,9 @@ class GameHandle(WatchHandle):
     ``VersionMismatch``; ``refresh()`` then catches up.
     """
 
-    def share(self, *, rotate_watch_token: bool = False, deadline: float | None = None) -> pb.ShareGameResponse:
+    def share(
+        self, *, rotate_watch_token: bool = False, deadline: float | None = None
+    ) -> pb.ShareGameResponse:
         """The game's deal code and watch token (ShareGame, the player only). With
         ``rotate_watch_token`` a new watch token is issued and the old one stops working."""
         request = pb.ShareGameRequest(game_id=self.id, rotate_watch_token=rotate_watch_token)
@@ -671,9 +673,13 @@ class AsyncAccordionClient(_Base):
         reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=token, deadline=deadline)
         return AsyncGameHandle(self, reply.game, token)
 
-    async def spectate(self, game_id: str, watch_token: str, *, deadline: float | None = None) -> AsyncWatchHandle:
+    async def spectate(
+        self, game_id: str, watch_token: str, *, deadline: float | None = None
+    ) -> AsyncWatchHandle:
         """As ``AccordionClient.spectate``: a read-only handle from a watch token."""
-        reply = await self.call("GetGame", pb.GetGameRequest(game_id=game_id), token=watch_token, deadline=deadline)
+        reply = await self.call(
+            "GetGame", pb.GetGameRequest(game_id=game_id), token=watch_token, deadline=deadline
+        )
         return AsyncWatchHandle(self, reply.game, watch_token)
 
 

@@ -111,14 +111,18 @@ class MatrixBot:
             live = set(self.live)
             response = await self._sync_until_ok(SYNC_FILTER)
             for room_id, joined in response.rooms.join.items():
-                if joined.timeline.limited and room_id in live:  # more than SYNC_FILTER's limit since the last sync
+                if (
+                    joined.timeline.limited and room_id in live
+                ):  # more than SYNC_FILTER's limit since the last sync
                     log.warning("%s: messages came faster than the bot reads; some went unanswered", room_id)
 
     async def _sync_until_ok(self, sync_filter: dict[str, Any], full_state: bool = False) -> SyncResponse:
         attempt = 0
         while True:
             try:
-                response = await self.matrix.sync(timeout=30_000, sync_filter=sync_filter, full_state=full_state)
+                response = await self.matrix.sync(
+                    timeout=30_000, sync_filter=sync_filter, full_state=full_state
+                )
             except NETWORK_ERRORS as exc:
                 response = exc
             if isinstance(response, SyncResponse):
@@ -126,7 +130,9 @@ class MatrixBot:
                     log.info("the homeserver answers again")
                 return response
             wait = backoff(attempt)
-            log.warning("the homeserver is not answering (%s); syncing again in %.0f s", _brief(response), wait)
+            log.warning(
+                "the homeserver is not answering (%s); syncing again in %.0f s", _brief(response), wait
+            )
             attempt += 1
             await asyncio.sleep(wait)
 
@@ -182,15 +188,25 @@ class MatrixBot:
             return  # people talking among themselves
         text = said
         word = (text.split() or [""])[0].lower().lstrip("/")
-        log.info("%s in %s: %s", event.event_id, room.room_id, word if word in COMMANDS else "(a move or other text)")
+        log.info(
+            "%s in %s: %s",
+            event.event_id,
+            room.room_id,
+            word if word in COMMANDS else "(a move or other text)",
+        )
         reply = await self._handle(room.room_id, event.sender, text)
         waited, attempt = 0.0, 0
         while reply.service_down and waited < SERVICE_PATIENCE:
             wait = backoff(attempt)
             if attempt == 0:
-                await self._post(room.room_id, event, _notice(
-                    "The game service is not answering right now; I will try your message again "
-                    "(with growing pauses) and answer here when it is back."))
+                await self._post(
+                    room.room_id,
+                    event,
+                    _notice(
+                        "The game service is not answering right now; I will try your message again "
+                        "(with growing pauses) and answer here when it is back."
+                    ),
+                )
             log.warning("the game service is not answering; %s again in %.0f s", event.event_id, wait)
             await asyncio.sleep(wait)
             waited += wait
@@ -226,7 +242,9 @@ class MatrixBot:
         width, height = png_size(png)
         name = "layout.png"
         uploaded = await self._try(
-            lambda: self.matrix.upload(_bytes_provider(png), content_type=PNG_TYPE, filename=name, filesize=len(png))
+            lambda: self.matrix.upload(
+                _bytes_provider(png), content_type=PNG_TYPE, filename=name, filesize=len(png)
+            )
         )
         response = uploaded[0] if isinstance(uploaded, tuple) else uploaded
         if not isinstance(response, UploadResponse):
@@ -246,7 +264,9 @@ class MatrixBot:
         content = {**content, "m.relates_to": _relation(event), "m.mentions": {"user_ids": [event.sender]}}
         for attempt in range(12):
             response = await self._try(
-                lambda: self.matrix.room_send(room_id, "m.room.message", content, ignore_unverified_devices=True)
+                lambda: self.matrix.room_send(
+                    room_id, "m.room.message", content, ignore_unverified_devices=True
+                )
             )
             if isinstance(response, RoomSendResponse):
                 return
@@ -293,7 +313,12 @@ def _relation(event: RoomMessageText) -> dict[str, Any]:
 
 
 def _message(reply: Reply) -> dict[str, Any]:
-    return {"msgtype": "m.notice", "body": reply.text, "format": "org.matrix.custom.html", "formatted_body": reply.html}
+    return {
+        "msgtype": "m.notice",
+        "body": reply.text,
+        "format": "org.matrix.custom.html",
+        "formatted_body": reply.html,
+    }
 
 
 def _notice(text: str) -> dict[str, Any]:
@@ -316,21 +341,41 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="accordion-matrix-bot", description="The Accordion chat bot on Matrix")
     p.add_argument("--version", action="version", version=f"%(prog)s (accordion-client {__version__})")
     env = os.environ.get
-    p.add_argument("--homeserver", default=env("MATRIX_HOMESERVER"), help="homeserver URL [MATRIX_HOMESERVER]")
-    p.add_argument("--user", default=env("MATRIX_USER"), help="the bot's Matrix id, @name:server [MATRIX_USER]")
-    p.add_argument("--password-file", default=env("MATRIX_PASSWORD_FILE"),
-                   help="a file holding the password [MATRIX_PASSWORD_FILE; or MATRIX_PASSWORD]")
-    p.add_argument("--access-token-file", default=env("MATRIX_ACCESS_TOKEN_FILE"),
-                   help="a file holding an access token, instead of a password "
-                        "[MATRIX_ACCESS_TOKEN_FILE; or MATRIX_ACCESS_TOKEN]")
-    p.add_argument("--device-id", default=env("MATRIX_DEVICE_ID"), help="reuse this device [MATRIX_DEVICE_ID]")
-    p.add_argument("--state", default=env("ACCORDION_BOT_STATE") or "accordion-matrix-bot.json",
-                   help="the state file: each person's game across restarts [ACCORDION_BOT_STATE; default: %(default)s]")
+    p.add_argument(
+        "--homeserver", default=env("MATRIX_HOMESERVER"), help="homeserver URL [MATRIX_HOMESERVER]"
+    )
+    p.add_argument(
+        "--user", default=env("MATRIX_USER"), help="the bot's Matrix id, @name:server [MATRIX_USER]"
+    )
+    p.add_argument(
+        "--password-file",
+        default=env("MATRIX_PASSWORD_FILE"),
+        help="a file holding the password [MATRIX_PASSWORD_FILE; or MATRIX_PASSWORD]",
+    )
+    p.add_argument(
+        "--access-token-file",
+        default=env("MATRIX_ACCESS_TOKEN_FILE"),
+        help="a file holding an access token, instead of a password "
+        "[MATRIX_ACCESS_TOKEN_FILE; or MATRIX_ACCESS_TOKEN]",
+    )
+    p.add_argument(
+        "--device-id", default=env("MATRIX_DEVICE_ID"), help="reuse this device [MATRIX_DEVICE_ID]"
+    )
+    p.add_argument(
+        "--state",
+        default=env("ACCORDION_BOT_STATE") or "accordion-matrix-bot.json",
+        help="the state file: each person's game across restarts [ACCORDION_BOT_STATE; default: %(default)s]",
+    )
     p.add_argument("--variant", default="accordion", help="what a bare 'new' deals (default: %(default)s)")
     p.add_argument("--no-pictures", action="store_true", help="text only: no PNG of the layout")
-    p.add_argument("--api-key", default=env("ACCORDION_API_KEY") or None,
-                   help="sent as x-api-key on every call to the game service [ACCORDION_API_KEY]")
-    p.add_argument("--log-level", default=env("ACCORDION_BOT_LOG_LEVEL") or "info", help="default: %(default)s")
+    p.add_argument(
+        "--api-key",
+        default=env("ACCORDION_API_KEY") or None,
+        help="sent as x-api-key on every call to the game service [ACCORDION_API_KEY]",
+    )
+    p.add_argument(
+        "--log-level", default=env("ACCORDION_BOT_LOG_LEVEL") or "info", help="default: %(default)s"
+    )
     add_connection_flags(p)
     return p
 
@@ -352,7 +397,9 @@ async def _login(matrix: AsyncClient, args: argparse.Namespace) -> None:
         return
     password = _secret(args.password_file, "MATRIX_PASSWORD")
     if not password:
-        raise SystemExit("accordion-matrix-bot: give a password (MATRIX_PASSWORD, --password-file) or an access token")
+        raise SystemExit(
+            "accordion-matrix-bot: give a password (MATRIX_PASSWORD, --password-file) or an access token"
+        )
     response = await matrix.login(password, device_name="accordion-matrix-bot")
     if not isinstance(response, LoginResponse):
         raise SystemExit(f"accordion-matrix-bot: login refused ({_brief(response)})")
@@ -364,7 +411,9 @@ async def _main(args: argparse.Namespace) -> None:
     client = AccordionClient(**client_kwargs(args), api_key=args.api_key, options=CHANNEL_OPTIONS)
     try:
         await _login(matrix, args)
-        rooms = ChatRooms(client, variant=args.variant, pictures=not args.no_pictures, state_path=Path(args.state))
+        rooms = ChatRooms(
+            client, variant=args.variant, pictures=not args.no_pictures, state_path=Path(args.state)
+        )
         await MatrixBot(matrix, rooms).run()
     finally:
         await matrix.close()
@@ -375,7 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not args.homeserver or not args.user:
         parser().error("--homeserver and --user are needed (or MATRIX_HOMESERVER, MATRIX_USER)")
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     for noisy in ("nio", "aiohttp"):  # the library's debug lines carry request bodies: never below WARNING
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     try:

@@ -57,7 +57,12 @@ def move(from_zone: ZoneLike, from_pile: int, to_zone: ZoneLike, to_pile: int = 
     if count < 1:
         raise ValueError(f"count is at least 1, not {count}")
     return pb.Move(
-        kind=pb.MOVE_KIND_MOVE, from_zone=source, from_pile=from_pile, to_zone=target, to_pile=to_pile, count=count
+        kind=pb.MOVE_KIND_MOVE,
+        from_zone=source,
+        from_pile=from_pile,
+        to_zone=target,
+        to_pile=to_pile,
+        count=count,
     )
 
 

@@ -36,7 +36,9 @@ def _renderer() -> Any:
 def svg_to_png(svg: bytes | str) -> bytes:
     """The PNG of an SVG picture at its own size (the SVG's width and height, in pixels)."""
     text = svg.decode() if isinstance(svg, bytes) else svg
-    return bytes(_renderer().svg_to_bytes(svg_string=text, font_family=SANS_FAMILY, sans_serif_family=SANS_FAMILY))
+    return bytes(
+        _renderer().svg_to_bytes(svg_string=text, font_family=SANS_FAMILY, sans_serif_family=SANS_FAMILY)
+    )
 
 
 def png_size(png: bytes) -> tuple[int, int]:

@@ -13,7 +13,6 @@ from .v1 import accordion_pb2 as pb
 from .zones import is_tableau, tableau_lines, tableau_status
 
 
-
 def split_text(text: str) -> tuple[str, list[str]]:
     """``Game.text`` as (the row, the words after it): ``"1:8♦ 2:K♣×3 | stock 30"`` → row, ["stock 30"]."""
     row, *rest = text.split(" | ")

@@ -114,7 +114,9 @@ def tableau_lines(game: pb.Game, *, colour: bool = False) -> list[str]:
     width = len(str(len(piles)))
     for i, pile in enumerate(piles, start=1):
         label = f"{i:>{width}}:"
-        lines.append(f"{DIM}{label}{RESET} {pile_text(pile, colour)}" if colour else f"{label} {pile_text(pile)}")
+        lines.append(
+            f"{DIM}{label}{RESET} {pile_text(pile, colour)}" if colour else f"{label} {pile_text(pile)}"
+        )
     return [line for line in lines if line]
 
 

@@ -1,5 +1,8 @@
 """One module per game; importing this package registers every variant."""
 
+# isort: skip_file
+# (the imports' order is the variants' registration order: the order every listing shows)
+
 from . import accordion  # noqa: F401
 from . import royal_marriage  # noqa: F401
 from . import push_pin  # noqa: F401

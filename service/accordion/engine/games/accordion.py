@@ -20,11 +20,19 @@ from ..rng import SplitMix64
 from ..search import Search, StackSearch
 from ..words import card, no_pile
 
-DEALING = Option("dealing", "all", ("all", "stock"),
-                 "all: every card face up from the start; stock: dealt one by one with DEAL")
-COMPEL = Option("compel", "none", ("none", "must", "strict"),
-                "none: any legal move; must: no DEAL while a STACK is legal; "
-                "strict: as must, and a pile that can slide may not leap")
+DEALING = Option(
+    "dealing",
+    "all",
+    ("all", "stock"),
+    "all: every card face up from the start; stock: dealt one by one with DEAL",
+)
+COMPEL = Option(
+    "compel",
+    "none",
+    ("none", "must", "strict"),
+    "none: any legal move; must: no DEAL while a STACK is legal; "
+    "strict: as must, and a pile that can slide may not leap",
+)
 LEAP = Option("leap", 3, (3, 2), "how many piles to the left a leap reaches")
 WIN_PILES = Option("win_piles", 1, range(1, 53), "a game that ends with this many piles or fewer is won")
 
@@ -114,12 +122,17 @@ class StackingRules(Rules):
             side = "left" if dst < src else "right"
             return f"{card(moving)} can go only onto {where}; {card(onto)} is {abs(src - dst)} to its {side}"
         if not MATCH[moving][onto]:
-            return f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not match"
+            return (
+                f"{card(moving)} can go onto {where} when they match in suit or rank: {card(onto)} does not "
+                "match"
+            )
         if self.compel == "strict" and distance == far:
             neighbours = [src - near] + ([src + near] if self.rightward else [])
             if any(0 <= n < len(row) and MATCH[moving][row[n][-1]] for n in neighbours):
-                return (f"{card(moving)} can go onto its neighbour, so it must go there "
-                        f"(a pile that can move {near} must not leap {far})")
+                return (
+                    f"{card(moving)} can go onto its neighbour, so it must go there "
+                    f"(a pile that can move {near} must not leap {far})"
+                )
         return None
 
     def apply(self, state: State, move: Move) -> State:
@@ -148,8 +161,14 @@ class StackingRules(Rules):
 
     def search(self, state: State) -> Search:
         near, far = self.distances
-        return StackSearch(near=near, far=far, right=self.rightward, strict=self.compel == "strict",
-                           win_piles=self.win_piles, goal=self.goal(state))
+        return StackSearch(
+            near=near,
+            far=far,
+            right=self.rightward,
+            strict=self.compel == "strict",
+            win_piles=self.win_piles,
+            goal=self.goal(state),
+        )
 
     def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
         # With compel=none one may deal every card before moving, and every move made while
@@ -165,7 +184,11 @@ def deal_words(dealing: str, compel: str, state: State) -> str | None:
     """Why DEAL is refused in a stacking game (Bayan too); ``compel`` is "none" when no pile can
     be stacked now."""
     if not state.stock:
-        return "the stock is empty" if dealing == "stock" else "there is no stock: every card was dealt at the start"
+        return (
+            "the stock is empty"
+            if dealing == "stock"
+            else "there is no stock: every card was dealt at the start"
+        )
     if compel != "none":
         return "while a pile can be stacked, it must be before the next card is dealt"
     return None
@@ -176,36 +199,44 @@ class AccordionRules(StackingRules):
     """Accordion with every option of the spec."""
 
 
-register(Variant(
-    id="accordion",
-    name="Accordion",
-    rules=AccordionRules,
-    description="All 52 cards face up in a row; stack a pile onto the pile 1 or 3 to its left "
-                "when the top cards match in rank or suit, until one pile holds every card.",
-    aliases=("Accordion Solitaire", "Tower of Babel", "Methuselah", "Leapfrog"),
-))
-register(Variant(
-    id="accordion-stock",
-    name="Accordion (dealt one by one)",
-    rules=AccordionRules,
-    description="Accordion dealt one card at a time from the stock; deal whenever you like.",
-    preset={"dealing": "stock"},
-))
-register(Variant(
-    id="compacted",
-    name="Compacted Accordion",
-    rules=AccordionRules,
-    description="Accordion dealt one by one where every available stack must be made before "
-                "the next card is dealt (about 0.05 % won).",
-    aliases=("Compacted Initial Deal",),
-    preset={"dealing": "stock", "compel": "must"},
-))
-register(Variant(
-    id="idle-year",
-    name="The Idle Year",
-    rules=AccordionRules,
-    description="Dick's 1883 rules: dealt one by one, a pile must move if it can, and to its "
-                "nearest neighbour when it has the choice.",
-    aliases=("The Idle Year",),
-    preset={"dealing": "stock", "compel": "strict"},
-))
+register(
+    Variant(
+        id="accordion",
+        name="Accordion",
+        rules=AccordionRules,
+        description="All 52 cards face up in a row; stack a pile onto the pile 1 or 3 to its left "
+        "when the top cards match in rank or suit, until one pile holds every card.",
+        aliases=("Accordion Solitaire", "Tower of Babel", "Methuselah", "Leapfrog"),
+    )
+)
+register(
+    Variant(
+        id="accordion-stock",
+        name="Accordion (dealt one by one)",
+        rules=AccordionRules,
+        description="Accordion dealt one card at a time from the stock; deal whenever you like.",
+        preset={"dealing": "stock"},
+    )
+)
+register(
+    Variant(
+        id="compacted",
+        name="Compacted Accordion",
+        rules=AccordionRules,
+        description="Accordion dealt one by one where every available stack must be made before "
+        "the next card is dealt (about 0.05 % won).",
+        aliases=("Compacted Initial Deal",),
+        preset={"dealing": "stock", "compel": "must"},
+    )
+)
+register(
+    Variant(
+        id="idle-year",
+        name="The Idle Year",
+        rules=AccordionRules,
+        description="Dick's 1883 rules: dealt one by one, a pile must move if it can, and to its "
+        "nearest neighbour when it has the choice.",
+        aliases=("The Idle Year",),
+        preset={"dealing": "stock", "compel": "strict"},
+    )
+)

@@ -29,8 +29,7 @@ from ..rng import SplitMix64
 from .accordion import COMPEL, DEALING, LEAP, StackingRules
 
 # The goal card, public; -1 before one is drawn.
-GOAL = Field("goal", -1, CARD, tag=4,
-             show=lambda g: f"goal {card_text(g, symbols=True)}" if g >= 0 else None)
+GOAL = Field("goal", -1, CARD, tag=4, show=lambda g: f"goal {card_text(g, symbols=True)}" if g >= 0 else None)
 
 
 @final
@@ -60,11 +59,13 @@ class AccordionsRevengeRules(StackingRules):
         return "1 pile topped by the goal card"
 
 
-register(Variant(
-    id="accordions-revenge",
-    name="Accordion's Revenge",
-    rules=AccordionsRevengeRules,
-    description="Accordion with a goal card drawn at the start (never one of the first two "
-                "dealt): won only when every card is in one pile topped by the goal.",
-    aliases=("Accordion's Revenge",),
-))
+register(
+    Variant(
+        id="accordions-revenge",
+        name="Accordion's Revenge",
+        rules=AccordionsRevengeRules,
+        description="Accordion with a goal card drawn at the start (never one of the first two "
+        "dealt): won only when every card is in one pile topped by the goal.",
+        aliases=("Accordion's Revenge",),
+    )
+)

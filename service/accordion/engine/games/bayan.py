@@ -115,10 +115,12 @@ class BayanRules(Rules):
         return open_rules, open_rules.state(tuple((c,) for c in cards))
 
 
-register(Variant(
-    id="bayan",
-    name="Bayan",
-    rules=BayanRules,
-    description="All 52 cards face up in a row; discard two cards 1 or 3 places apart when "
-                "they match in rank or suit, until none are left.",
-))
+register(
+    Variant(
+        id="bayan",
+        name="Bayan",
+        rules=BayanRules,
+        description="All 52 cards face up in a row; discard two cards 1 or 3 places apart when "
+        "they match in rank or suit, until none are left.",
+    )
+)

@@ -23,12 +23,14 @@ class ConcertinaRules(EliminatorRules):
     outer = True
 
 
-register(Variant(
-    id="concertina",
-    name="Concertina",
-    rules=ConcertinaRules,
-    description="52 cards face up in a row: when one card, or two adjacent cards, lie between two "
-                "cards of the same rank or suit, those two outer cards are removed and the middle "
-                "stays, until two cards remain.",
-    aliases=("Concertina Solitaire",),
-))
+register(
+    Variant(
+        id="concertina",
+        name="Concertina",
+        rules=ConcertinaRules,
+        description="52 cards face up in a row: when one card, or two adjacent cards, lie between two "
+        "cards of the same rank or suit, those two outer cards are removed and the middle "
+        "stays, until two cards remain.",
+        aliases=("Concertina Solitaire",),
+    )
+)

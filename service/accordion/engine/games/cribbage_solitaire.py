@@ -44,7 +44,7 @@ Readings of what the spec leaves open:
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import permutations
 from typing import Any, ClassVar, final
 
@@ -82,12 +82,14 @@ class MarksCodec(FieldCodec[Marks]):
         out += varint(len(value))
         for mark in value:
             out += varint(len(mark))
-            for card, h in mark:
-                out.append(card)
+            for code, h in mark:
+                out.append(code)
                 out += varint(zigzag(h))
 
     def read(self, r: Reader) -> Marks:
-        return tuple(tuple((r.byte(), unzigzag(r.varint())) for _ in range(r.varint())) for _ in range(r.varint()))
+        return tuple(
+            tuple((r.byte(), unzigzag(r.varint())) for _ in range(r.varint())) for _ in range(r.varint())
+        )
 
 
 SCORE = Field("score", 0, SIGNED, tag=2, show=lambda n: f"score {n}")
@@ -95,8 +97,14 @@ SCORE = Field("score", 0, SIGNED, tag=2, show=lambda n: f"score {n}")
 MARKS = Field("marks", (), MarksCodec(), tag=5)
 
 
-COMBO_WORDS = {"pair": "a pair", "three": "three of a kind", "flush": "three of a suit",
-               "run": "a run of three", "straight-flush": "a three-card straight flush", "fifteen": "fifteen"}
+COMBO_WORDS = {
+    "pair": "a pair",
+    "three": "three of a kind",
+    "flush": "three of a suit",
+    "run": "a run of three",
+    "straight-flush": "a three-card straight flush",
+    "fifteen": "fifteen",
+}
 
 
 def combos2(a: int, b: int) -> tuple[str, ...]:
@@ -108,7 +116,7 @@ def combos2(a: int, b: int) -> tuple[str, ...]:
     return ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def combos3(a: int, b: int, c: int) -> tuple[str, ...]:
     """The combinations three top cards hold, in ``notation.COMBOS`` order."""
     out: list[str] = []
@@ -128,7 +136,7 @@ def combos3(a: int, b: int, c: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def claims(first: int, last: int, combo: str) -> tuple[Claim, ...]:
     """The shared CLAIMs of ``combo`` in window ``first..last``, by (src, dst)."""
     return tuple(Claim(first, last, combo, s, d) for s, d in sorted(permutations(range(first, last + 1), 2)))
@@ -155,7 +163,9 @@ class CribbageSolitaireRules(Rules):
         return SCORE.get(state)
 
     def search(self, state: State) -> Search:
-        return NoSearch(reason="the solver does not play Cribbage Solitaire (a score race dealt from a hidden stock)")
+        return NoSearch(
+            reason="the solver does not play Cribbage Solitaire (a score race dealt from a hidden stock)"
+        )
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
         if SCORE.get(state) >= TARGET or not state.stock:
@@ -198,8 +208,11 @@ class CribbageSolitaireRules(Rules):
         if last - first not in (1, 2):
             return "a window is 2 or 3 piles side by side"
         if move.src == move.dst or not (first <= move.src <= last and first <= move.dst <= last):
-            return f"the pile that moves and the pile it goes on must be two piles of the window {first + 1}-{last + 1}"
-        tops = [p[-1] for p in row[first:last + 1]]
+            return (
+                "the pile that moves and the pile it goes on must be two piles of the window "
+                f"{first + 1}-{last + 1}"
+            )
+        tops = [p[-1] for p in row[first : last + 1]]
         held = combos2(tops[0], tops[1]) if len(tops) == 2 else combos3(tops[0], tops[1], tops[2])
         shown = " ".join(map(card, tops))
         if move.combo not in held:
@@ -219,13 +232,18 @@ class CribbageSolitaireRules(Rules):
             row = list(state.row)
             row[move.dst] = row[move.dst] + row[move.src]
             del row[move.src]
-            return self.state(tuple(row), state.stock, score=SCORE.get(state) + POINTS[move.combo],
-                              marks=MARKS.get(state))
+            return self.state(
+                tuple(row), state.stock, score=SCORE.get(state) + POINTS[move.combo], marks=MARKS.get(state)
+            )
         if isinstance(move, Deal):
             marks = MARKS.get(state)
             m0 = marks[0] if marks else ()
-            return self.state(state.row + ((state.stock[0],),), state.stock[1:], score=SCORE.get(state),
-                              marks=(identities(state), m0))
+            return self.state(
+                state.row + ((state.stock[0],),),
+                state.stock[1:],
+                score=SCORE.get(state),
+                marks=(identities(state), m0),
+            )
         raise TypeError(f"{type(self).__name__} has no move {move!r}")
 
     def is_won(self, state: State) -> bool:
@@ -246,11 +264,13 @@ class CribbageSolitaireRules(Rules):
         return f"{TARGET} points"
 
 
-register(Variant(
-    id="cribbage-solitaire",
-    name="Cribbage Solitaire",
-    rules=CribbageSolitaireRules,
-    description="Deal one card at a time; claim pairs, threes, flushes, runs and fifteens among "
-                "2 or 3 adjacent new piles, stacking two of them; reach 61 before the pack runs out.",
-    aliases=("Cribbage Solitaire", "Beers Cribbage Solitaire"),
-))
+register(
+    Variant(
+        id="cribbage-solitaire",
+        name="Cribbage Solitaire",
+        rules=CribbageSolitaireRules,
+        description="Deal one card at a time; claim pairs, threes, flushes, runs and fifteens among "
+        "2 or 3 adjacent new piles, stacking two of them; reach 61 before the pack runs out.",
+        aliases=("Cribbage Solitaire", "Beers Cribbage Solitaire"),
+    )
+)

@@ -21,11 +21,13 @@ class DoubleJumpRules(EliminatorRules):
     gaps = (2,)
 
 
-register(Variant(
-    id="double-jump",
-    name="Double Jump",
-    rules=DoubleJumpRules,
-    description="52 cards face up in a row: remove two adjacent cards lying between two cards "
-                "of the same rank or suit, until two cards remain (about 0.04 % won).",
-    aliases=("Double Jump Solitaire",),
-))
+register(
+    Variant(
+        id="double-jump",
+        name="Double Jump",
+        rules=DoubleJumpRules,
+        description="52 cards face up in a row: remove two adjacent cards lying between two cards "
+        "of the same rank or suit, until two cards remain (about 0.04 % won).",
+        aliases=("Double Jump Solitaire",),
+    )
+)

@@ -125,7 +125,10 @@ class EliminatorRules(Rules):
         left, right = positions[0] - 1, positions[-1] + 1
         them = "it" if len(positions) == 1 else "them"
         if left < 0 or right >= len(tops):
-            return f"cards go only from between a matching pair: {them} {'needs' if them == 'it' else 'need'} a card on each side"
+            return (
+                f"cards go only from between a matching pair: {them} {'needs' if them == 'it' else 'need'} "
+                "a card on each side"
+            )
         a, b = tops[left], tops[right]
         if not MATCH[a][b]:
             return f"{card(a)} and {card(b)} around {them} do not match in suit or rank"
@@ -161,5 +164,9 @@ class EliminatorRules(Rules):
         return f"{self.WIN_CARDS} cards"
 
     def search(self, state: State) -> Search:
-        return RemoveSearch(removal=Removal.OUTER if self.outer else Removal.INNER,
-                            one=1 in self.gaps, two=2 in self.gaps, win_cards=self.WIN_CARDS)
+        return RemoveSearch(
+            removal=Removal.OUTER if self.outer else Removal.INNER,
+            one=1 in self.gaps,
+            two=2 in self.gaps,
+            win_cards=self.WIN_CARDS,
+        )

@@ -17,7 +17,6 @@ from ..core import State, Variant, register
 from ..moves import DRAW, Draw, Move, MoveKind, Transfer, Zone
 from ..rng import SplitMix64
 from ..search import EmperorSearch, Search
-from ..words import card
 from ..tableau import (
     BUILDS_ON,
     FOUNDATIONS,
@@ -30,6 +29,7 @@ from ..tableau import (
     WASTE_TO_TABLEAU,
     TableauRules,
 )
+from ..words import card
 
 PILES = 10
 ROWS = 4
@@ -74,7 +74,8 @@ class EmperorRules(TableauRules):
         return "cards move one at a time" if count != 1 else None
 
     def compelled_words(self, state: State, move: Move) -> str | None:
-        """Aces are compelled: while one is a top card or the waste's top, only Aces go, to the foundations."""
+        """Aces are compelled: while one is a top card or the waste's top, only Aces go, to the
+        foundations."""
         tops = [pile[-1] for pile in TABLEAU.get(state) if pile] + list(WASTE.get(state)[-1:])
         aces = [c for c in tops if RANK[c] == 1]
         if not aces:
@@ -90,8 +91,9 @@ class EmperorRules(TableauRules):
         tableau, foundations, waste = TABLEAU.get(state), FOUNDATIONS.get(state), WASTE.get(state)
         tops = [pile[-1] if pile else -1 for pile in tableau]
         # (card, its moves to the foundations by foundation, its moves to the tableau by pile, pile it is on)
-        movable = [(card, TABLEAU_TO_FOUNDATION[i], SINGLE_CARD[i], i)
-                   for i, card in enumerate(tops) if card >= 0]
+        movable = [
+            (card, TABLEAU_TO_FOUNDATION[i], SINGLE_CARD[i], i) for i, card in enumerate(tops) if card >= 0
+        ]
         if waste:
             movable.append((waste[-1], WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, -1))
         out: list[Move] = []
@@ -125,10 +127,12 @@ class EmperorRules(TableauRules):
         return EmperorSearch()
 
 
-register(Variant(
-    id="emperor",
-    name="Emperor",
-    rules=EmperorRules,
-    description="Two decks: ten piles of four, the top cards face up; move one card at a time down "
-                "in alternating colours, Aces at once to the foundations, turn the stock once.",
-))
+register(
+    Variant(
+        id="emperor",
+        name="Emperor",
+        rules=EmperorRules,
+        description="Two decks: ten piles of four, the top cards face up; move one card at a time down "
+        "in alternating colours, Aces at once to the foundations, turn the stock once.",
+    )
+)

@@ -25,8 +25,9 @@ MAX_REDEALS = 1
 # The generator's state after the deal (and after each redeal): it fixes the next shuffle,
 # so it is hidden from players, and written in the full state string even when 0.
 RNG = Field("rng", 0, HEX64, tag=1, hidden=True, text_at_default=True)
-REDEALS = Field("redeals", 0, COUNT, tag=3,
-                show=lambda n: "redeal used" if n >= MAX_REDEALS else "redeal available")
+REDEALS = Field(
+    "redeals", 0, COUNT, tag=3, show=lambda n: "redeal used" if n >= MAX_REDEALS else "redeal available"
+)
 
 
 @final
@@ -64,8 +65,9 @@ class FrenchRules(EliminatorRules):
             gen.state = RNG.get(state)
             cards = [p[0] for p in state.row]  # gathered in row order, then shuffled
             gen.shuffle(cards)
-            return self.state(tuple((c,) for c in cards), state.stock, rng=gen.state,
-                              redeals=REDEALS.get(state) + 1)
+            return self.state(
+                tuple((c,) for c in cards), state.stock, rng=gen.state, redeals=REDEALS.get(state) + 1
+            )
         return super().apply(state, move)
 
     def search(self, state: State) -> Search:
@@ -73,11 +75,13 @@ class FrenchRules(EliminatorRules):
         return replace(super().search(state), chance_ahead=chance_ahead)
 
 
-register(Variant(
-    id="french",
-    name="French Solitaire",
-    rules=FrenchRules,
-    description="52 cards face up in a row: remove a card lying between two cards of the same rank "
-                "or suit; once, when stuck, shuffle the remaining cards and deal them again; won "
-                "when two cards remain (about 0.5 % won).",
-))
+register(
+    Variant(
+        id="french",
+        name="French Solitaire",
+        rules=FrenchRules,
+        description="52 cards face up in a row: remove a card lying between two cards of the same rank "
+        "or suit; once, when stuck, shuffle the remaining cards and deal them again; won "
+        "when two cards remain (about 0.5 % won).",
+    )
+)

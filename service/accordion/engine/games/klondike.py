@@ -21,27 +21,41 @@ from ..fields import COUNT, Field
 from ..moves import DRAW, REDEAL, Draw, Move, MoveKind, Redeal, Transfer
 from ..rng import SplitMix64
 from ..search import KlondikeSearch, Search
-from ..words import card
 from ..tableau import (
-    FOUNDATION_TO_TABLEAU, ONTO_ALTERNATE, OPEN, TABLEAU_FIELDS, TABLEAU_TO_FOUNDATION, WASTE,
-    WASTE_TO_FOUNDATION, WASTE_TO_TABLEAU, TableauRules, face_up_count, tableau_to_tableau,
+    FOUNDATION_TO_TABLEAU,
+    ONTO_ALTERNATE,
+    OPEN,
+    TABLEAU_FIELDS,
+    TABLEAU_TO_FOUNDATION,
+    WASTE,
+    WASTE_TO_FOUNDATION,
+    WASTE_TO_TABLEAU,
+    TableauRules,
+    face_up_count,
+    tableau_to_tableau,
 )
+from ..words import card
 
 PILES = 7
 KING = 13
 
 DRAW_COUNT = Option("draw", 3, (3, 1), "cards turned from the stock onto the waste by one DRAW")
-PASSES = Option("passes", 0, range(0, 10), "passes through the stock (0 = unlimited): REDEAL is "
-                "allowed passes - 1 times")
-PARTIAL_RUNS = Option("partial_runs", False, (False, True),
-                      "any top part of a face-up run may move (the seed: the whole run, as a unit)")
-FOUNDATION_RETURN = Option("foundation_return", False, (False, True),
-                           "a foundation's top card may come back onto the tableau")
+PASSES = Option(
+    "passes", 0, range(0, 10), "passes through the stock (0 = unlimited): REDEAL is allowed passes - 1 times"
+)
+PARTIAL_RUNS = Option(
+    "partial_runs",
+    False,
+    (False, True),
+    "any top part of a face-up run may move (the seed: the whole run, as a unit)",
+)
+FOUNDATION_RETURN = Option(
+    "foundation_return", False, (False, True), "a foundation's top card may come back onto the tableau"
+)
 
 REDEALS = Field("redeals", 0, COUNT, tag=14)
 # 1 once a move other than DRAW was made since the previous REDEAL (or the deal).
 MOVED = Field("moved", 0, COUNT, tag=15)
-
 
 
 class KlondikeRules(TableauRules):
@@ -154,7 +168,7 @@ class KlondikeRules(TableauRules):
         replace: Any = state._replace
         if isinstance(move, Draw):
             stock = state.stock
-            result: State = replace(stock=stock[self.draw:], waste=WASTE.get(state) + stock[: self.draw])
+            result: State = replace(stock=stock[self.draw :], waste=WASTE.get(state) + stock[: self.draw])
             return result
         if isinstance(move, Redeal):  # the waste turned over: drawn again in the same order
             result = replace(stock=WASTE.get(state), waste=(), redeals=REDEALS.get(state) + 1, moved=0)
@@ -165,9 +179,15 @@ class KlondikeRules(TableauRules):
     def search(self, state: State) -> Search:
         """The solver's description (K13, issue 13): the rules as options, the pass count and
         whether a REDEAL is allowed now; the solver reads the cards from the state's fields."""
-        return KlondikeSearch(draw=self.draw, passes=self.passes, partial_runs=self.partial_runs,
-                              foundation_return=self.foundation_return, redeals_used=REDEALS.get(state),
-                              moved=bool(MOVED.get(state)), sampling=True)
+        return KlondikeSearch(
+            draw=self.draw,
+            passes=self.passes,
+            partial_runs=self.partial_runs,
+            foundation_return=self.foundation_return,
+            redeals_used=REDEALS.get(state),
+            moved=bool(MOVED.get(state)),
+            sampling=True,
+        )
 
     def seen_stock(self, state: State) -> bool:
         """After a REDEAL the stock is the waste turned over, drawn again in the same order, and
@@ -189,18 +209,22 @@ def _targets(card: int, where: dict[int, int], spaces: list[int]) -> list[int]:
     return [where[c] for c in ONTO_ALTERNATE[card] if c in where]
 
 
-register(Variant(
-    id="klondike",
-    name="Klondike",
-    rules=KlondikeRules,
-    description="Seven piles, the top cards face up: build down in alternating colours and up on "
-                "the foundations in suit from the Ace; turn the stock three cards at a time.",
-))
-register(Variant(
-    id="klondike-draw-one",
-    name="Klondike (draw one)",
-    rules=KlondikeRules,
-    description="Klondike turning one card at a time from the stock: the seed's \"Solitaire\".",
-    aliases=("Solitaire", "Klondike draw one"),
-    preset={"draw": 1},
-))
+register(
+    Variant(
+        id="klondike",
+        name="Klondike",
+        rules=KlondikeRules,
+        description="Seven piles, the top cards face up: build down in alternating colours and up on "
+        "the foundations in suit from the Ace; turn the stock three cards at a time.",
+    )
+)
+register(
+    Variant(
+        id="klondike-draw-one",
+        name="Klondike (draw one)",
+        rules=KlondikeRules,
+        description='Klondike turning one card at a time from the stock: the seed\'s "Solitaire".',
+        aliases=("Solitaire", "Klondike draw one"),
+        preset={"draw": 1},
+    )
+)

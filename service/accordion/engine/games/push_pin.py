@@ -21,12 +21,14 @@ class PushPinRules(EliminatorRules):
     gaps = (1, 2)
 
 
-register(Variant(
-    id="push-pin",
-    name="Push Pin",
-    rules=PushPinRules,
-    description="Two decks, 104 cards face up in a row: remove one card, or two adjacent cards, "
-                "lying between two cards of the same rank or suit, until two cards remain "
-                "(about 0.05 % won).",
-    aliases=("Push Pin Solitaire", "Pushpin"),
-))
+register(
+    Variant(
+        id="push-pin",
+        name="Push Pin",
+        rules=PushPinRules,
+        description="Two decks, 104 cards face up in a row: remove one card, or two adjacent cards, "
+        "lying between two cards of the same rank or suit, until two cards remain "
+        "(about 0.05 % won).",
+        aliases=("Push Pin Solitaire", "Pushpin"),
+    )
+)

@@ -86,7 +86,10 @@ class QueenAndHerLadRules(EliminatorRules):
             return "one card can go, or pairs of cards that match each other, between a matching pair"
         for a, b in zip(positions[::2], positions[1::2]):
             if not MATCH[tops[a]][tops[b]]:
-                return f"cards between a matching pair go in pairs that match: {card(tops[a])} and {card(tops[b])} do not"
+                return (
+                    f"cards between a matching pair go in pairs that match: {card(tops[a])} and "
+                    f"{card(tops[b])} do not"
+                )
         return None
 
     def legal_moves(self, state: State) -> tuple[Move, ...]:
@@ -108,12 +111,14 @@ class QueenAndHerLadRules(EliminatorRules):
         )
 
 
-register(Variant(
-    id="queen-and-her-lad",
-    name="The Queen and Her Lad",
-    rules=QueenAndHerLadRules,
-    description="Dealt one by one from the Queen of Hearts to the Knave of Hearts: remove a card, or "
-                "a run of adjacent matching pairs, lying between two cards of the same rank or suit, "
-                "until only the Queen and her Lad remain.",
-    aliases=("Queen and Her Lad", "The Queen and Her Knave"),
-))
+register(
+    Variant(
+        id="queen-and-her-lad",
+        name="The Queen and Her Lad",
+        rules=QueenAndHerLadRules,
+        description="Dealt one by one from the Queen of Hearts to the Knave of Hearts: remove a card, or "
+        "a run of adjacent matching pairs, lying between two cards of the same rank or suit, "
+        "until only the Queen and her Lad remain.",
+        aliases=("Queen and Her Lad", "The Queen and Her Knave"),
+    )
+)

@@ -35,7 +35,8 @@ class RelaxedAccordionRules(StackingRules):
     rightward = True
 
     def stack_moves(self, tops: list[int]) -> list[Move]:
-        """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only if any)."""
+        """Every STACK, by source: left-near, right-near, left-far, right-far (``strict``: near only
+        if any)."""
         near, far = self.distances
         ln, rn, lf, rf = LEFT[near], RIGHT[near], LEFT[far], RIGHT[far]
         pad = [_NONE] * far
@@ -68,10 +69,12 @@ class RelaxedAccordionRules(StackingRules):
         return out
 
 
-register(Variant(
-    id="relaxed-accordion",
-    name="Relaxed Accordion",
-    rules=RelaxedAccordionRules,
-    description="Accordion where a pile may move onto the pile 1 or 3 places to its left "
-                "or to its right when the top cards match.",
-))
+register(
+    Variant(
+        id="relaxed-accordion",
+        name="Relaxed Accordion",
+        rules=RelaxedAccordionRules,
+        description="Accordion where a pile may move onto the pile 1 or 3 places to its left "
+        "or to its right when the top cards match.",
+    )
+)

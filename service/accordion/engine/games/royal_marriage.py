@@ -58,12 +58,14 @@ class RoyalMarriageRules(EliminatorRules):
             )
 
 
-register(Variant(
-    id="royal-marriage",
-    name="Royal Marriage",
-    rules=RoyalMarriageRules,
-    description="The Queen of Hearts first, the King of Hearts last, 50 cards between: remove one "
-                "card, or two adjacent cards, lying between two cards of the same rank or suit, "
-                "until only the couple remains (about 19 % won).",
-    aliases=("Royal Marriage Solitaire",),
-))
+register(
+    Variant(
+        id="royal-marriage",
+        name="Royal Marriage",
+        rules=RoyalMarriageRules,
+        description="The Queen of Hearts first, the King of Hearts last, 50 cards between: remove one "
+        "card, or two adjacent cards, lying between two cards of the same rank or suit, "
+        "until only the couple remains (about 19 % won).",
+        aliases=("Royal Marriage Solitaire",),
+    )
+)

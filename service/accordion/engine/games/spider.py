@@ -26,18 +26,23 @@ from ..core import Option, Row, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Transfer
 from ..rng import SplitMix64
 from ..search import Search, SpiderSearch
-from ..words import cards_count
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TABLEAU_TO_TABLEAU, TableauRules, turned_up
+from ..words import cards_count
 
 PILES = 10
 SUIT_SIZE = 13
 COMPLETE_SUITS = 8
 KING = 13
 
-SUITS = Option("suits", 4, (4, 2, 1), "suits in the 104 cards: 4 (two decks), 2 (♠ ♥ four times), 1 (♠ eight times)")
-LAYOUT = Option("layout", "seed", ("seed", "standard"),
-                "seed: ten piles of five and a final DEAL of four; standard (Windows): 54 cards dealt, "
-                "five DEALs of ten")
+SUITS = Option(
+    "suits", 4, (4, 2, 1), "suits in the 104 cards: 4 (two decks), 2 (♠ ♥ four times), 1 (♠ eight times)"
+)
+LAYOUT = Option(
+    "layout",
+    "seed",
+    ("seed", "standard"),
+    "seed: ten piles of five and a final DEAL of four; standard (Windows): 54 cards dealt, five DEALs of ten",
+)
 # Cards dealt to the tableau before play, by layout.
 DEALT = {"seed": 50, "standard": 54}
 
@@ -92,8 +97,12 @@ class SpiderRules(TableauRules):
         piles: list[list[int]] = [[] for _ in range(PILES)]
         for k in range(self.dealt):  # by rows
             piles[k % PILES].append(cards[k])
-        return self.layout(tuple(map(tuple, piles)), tuple(len(p) - 1 for p in piles), tuple(cards[self.dealt:]),
-                           foundations=COMPLETE_SUITS)
+        return self.layout(
+            tuple(map(tuple, piles)),
+            tuple(len(p) - 1 for p in piles),
+            tuple(cards[self.dealt :]),
+            foundations=COMPLETE_SUITS,
+        )
 
     def has_waste(self) -> bool:
         return False  # DEAL puts the stock's cards straight onto the tableau
@@ -191,10 +200,12 @@ class SpiderRules(TableauRules):
         return SpiderSearch()
 
 
-register(Variant(
-    id="spider",
-    name="Spider",
-    rules=SpiderRules,
-    description="104 cards in ten piles, mostly face down: build down regardless of suit, move runs "
-                "of one suit, DEAL ten more when no pile is empty; each full suit K..A lifts off.",
-))
+register(
+    Variant(
+        id="spider",
+        name="Spider",
+        rules=SpiderRules,
+        description="104 cards in ten piles, mostly face down: build down regardless of suit, move runs "
+        "of one suit, DEAL ten more when no pile is empty; each full suit K..A lifts off.",
+    )
+)

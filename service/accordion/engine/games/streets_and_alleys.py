@@ -20,6 +20,7 @@ from ..tableau import ONTO_ANY_SUIT, TABLEAU_TO_FOUNDATION, TABLEAU_TO_TABLEAU, 
 
 ROWS = 8
 
+
 class StreetsAndAlleysRules(TableauRules):
     """Every card face up from the deal: no stock, no waste, no face-down card."""
 
@@ -69,10 +70,12 @@ class StreetsAndAlleysRules(TableauRules):
         return OpenTableauSearch(build=Build.ANY_SUIT, space_any=True)
 
 
-register(Variant(
-    id="streets-and-alleys",
-    name="Streets and Alleys",
-    rules=StreetsAndAlleysRules,
-    description="52 cards face up in eight rows: move one outer card at a time to its foundation "
-                "(A up in suit), onto a card one rank higher of any suit, or into an empty row.",
-))
+register(
+    Variant(
+        id="streets-and-alleys",
+        name="Streets and Alleys",
+        rules=StreetsAndAlleysRules,
+        description="52 cards face up in eight rows: move one outer card at a time to its foundation "
+        "(A up in suit), onto a card one rank higher of any suit, or into an empty row.",
+    )
+)

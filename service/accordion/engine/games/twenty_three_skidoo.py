@@ -34,11 +34,13 @@ class TwentyThreeSkidooRules(StackingRules):
         return (2, 3)
 
 
-register(Variant(
-    id="23-skidoo",
-    name="23 Skidoo",
-    rules=TwentyThreeSkidooRules,
-    description="Accordion where a pile moves onto the pile 2 or 3 places to its left when "
-                "the top cards match; won with two piles.",
-    aliases=("23 Skidoo", "Twenty-Three Skidoo"),
-))
+register(
+    Variant(
+        id="23-skidoo",
+        name="23 Skidoo",
+        rules=TwentyThreeSkidooRules,
+        description="Accordion where a pile moves onto the pile 2 or 3 places to its left when "
+        "the top cards match; won with two piles.",
+        aliases=("23 Skidoo", "Twenty-Three Skidoo"),
+    )
+)

@@ -14,8 +14,8 @@ from ..core import State, Variant, register
 from ..moves import Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
 from ..search import Search, TopPairsSearch
-from ..words import card, no_pile
 from ..tableau import DOWN, FOUNDATIONS, OPEN, TABLEAU, TableauRules, turned_up
+from ..words import card, no_pile
 
 PILES = 8
 PILE_SIZE = 4
@@ -85,10 +85,12 @@ class WishRules(TableauRules):
         return f"all {len(DECK)} cards removed"
 
 
-register(Variant(
-    id="wish",
-    name="Wish",
-    rules=WishRules,
-    description="32 cards (A, 7–K) in eight piles of four, only the tops face up: remove two top "
-                "cards of the same rank; won when every card is removed.",
-))
+register(
+    Variant(
+        id="wish",
+        name="Wish",
+        rules=WishRules,
+        description="32 cards (A, 7–K) in eight piles of four, only the tops face up: remove two top "
+        "cards of the same rank; won when every card is removed.",
+    )
+)
