@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The solver's C cores, one a family (setup.py's SOLVER_CORES), and the header they share.
+SOLVER_C := $(wildcard service/accordion/solver/*/_c*.c) service/accordion/solver/_ccommon.h
 
 .PHONY: test-pure proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 
-$(STAMP): pyproject.toml clients/python/pyproject.toml setup.py service/accordion/solver/_csolver.c service/accordion/solver/_cklondike.c service/accordion/solver/_ccommon.h service/accordion/solver/_cstreets.c service/accordion/solver/_cemperor.c service/accordion/solver/_cspider.c
+$(STAMP): pyproject.toml clients/python/pyproject.toml setup.py $(SOLVER_C)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'  # pure here (below): $(COMPILED) compiles, with every stub installed

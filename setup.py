@@ -1,7 +1,8 @@
 """Builds the compiled parts; everything else is in pyproject.toml.
 
-* The solver's searches in C (``accordion.solver._csolver`` for the row games, one module per
-  tableau game family: ``_cklondike``, ``_cstreets``, ``_cemperor``, ``_cspider``).
+* The solver's searches in C: one core per family of games, in that family's folder of
+  ``accordion/solver/`` (``row/_csolver``, ``klondike/_cklondike``, ``streets/_cstreets``,
+  ``emperor/_cemperor``, ``spider/_cspider``), sharing ``solver/_ccommon.h``.
 * The hot path compiled with mypyc from the same typed Python (issue 17): the engine with
   every game (a glob, so a new game module is compiled too), the session layer, the wire
   codec, validation and the servicer. ``accordion.build_info.COMPILED_MODULES`` lists them;
@@ -46,23 +47,28 @@ def _mypyc_extensions() -> list[Extension]:
     return extensions
 
 
-def _solver_core(name: str) -> Extension:
-    """One of the solver's C searches (``accordion.solver.<name>``), optional like the rest."""
+SOLVER = "service/accordion/solver"
+
+
+def _solver_core(path: str) -> Extension:
+    """One of the solver's C searches, ``family/_cname`` (``accordion.solver.family._cname``),
+    optional like the rest; ``_ccommon.h`` is found in ``solver/``."""
     return Extension(
-        f"accordion.solver.{name}",
-        sources=[f"service/accordion/solver/{name}.c"],
-        depends=["service/accordion/solver/_ccommon.h"],
+        "accordion.solver." + path.replace("/", "."),
+        sources=[f"{SOLVER}/{path}.c"],
+        depends=[f"{SOLVER}/_ccommon.h"],
+        include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,
     )
 
 
 SOLVER_CORES = [
-    "_csolver",
-    "_cklondike",
-    "_cstreets",
-    "_cemperor",
-    "_cspider",
+    "row/_csolver",
+    "klondike/_cklondike",
+    "streets/_cstreets",
+    "emperor/_cemperor",
+    "spider/_cspider",
 ]  # the Makefile's $(STAMP) lists them too
 
 setup(ext_modules=[*(_solver_core(name) for name in SOLVER_CORES), *_mypyc_extensions()])

@@ -97,6 +97,7 @@ def run(
     unknown_seeds: list[int] = []
     replay_failures: list[dict[str, object]] = []
     replay_seconds = 0.0
+    per_deal: list[tuple[int, str, int, int]] = []  # seed, verdict, positions, line length
     max_seconds = budget_ms / 1000 if budget_ms else None
     method = ""
     for k in range(deals):
@@ -107,6 +108,7 @@ def run(
         times_ms.append((time.perf_counter() - t0) * 1000)
         counts[result.outcome.value] += 1
         nodes.append(result.nodes)
+        per_deal.append((seed, result.outcome.value, result.nodes, len(result.moves)))
         method = f"{result.method}/{result.implementation}"
         if result.unknown:
             unknown_seeds.append(seed)
@@ -145,6 +147,7 @@ def run(
         "replay_failed": len(replay_failures),
         "replay_ms": round(replay_seconds * 1000, 1),  # all the replays together
         "replay_failures": replay_failures[:50],
+        "per_deal": per_deal,  # (seed, verdict, positions, line length): compare two builds exactly
     }
 
 

@@ -24,8 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
 from accordion.engine import new_game  # noqa: E402
-from accordion.solver import core  # noqa: E402
-from accordion.solver._pystreets import BUILD_ANY_SUIT  # noqa: E402
+from accordion.solver.streets import adapter  # noqa: E402
+from accordion.solver.streets.adapter import BUILD_ANY_SUIT  # noqa: E402
 
 NAMES = {0: "undecided", 1: "won", 2: "lost"}
 
@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--compare", choices=("pass", "frozen"), default="pass")
     ap.add_argument("--best-first-nodes", type=int, default=None, help="side B's pass (default: the core's)")
     args = ap.parse_args()
-    cstreets: Any = core._cstreets  # type: ignore[attr-defined]
+    cstreets: Any = adapter._cstreets
     if cstreets is None:
         sys.exit("the compiled core is not built")
     sides: dict[str, dict[str, Any]]

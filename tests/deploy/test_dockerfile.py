@@ -175,7 +175,7 @@ def test_the_context_holds_what_the_build_copies_and_nothing_else(tmp_path: Path
     tops = {f.split("/", 1)[0] for f in context}
     assert tops == {"pyproject.toml", "setup.py", "README.md", "LICENSE", "service"}, tops
     assert not [f for f in context if f.endswith(".so") or "__pycache__" in f or ".egg-info" in f]
-    assert "service/accordion/solver/_csolver.c" in context and "service/accordion/py.typed" in context
+    assert "service/accordion/solver/row/_csolver.c" in context and "service/accordion/py.typed" in context
     # What the builder stage does with that context: `pip install .` builds this wheel.
     for rel in context:
         (tmp_path / "ctx" / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,6 @@ disagreement on small late-game positions.
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Sequence
 
@@ -18,10 +17,11 @@ import pytest
 
 from accordion.engine import Game, Status, new_game
 from accordion.engine.core import Rules, State
-from accordion.engine.moves import DRAW, RESIGN, Zone, transfer
+from accordion.engine.moves import DRAW, RESIGN, Move, Zone, transfer
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
-from accordion.solver import HAVE_C, HiddenInformationError, Outcome, hint, solve
-from accordion.solver import core as solver_core
+from accordion.solver import HiddenInformationError, Outcome, hint, solve
+from accordion.solver.emperor import adapter as emperor_family
+from accordion.solver.spider import adapter as spider_family
 
 from .helpers import (
     assert_budgets_and_stop_end_the_search,
@@ -30,8 +30,9 @@ from .helpers import (
     replay,
     search_every_move,
 )
+from .recorded import check_recorded, check_result
 
-HAVE_TWO_DECK_C = HAVE_C and solver_core._cemperor is not None and solver_core._cspider is not None
+HAVE_TWO_DECK_C = emperor_family.CORE is not None and spider_family.CORE is not None
 IMPLS = ["c", "python"] if HAVE_TWO_DECK_C else ["python"]
 
 # (variant, options): Emperor; Spider with each suit count, and the Windows layout.
@@ -78,6 +79,7 @@ def test_c_and_python_agree(variant: str, options: dict[str, object]) -> None:
         game = open_game(variant, options, seed)
         c = solve(game, max_nodes=2_000, impl="c")
         py = solve(game, max_nodes=2_000, impl="python")
+        check_result(f"{variant}-{sorted(options.items())}-seed{seed}-2000", c)
         assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
         assert (c.implementation, py.implementation) == ("c", "python")
         outcomes.add(c.outcome)
@@ -209,15 +211,23 @@ def test_emperor_deadlock_is_proven_lost() -> None:
 # --- Spider's beams (docs/solver.md, "Spider"): reached with a small quick pass ----------------
 
 
+def spider_run(impl: str, state: State, max_nodes: int, **settings: object) -> tuple[int, list[Move], int]:
+    """One Spider search by the core (``impl="c"``) with the given settings: (outcome code, engine
+    moves, nodes), as the family's adapter hands the position over and reads the line back."""
+    from accordion.solver.spider import _pyspider
+
+    backend = spider_family._cspider if impl == "c" else _pyspider
+    code, raw, nodes = backend.spider_solve(*spider_family.core_args(state), max_nodes, 0.0, None, **settings)
+    return code, spider_family.spider_moves(raw), nodes
+
+
 def spider_with_quick_pass(
     impl: str, state: State, quick_nodes: int, max_nodes: int
 ) -> tuple[int, Sequence[object], int]:
     """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play) and no staged
     pass (two and four suits run it first), so that a small budget reaches the beams: (outcome
     code, engine moves, nodes)."""
-    backend = solver_core._cspider if impl == "c" else solver_core._pyspider
-    entry = functools.partial(backend.spider_solve, quick_nodes=quick_nodes, stages=())
-    return solver_core._two_deck_solve(entry, solver_core.DEAL, state, False, max_nodes, 0.0, None)
+    return spider_run(impl, state, max_nodes, quick_nodes=quick_nodes, stages=())
 
 
 def test_spider_beam_wins_and_replays() -> None:
@@ -227,6 +237,7 @@ def test_spider_beam_wins_and_replays() -> None:
     game = open_game("spider", {"suits": 2}, 6)
     results = [spider_with_quick_pass(impl, game.state, 100, 30_000) for impl in IMPLS]
     code, moves, nodes = results[0]
+    check_recorded("spider-2suits-seed6-beam", code, moves, nodes)
     assert code == 1 and 100 < nodes < 30_000
     assert all(r == results[0] for r in results)
     replay(game, tuple(moves))
@@ -238,6 +249,7 @@ def test_spider_beams_c_and_python_agree(suits: int) -> None:
     for seed in range(3):
         state = open_game("spider", {"suits": suits}, seed).state
         c = spider_with_quick_pass("c", state, 200, 5_000)
+        check_recorded(f"spider-{suits}suits-seed{seed}-beams", *c)
         assert c == spider_with_quick_pass("python", state, 200, 5_000), seed
 
 
@@ -249,12 +261,9 @@ def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
     game = open_game("spider", {"suits": 4}, 35)
     results = []
     for impl in IMPLS:
-        backend = solver_core._cspider if impl == "c" else solver_core._pyspider
-        entry = functools.partial(backend.spider_solve, stages=((5_000, 2, 0, 0),))
-        results.append(
-            solver_core._two_deck_solve(entry, solver_core.DEAL, game.state, False, 25_000, 0.0, None)
-        )
+        results.append(spider_run(impl, game.state, 25_000, stages=((5_000, 2, 0, 0),)))
     code, moves, nodes = results[0]
+    check_recorded("spider-4suits-seed35-staged", code, moves, nodes)
     assert code == 1 and nodes == 20_995
     assert all(r == results[0] for r in results)
     replay(game, tuple(moves))
@@ -266,10 +275,8 @@ def spider_with_stages(
     """One Spider search with the staged pass's settings ``stages`` (first stage size, positions
     a stage DEALs from, piles they must differ in, share of the budget): (outcome code, engine
     moves, nodes)."""
-    backend = solver_core._cspider if impl == "c" else solver_core._pyspider
-    entry = functools.partial(backend.spider_solve, stages=stages)
     state = open_game("spider", {"suits": suits}, seed).state
-    return solver_core._two_deck_solve(entry, solver_core.DEAL, state, False, max_nodes, 0.0, None)
+    return spider_run(impl, state, max_nodes, stages=stages)
 
 
 def test_spider_stage_settings_in_turn_each_from_scratch() -> None:
@@ -282,6 +289,7 @@ def test_spider_stage_settings_in_turn_each_from_scratch() -> None:
     assert spider_with_stages("c", 35, ((2_000, 2, 0, 0),), 5_000)[0] == 0
     portfolio = ((2_000, 2, 0, 5_000), (3_000, 2, 0, 0))
     results = [spider_with_stages(impl, 35, portfolio, 30_000) for impl in IMPLS]
+    check_recorded("spider-4suits-seed35-portfolio", *results[0])
     assert results[0] == (1, alone[1], 5_001 + 12_995)
     assert all(r == results[0] for r in results)
     replay(open_game("spider", {"suits": 4}, 35), tuple(alone[1]))
@@ -293,6 +301,7 @@ def test_spider_stage_deals_from_positions_apart() -> None:
     33,000 from the two best; C and Python agree and the line replays."""
     assert spider_with_stages("c", 591, ((2_000, 2, 0, 0),), 33_000)[0] == 0
     results = [spider_with_stages(impl, 591, ((2_000, 2, 3, 0),), 33_000) for impl in IMPLS]
+    check_recorded("spider-4suits-seed591-apart", *results[0])
     assert results[0][0] == 1 and results[0][2] == 32_358
     assert all(r == results[0] for r in results)
     replay(open_game("spider", {"suits": 4}, 591), tuple(results[0][1]))
@@ -303,6 +312,7 @@ def test_spider_two_suits_run_the_staged_pass() -> None:
     5,115 (the other passes need about 150,000); C and Python agree and the line replays."""
     assert spider_with_stages("c", 24, (), 6_000, suits=2)[0] == 0
     results = [spider_with_stages(impl, 24, ((1_000, 2, 0, 0),), 6_000, suits=2) for impl in IMPLS]
+    check_recorded("spider-2suits-seed24-staged", *results[0])
     assert results[0][0] == 1 and results[0][2] == 5_115
     assert all(r == results[0] for r in results)
     replay(open_game("spider", {"suits": 2}, 24), tuple(results[0][1]))
@@ -373,7 +383,7 @@ def test_emperor_restart_wins_what_one_pass_does_not() -> None:
     """Seed 103: no win in 60,000 positions without restarts (the first pass, then the full
     search), a win found by a restart with its move order shaken; C and Python give the same
     line and node count, and the line replays through the engine."""
-    from accordion.solver import _cemperor, _pyemperor
+    from accordion.solver.emperor import _cemperor, _pyemperor
 
     game = open_game("emperor", {}, 103)
     plain = _cemperor.emperor_solve(
@@ -381,6 +391,7 @@ def test_emperor_restart_wins_what_one_pass_does_not() -> None:
     )
     assert plain[0] == 0  # UNKNOWN
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
+    check_recorded("emperor-seed103-restart", *c)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
     assert c[0] == 1 and c == py
     assert SMALL_PASSES["quick_nodes"] < c[2] < SMALL_PASSES["quick_total"]  # in a restart
@@ -404,10 +415,11 @@ def replay_core_line(game: Game, line: list[tuple[int, int, int, int, int]]) -> 
 def test_emperor_restarts_agree(seed: int) -> None:
     """C and Python through the whole schedule (first pass, shaken restarts with and without the
     cut, the full search): same outcome, moves and nodes."""
-    from accordion.solver import _cemperor, _pyemperor
+    from accordion.solver.emperor import _cemperor, _pyemperor
 
     game = open_game("emperor", {}, seed)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
+    check_recorded(f"emperor-seed{seed}-restarts", *c)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
     assert c == py
 
@@ -418,12 +430,13 @@ def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
     """Seeds 1 and 100004: no win in 60,000 positions without the beams (the quick passes and the
     full search), a win by a beam (16, then 32, ... wide) in the same budget, under 30,000
     positions; C and Python give the same line and node count, and the line replays."""
-    from accordion.solver import _cemperor, _pyemperor
+    from accordion.solver.emperor import _cemperor, _pyemperor
 
     game = open_game("emperor", {}, seed)
     passes = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, beam_first=0)
     assert passes[0] == 0  # UNKNOWN
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    check_recorded(f"emperor-seed{seed}-beam", *c)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
     assert c[0] == 1 and c == py
     assert c[2] < 30_000
@@ -435,10 +448,11 @@ def test_emperor_full_move_beam_wins() -> None:
     """Seed 26: the beams over the cut's moves alone do not win it (nor did that search in 4 M
     positions), the beam over the full search's moves that follows the first does, at 37,041
     positions; C and Python agree and the line replays."""
-    from accordion.solver import _cemperor, _pyemperor
+    from accordion.solver.emperor import _cemperor, _pyemperor
 
     game = open_game("emperor", {}, 26)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
+    check_recorded("emperor-seed26-full-move-beam", *c)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
     assert c[0] == 1 and c == py
     assert c[2] == 37_041
@@ -451,11 +465,12 @@ def test_emperor_beams_then_restarts_agree(seed: int) -> None:
     """C and Python through the whole schedule with beams (16, 32, 64 wide, each over the cut's
     moves then the full ones; then the first pass, the restarts and the full search): same
     outcome, moves and nodes."""
-    from accordion.solver import _cemperor, _pyemperor
+    from accordion.solver.emperor import _cemperor, _pyemperor
 
     game = open_game("emperor", {}, seed)
     passes = {**SMALL_PASSES, "beam_first": 16, "beam_last": 64}
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
+    check_recorded(f"emperor-seed{seed}-beams-restarts", *c)
     py = _pyemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
     assert c == py
 
@@ -465,7 +480,7 @@ def test_emperor_macro_moves_are_legal_in_the_engine() -> None:
     on positions reached by random play from open deals, is a sequence of legal engine moves:
     a drawn Ace, for one, is compelled, so it only goes up (a search that also put it on a 2 won
     lines that did not replay)."""
-    from accordion.solver import _pyemperor as pe
+    from accordion.solver.emperor import _pyemperor as pe
 
     rng = random.Random(5)
     checked_aces = 0

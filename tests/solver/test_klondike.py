@@ -90,8 +90,8 @@ def small_quick_passes(backend: object, quick_nodes: int, quick_total: int, **op
 def test_restarted_quick_passes_agree_and_their_wins_replay(variant: str) -> None:
     """Quick passes of 300 positions up to 3,000, then the full search: C and Python take the same
     noisy restarts (same moves, node count and verdict), and a win found by a restart replays."""
-    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     options = {"partial_runs": True, "foundation_return": True}
     won_by_a_restart = 0
@@ -121,8 +121,8 @@ def test_restarts_with_the_full_moves_agree_and_change_the_search(variant: str) 
     other one, none): C and Python agree move for move, wins replay, LOST only where the cut-only
     schedule says LOST too (the full search decides it), and the full-move restarts do search differently
     (else the knob, or the split of the cuts from the quick phase, does nothing)."""
-    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     options = {"partial_runs": True, "foundation_return": True}
     differs = 0
@@ -169,8 +169,8 @@ def test_beams_agree_and_win_what_the_passes_miss() -> None:
     move and node for node, every win replays, a LOST is the full search's with or without the
     beams, and turning one, seed 1, left unknown in 12,000 positions without them, is won by a
     beam within the quick passes' 6,000."""
-    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     options = {"partial_runs": True, "foundation_return": True}
     for variant, seeds in (("klondike", range(4)), ("klondike-draw-one", range(4))):
@@ -196,8 +196,8 @@ def test_beams_by_default_turning_three_only() -> None:
     """Unless asked, the beams run turning three and not turning one (where they cost the
     restarts more wins than they made): with small quick passes, the default search equals the
     one without beams turning one on every deal, and differs from it turning three on some."""
-    from accordion.solver import _cklondike  # type: ignore[attr-defined]
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _cklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     def with_beams(beam_first: int | None) -> _Options:
         """Small quick passes; the beams by default (None), or from ``beam_first`` wide."""
@@ -363,7 +363,7 @@ def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver() -> None:
 def test_c_core_refuses_a_card_outside_the_deck(where: str) -> None:
     """A card is 0..51: the compiled core indexes its tables by card, so anything else must be
     refused before it is read (as every other core does), not searched."""
-    from accordion.solver import _cklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike import _cklondike  # type: ignore[attr-defined]
 
     piles = [bytes([0, 52]) if where == "pile" else bytes([0, 1])]
     talon = bytes([2, 52]) if where == "talon" else bytes([2, 3])
@@ -449,7 +449,7 @@ def full_search_with(
     """The full search alone of ``state`` (a quick pass of one position, then no quick passes),
     as a function of the backend and of one switch of the search (``switch``, a cut) on or off,
     the other ``options`` fixed: (outcome code, engine moves, nodes)."""
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     search = rules.search(state)
 
@@ -465,7 +465,7 @@ def test_a_dominating_cur_reaches_every_talon_card_the_other_reaches() -> None:
     """The lemma the talon dominance rests on, for every talon length and ``cur`` turning two and
     three with passes unlimited: each ``cur`` taken as a dominator reaches (with DRAWs and a
     REDEAL) every talon card the dominated ``cur`` reaches. Taking any other ``cur`` fails here."""
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     checked = 0
     for draw in (2, 3):
@@ -531,11 +531,11 @@ def test_talon_dominance_keeps_every_verdict_of_the_brute_force(options: dict[st
 
 def solver_backends() -> list[object]:
     """The Klondike searches to compare: the C core first when it is built, then the Python twin."""
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     backends: list[object] = [_pyklondike]
     if HAVE_C:
-        from accordion.solver import _cklondike  # type: ignore[attr-defined]
+        from accordion.solver.klondike import _cklondike  # type: ignore[attr-defined]
 
         backends.insert(0, _cklondike)
     return backends
@@ -563,7 +563,7 @@ def assert_the_brute_force_verdict(
 def search_position(state: State) -> object:
     """The search's own position (``_pyklondike._Pos``) of an engine state, passes unlimited."""
     from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     waste = list(WASTE.get(state))
     found = [len(f) for f in FOUNDATIONS.get(state)]
@@ -598,7 +598,7 @@ def test_a_dead_end_is_a_loss_the_brute_force_confirms(variant: str, options: di
     search answers LOST in 0 positions in C and Python; it decides positions ``never_free`` does
     not. (Without foundation_return, where the brute force stays small; the next test has a
     dead end with it.)"""
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"dead ends {variant}{sorted(options.items())}")
@@ -648,8 +648,8 @@ def test_a_hand_made_dead_end_with_foundation_return(variant: str) -> None:
     """The published rules (foundation_return): the talon cycle above is LOST in 0 positions in C
     and Python; without the dead-end test it takes a search (``never_free`` misses it, since it
     counts every talon card as free); the brute force confirms the losses it can decide."""
-    from accordion.solver import _pyklondike
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _pyklondike
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     options = {"partial_runs": True, "foundation_return": True}
     rules = open_game(variant, options, 0).rules
@@ -738,8 +738,8 @@ def test_equivalent_runs_send_a_covered_twin_home(variant: str) -> None:
     it with the same line, which replays and sends the Ten of hearts onto the Jack of clubs and
     then the Jack of spades home; without the twin-home move the same search would answer LOST
     (the swapped position is found in the table), which is why the move exists."""
-    from accordion.solver import _pyklondike
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _pyklondike
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     rules = open_game(variant, {"partial_runs": True}, 0).rules
     state = twin_home_position(rules)
@@ -807,7 +807,7 @@ def test_equivalent_runs_shrink_a_loss_proof() -> None:
     """Seed 156 turning three (the published rules): the full search alone proves the loss in under
     a third of the positions it takes without equivalent runs (C: 38,285 against 145,527), and the
     Python twin counts the same."""
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, 156)
     full_search = full_search_with(game.rules, game.state, 1_000_000, "equivalent_runs")
@@ -821,10 +821,10 @@ def test_equivalent_runs_shrink_a_loss_proof() -> None:
 
 def _cklondike_or_python() -> object:
     if HAVE_C:
-        from accordion.solver import _cklondike  # type: ignore[attr-defined]
+        from accordion.solver.klondike import _cklondike  # type: ignore[attr-defined]
 
         return _cklondike
-    from accordion.solver import _pyklondike
+    from accordion.solver.klondike import _pyklondike
 
     return _pyklondike
 

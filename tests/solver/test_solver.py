@@ -28,7 +28,8 @@ from accordion.solver import (
     solve,
 )
 from accordion.solver import core as solve_module
-from accordion.solver.core import _generic_solve
+from accordion.solver.generic.adapter import generic_solve as _generic_solve
+from accordion.solver.row import adapter as row_family
 
 from .helpers import replay
 
@@ -352,7 +353,7 @@ def test_c_and_python_agree(variant: str) -> None:
 
 def test_python_path_is_chosen_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(solve_module, "HAVE_C", False)
-    monkeypatch.setattr(solve_module, "_csolver", None)
+    monkeypatch.setattr(row_family, "CORE", None)
     result = solve(new_game("accordion", seed=2), max_nodes=50_000)
     assert result.implementation == "python" and result.won
     with pytest.raises(ValueError):

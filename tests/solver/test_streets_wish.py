@@ -17,7 +17,9 @@ from accordion.engine import new_game
 from accordion.engine.core import Rules, State
 from accordion.engine.games.wish import DECK
 from accordion.engine.moves import Zone, transfer
-from accordion.solver import HiddenInformationError, Outcome, StopFlag, _pystreets, core, hint, solve
+from accordion.solver import HiddenInformationError, Outcome, StopFlag, hint, solve
+from accordion.solver.streets import _pystreets
+from accordion.solver.streets import adapter as streets_family
 
 from .helpers import (
     assert_budgets_and_stop_end_the_search,
@@ -26,8 +28,9 @@ from .helpers import (
     replay,
     search_every_move,
 )
+from .recorded import check_recorded, check_result
 
-HAVE_STREETS_C = core.HAVE_C and core._cstreets is not None
+HAVE_STREETS_C = streets_family.CORE is not None
 IMPLS = ["c", "python"] if HAVE_STREETS_C else ["python"]
 
 
@@ -63,6 +66,7 @@ def test_streets_c_and_python_agree() -> None:
         game = new_game("streets-and-alleys", {}, seed=seed)
         c = solve(game, max_nodes=70_000, impl="c")
         py = solve(game, max_nodes=70_000, impl="python")
+        check_result(f"streets-seed{seed}-70000", c)
         assert (c.outcome, c.moves, c.nodes) == (py.outcome, py.moves, py.nodes), seed
         assert (c.implementation, py.implementation) == ("c", "python")
         outcomes.add(c.outcome)
@@ -81,9 +85,10 @@ def test_streets_restarts_c_and_python_agree() -> None:
     outcomes, restarted, ran_on = set(), False, False
     for seed in [*range(22), 33]:
         piles = deal_piles(seed)
-        c = core._cstreets.streets_solve(
+        c = streets_family._cstreets.streets_solve(
             piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0
         )
+        check_recorded(f"streets-seed{seed}-restarts", *c)
         py = _pystreets.streets_solve(
             piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 70_000, best_first_nodes=0
         )
@@ -108,7 +113,7 @@ def test_streets_best_first_c_and_python_agree(
     pass_won = pass_lost = after = 0
     for seed in range(30):
         piles = deal_piles(seed)
-        c = core._cstreets.streets_solve(
+        c = streets_family._cstreets.streets_solve(
             piles,
             [0] * 4,
             _pystreets.BUILD_ANY_SUIT,
@@ -117,6 +122,7 @@ def test_streets_best_first_c_and_python_agree(
             first_attempt=first_attempt,
             best_first_nodes=best_first_nodes,
         )
+        check_recorded(f"streets-seed{seed}-best-first-{first_attempt}-{best_first_nodes}-{max_nodes}", *c)
         py = _pystreets.streets_solve(
             piles,
             [0] * 4,
@@ -143,7 +149,8 @@ def test_other_build_rules_c_and_python_agree(build: int, space_any: bool) -> No
     for seed in range(6):
         state = new_game("streets-and-alleys", {}, seed=seed).state
         piles = [bytes(p) for p in state.tableau]  # type: ignore[attr-defined]
-        c = core._cstreets.streets_solve(piles, [0] * 4, build, space_any, 5_000)
+        c = streets_family._cstreets.streets_solve(piles, [0] * 4, build, space_any, 5_000)
+        check_recorded(f"streets-seed{seed}-build{build}-space_any{space_any}", *c)
         py = _pystreets.streets_solve(piles, [0] * 4, build, space_any, 5_000)
         assert c == py, seed
         outcomes.add(c[0])
@@ -188,7 +195,7 @@ def test_streets_best_first_verdicts_match_brute_force(impl: str, frozen_test: b
     decided at the root (a frozen root), so fewer are left to the pass."""
     rules = new_game("streets-and-alleys", {}, seed=0).rules
     rng = random.Random("streets-and-alleys best-first")
-    backend = core._cstreets if impl == "c" else _pystreets
+    backend = streets_family._cstreets if impl == "c" else _pystreets
     verdicts = {True: 0, False: 0}
     for _ in range(150):
         state = small_streets_position(rules, rng)
@@ -248,9 +255,10 @@ def test_streets_frozen_cut_c_and_python_agree() -> None:
         piles = deal_piles(seed)
         runs = []
         for frozen_test in (False, True):
-            c = core._cstreets.streets_solve(
+            c = streets_family._cstreets.streets_solve(
                 piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000, frozen_test=frozen_test
             )
+            check_recorded(f"streets-seed{seed}-frozen_test{frozen_test}", *c)
             py = _pystreets.streets_solve(
                 piles, [0] * 4, _pystreets.BUILD_ANY_SUIT, True, 30_000, frozen_test=frozen_test
             )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
 
-from ._pysolver import _SplitMix
+from .row._pysolver import _SplitMix
 
 
 def rank(c: int) -> int:

@@ -2,7 +2,9 @@
 
 Pure functions of engine positions: no I/O, no clock except for the optional time
 budget. Which search runs is what the game says fits it (``Rules.search(state)``, a
-record from ``engine.search``); this module imports no game module (docs/solver.md):
+record from ``engine.search``), looked up in the registry of families
+(``solver/registry.py``: one folder of ``solver/`` a family, its README.md its page); this
+module imports no game module (docs/solver.md):
 
 - stacking games (Accordion, Relaxed Accordion, Accordion's Revenge, 23 Skidoo), all
   cards face up: depth-first search over the sequence of pile *tops* (the cards under
@@ -13,7 +15,8 @@ record from ``engine.search``); this module imports no game module (docs/solver.
   Push Pin, Double Jump, French): an exact interval dynamic programme, O(n³);
 - Concertina and Bayan: depth-first search over the subsets of the row;
 - anything else with no hidden cards (The Queen and Her Lad once its stock is empty):
-  a generic depth-first search through the engine's own rules, in Python.
+  a generic depth-first search through the engine's own rules, in Python (also the
+  tableau games' search where their compiled core is not built).
 
 Hidden information is refused: a position with cards in the stock raises
 ``HiddenInformationError`` (the solver would have to read the stock), and a game whose
@@ -36,50 +39,17 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..engine.cards import RANK
 from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
 from ..engine.hint import visible_move
-from ..engine.moves import DEAL, DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
-from ..engine.search import (
-    Build,
-    EmperorSearch,
-    KlondikeSearch,
-    NoSearch,
-    OpenTableauSearch,
-    Removal,
-    RemoveSearch,
-    Search,
-    SpiderSearch,
-    StackSearch,
-    TopPairsSearch,
-)
-from ..engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
-from . import _pyemperor, _pyklondike, _pysolver, _pyspider, _pystreets, _pywish
+from ..engine.moves import Move
+from ..engine.search import NoSearch
+from .family import LOST, UNKNOWN, WON, Budget
+from .registry import HAVE_C as HAVE_C
+from .registry import family_of
 
-try:  # the compiled core, built by setup.py; optional
-    from . import _csolver  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - exercised on machines without a compiler
-    _csolver = None
-try:  # the compiled Klondike search, built beside it
-    from . import _cklondike  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    _cklondike = None
-try:  # the compiled open-tableau search (Streets and Alleys), built beside them
-    from . import _cstreets  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    _cstreets = None
-try:  # the compiled Emperor and Spider searches, built beside it
-    from . import _cemperor, _cspider  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    _cemperor = _cspider = None
-
-# Every compiled core built (a missing one would quietly leave its games on the Python path).
-HAVE_C = None not in (_csolver, _cklondike, _cstreets, _cemperor, _cspider)
 IMPLEMENTATIONS = ("c", "python") if HAVE_C else ("python",)
-
-_CHANCE = (Deal, Redeal)
 
 
 class StopFlag:
@@ -160,19 +130,7 @@ class SolveResult:
         return self.outcome is Outcome.UNKNOWN
 
 
-_OUTCOMES = {_pysolver.WON: Outcome.WON, _pysolver.LOST: Outcome.LOST, _pysolver.UNKNOWN: Outcome.UNKNOWN}
-
-
-def _backend(impl: str | None) -> Any:
-    if impl is None:
-        return _csolver if HAVE_C else _pysolver
-    if impl == "python":
-        return _pysolver
-    if impl == "c":
-        if not HAVE_C:
-            raise ValueError("the compiled solver is not built here; use impl='python' (or None)")
-        return _csolver
-    raise ValueError(f"impl={impl!r}: choose 'c', 'python' or None")
+_OUTCOMES = {WON: Outcome.WON, LOST: Outcome.LOST, UNKNOWN: Outcome.UNKNOWN}
 
 
 def _unpack(game_or_state: Game | State, rules: Rules | None) -> tuple[Rules, State]:
@@ -236,306 +194,31 @@ def solve(
         raise ValueError(f"max_nodes={max_nodes!r}: a positive number of positions, or None")
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"max_seconds={max_seconds!r}: a positive number of seconds, or None")
-    nodes_limit = max_nodes or 0
-    seconds_limit = float(max_seconds or 0.0)
+    if impl not in (None, "c", "python"):
+        raise ValueError(f"impl={impl!r}: choose 'c', 'python' or None")
+    if impl == "c" and not HAVE_C:
+        raise ValueError("the compiled solver is not built here; use impl='python' (or None)")
     started = time.perf_counter()
-    moves: list[Move]
     search = rules.search(state)
-    flag = stop.flag if stop is not None else None
-    backend: Any = _pysolver
-    progress = bytearray(1)  # written by the Klondike search only
-    if isinstance(search, StackSearch):
-        backend = _backend(impl)
-        tops = bytes(p[-1] for p in state.row)
-        if search.goal >= 0 and search.goal not in tops:
-            code, raw, nodes = _pysolver.LOST, [], 1
-        else:
-            code, raw, nodes = backend.stack_solve(
-                tops,
-                search.near,
-                search.far,
-                search.right,
-                search.strict,
-                search.win_piles,
-                search.goal,
-                nodes_limit,
-                seconds_limit,
-                stop=flag,
-            )
-        moves = [stack(s, d) for s, d in raw]
-        method = "stack-dfs"
-    elif isinstance(search, RemoveSearch):
-        backend = _backend(impl)
-        if search.removal is Removal.INNER:
-            cards = bytes(p[0] for p in state.row)
-            code, raw, nodes = backend.elim_dp(
-                cards, search.one, search.two, nodes_limit, seconds_limit, stop=flag
-            )
-            method = "interval-dp"
-        else:
-            pairs = search.removal is Removal.PAIRS
-            cards = bytes(p[-1] if pairs else p[0] for p in state.row)
-            code, raw, nodes = backend.elim_solve(
-                cards,
-                _pysolver.MODE_PAIRS if pairs else _pysolver.MODE_OUTER,
-                search.one,
-                search.two,
-                search.win_cards,
-                nodes_limit,
-                seconds_limit,
-                stop=flag,
-            )
-            method = "subset-dfs"
-        moves = [remove(*m) for m in raw]
-    elif isinstance(search, KlondikeSearch):
-        backend = _cklondike if _backend(impl) is _csolver else _pyklondike
-        code, moves, nodes = _klondike_solve(
-            backend, search, state, nodes_limit, seconds_limit, flag, progress, equivalent_runs
-        )
-        method = "klondike-dfs"
-    elif isinstance(search, OpenTableauSearch):
-        backend = _streets_backend(impl)
-        code, moves, nodes = _streets_solve(backend, search, state, nodes_limit, seconds_limit, flag)
-        method = "open-tableau-dfs"
-    elif isinstance(search, TopPairsSearch):
-        backend = _pywish  # exact in milliseconds in Python (docs/solver.md, "Wish"): no compiled twin
-        piles = [bytes(RANK[c] for c in pile) for pile in TABLEAU.get(state)]
-        code, raw, nodes = _pywish.pairs_solve(piles, nodes_limit, seconds_limit, stop=flag)
-        moves = [remove(i, j) for i, j in raw]
-        method = "pairs-dfs"
-    elif isinstance(search, EmperorSearch):
-        compiled = _backend(impl) is _csolver and _cemperor is not None
-        backend = _cemperor if compiled else _pyemperor
-        code, moves, nodes = _two_deck_solve(
-            backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit, flag
-        )
-        method = "emperor-dfs"
-    elif isinstance(search, SpiderSearch):
-        compiled = _backend(impl) is _csolver and _cspider is not None
-        backend = _cspider if compiled else _pyspider
-        code, moves, nodes = _two_deck_solve(
-            backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit, flag
-        )
-        method = "spider-dfs"
-    else:
-        code, moves, nodes = _generic_solve(rules, state, nodes_limit, seconds_limit, flag)
-        method = "generic-dfs"
-
-    outcome = _OUTCOMES[code]
-    if outcome is Outcome.WON:
-        moves = _finish(rules, state, moves, search)
-    else:
-        moves = []
-    return SolveResult(
-        outcome=outcome,
-        moves=tuple(moves),
-        nodes=nodes,
-        seconds=time.perf_counter() - started,
-        method=method,
-        implementation="python" if backend in (_pysolver, _pyklondike) or backend in _PY_TWINS else "c",
-        without_redeal=search.chance_ahead,
-        progress=progress[0],
-    )
-
-
-_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's zone numbers 0..3
-
-
-def _klondike_solve(
-    backend: Any,
-    search: KlondikeSearch,
-    state: State,
-    max_nodes: int,
-    max_seconds: float,
-    stop: bytearray | None,
-    progress: bytearray | None = None,
-    equivalent_runs: bool = True,
-) -> tuple[int, list[Move], int]:
-    """Hand a Klondike position to the search as plain data; its primitive moves as engine moves.
-
-    The talon is the waste (bottom to top) then the stock (drawing order); ``cur`` is the
-    waste's length. Foundations are indexed by suit, as the game keeps them.
-    """
-    waste = WASTE.get(state)
-    redeals = -1 if search.passes == 0 else max(0, search.passes - 1 - search.redeals_used)
-    code, raw, nodes = backend.klondike_solve(
-        [bytes(p) for p in TABLEAU.get(state)],
-        list(DOWN.get(state)),
-        [len(f) for f in FOUNDATIONS.get(state)],
-        bytes(waste) + bytes(state.stock),
-        len(waste),
-        search.draw,
-        redeals,
-        search.partial_runs,
-        search.foundation_return,
-        search.moved,
-        max_nodes,
-        max_seconds,
-        stop=stop,
-        progress=progress,
+    budget = Budget(
+        max_nodes=max_nodes or 0,
+        max_seconds=float(max_seconds or 0.0),
+        stop=stop.flag if stop is not None else None,
+        impl=impl,
         equivalent_runs=equivalent_runs,
     )
-    moves: list[Move] = []
-    for src_zone, src, dst_zone, dst, count in raw:
-        if src_zone == _pyklondike.Z_STOCK:
-            moves.append(DRAW)
-        elif dst_zone == _pyklondike.Z_STOCK:
-            moves.append(REDEAL)
-        else:
-            moves.append(transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count))
-    return code, moves, nodes
-
-
-_PY_TWINS = (
-    _pystreets,
-    _pywish,
-    _pyemperor,
-    _pyspider,
-)  # the Python-only paths of the tableau searches below
-_BUILDS = {
-    Build.ANY_SUIT: _pystreets.BUILD_ANY_SUIT,
-    Build.ALTERNATE: _pystreets.BUILD_ALTERNATE,
-    Build.SAME_SUIT: _pystreets.BUILD_SAME_SUIT,
-}
-
-
-def _streets_backend(impl: str | None) -> Any:
-    """The open-tableau search: compiled where ``impl`` asks for C (or by default) and it is built."""
-    if _backend(impl) is _pysolver or (impl is None and _cstreets is None):
-        return _pystreets
-    if _cstreets is None:
-        raise ValueError("the compiled open-tableau search is not built here; use impl='python' (or None)")
-    return _cstreets
-
-
-def _streets_solve(
-    backend: Any,
-    search: OpenTableauSearch,
-    state: State,
-    max_nodes: int,
-    max_seconds: float,
-    stop: bytearray | None,
-) -> tuple[int, list[Move], int]:
-    """Hand an open single-card tableau to the search as plain data (foundations by suit)."""
-    code, raw, nodes = backend.streets_solve(
-        [bytes(p) for p in TABLEAU.get(state)],
-        [len(f) for f in FOUNDATIONS.get(state)],
-        _BUILDS[search.build],
-        search.space_any,
-        max_nodes,
-        max_seconds,
-        stop=stop,
+    found = family_of(search).solve(search, rules, state, budget)
+    outcome = _OUTCOMES[found.code]
+    return SolveResult(
+        outcome=outcome,
+        moves=tuple(found.moves) if outcome is Outcome.WON else (),
+        nodes=found.nodes,
+        seconds=time.perf_counter() - started,
+        method=found.method,
+        implementation=found.implementation,
+        without_redeal=search.chance_ahead,
+        progress=found.progress,
     )
-    moves: list[Move] = [
-        transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
-        for zone, src, dst in raw
-    ]
-    return code, moves, nodes
-
-
-def _two_deck_solve(
-    entry: Any,
-    from_stock: Move,
-    state: State,
-    waste: bool,
-    max_nodes: int,
-    max_seconds: float,
-    stop: bytearray | None,
-) -> tuple[int, list[Move], int]:
-    """Hand an Emperor (``waste``: with its waste and eight foundation heights) or Spider (the
-    count of suits lifted off) position to its search; its primitive moves as engine moves, a
-    move out of the stock being ``from_stock`` (Emperor's DRAW, Spider's DEAL)."""
-    foundations = FOUNDATIONS.get(state)
-    piles, downs = [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state))
-    if waste:
-        cards = WASTE.get(state)
-        code, raw, nodes = entry(
-            piles,
-            downs,
-            [len(f) for f in foundations],
-            bytes(cards) + bytes(state.stock),
-            len(cards),
-            max_nodes,
-            max_seconds,
-            stop=stop,
-        )
-    else:
-        code, raw, nodes = entry(
-            piles,
-            downs,
-            sum(1 for f in foundations if f),
-            bytes(state.stock),
-            max_nodes,
-            max_seconds,
-            stop=stop,
-        )
-    moves: list[Move] = [
-        from_stock
-        if src_zone == _pyklondike.Z_STOCK
-        else transfer(_ZONES[src_zone], src, _ZONES[dst_zone], dst, count)
-        for src_zone, src, dst_zone, dst, count in raw
-    ]
-    return code, moves, nodes
-
-
-def _finish(rules: Rules, state: State, moves: list[Move], search: Search) -> list[Move]:
-    """Play on after a win threshold is met until no move is left, so the game's status is WON.
-
-    Only ``win_piles`` > 1 needs it: fewer piles than the threshold stay fewer.
-    """
-    if not (isinstance(search, StackSearch) and search.win_piles > 1):
-        return moves
-    for m in moves:
-        state = rules.apply(state, m)
-    out = list(moves)
-    while True:
-        legal = [m for m in rules.legal_moves(state) if not isinstance(m, _CHANCE)]
-        if not legal:
-            return out
-        out.append(legal[0])
-        state = rules.apply(state, legal[0])
-
-
-def _generic_solve(
-    rules: Rules, state: State, max_nodes: int, max_seconds: float, stop: bytearray | None = None
-) -> tuple[int, list[Move], int]:
-    """Depth-first search through the engine's rules, for full-information games with no special search."""
-    deadline = time.monotonic() + max_seconds if max_seconds > 0 else 0.0
-    dead: set[State] = set()
-    path: list[Move] = []
-    nodes = 0
-
-    class _Stop(Exception):
-        pass
-
-    def dfs(s: State) -> bool:
-        nonlocal nodes
-        nodes += 1
-        if (max_nodes and nodes > max_nodes) or (
-            (nodes & 1023) == 0
-            and ((stop is not None and stop[0]) or (deadline and time.monotonic() > deadline))
-        ):
-            raise _Stop
-        if s in dead:
-            return False
-        legal = rules.legal_moves(s)
-        if not legal and rules.is_won(s):
-            return True
-        for m in legal:
-            if isinstance(m, _CHANCE):
-                continue
-            path.append(m)
-            if dfs(rules.apply(s, m)):
-                return True
-            path.pop()
-        dead.add(s)
-        return False
-
-    try:
-        won = dfs(state)
-    except _Stop:
-        return _pysolver.UNKNOWN, [], nodes
-    return (_pysolver.WON, list(path), nodes) if won else (_pysolver.LOST, [], nodes)
 
 
 # --- hints ----------------------------------------------------------------------------

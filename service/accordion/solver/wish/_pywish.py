@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import time
 
-from ._pycommon import Stop as _Stop
-from ._pysolver import LOST, UNKNOWN, WON
+from .._pycommon import Stop as _Stop
+from ..row._pysolver import LOST, UNKNOWN, WON
 
 
 def pairs_solve(

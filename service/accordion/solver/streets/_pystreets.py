@@ -12,10 +12,10 @@ from __future__ import annotations
 import heapq
 import time
 
-from ._pycommon import Stop as _Stop
-from ._pycommon import rank as _rank
-from ._pycommon import red_suit as _red_suit
-from ._pysolver import LOST, UNKNOWN, WON, _SplitMix
+from .._pycommon import Stop as _Stop
+from .._pycommon import rank as _rank
+from .._pycommon import red_suit as _red_suit
+from ..row._pysolver import LOST, UNKNOWN, WON, _SplitMix
 
 MAXDEPTH = 200_000  # deeper positions are cut (then LOST is not claimed), as in C
 TO_FOUND = 255

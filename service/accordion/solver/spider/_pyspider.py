@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 
-from ._pycommon import Search, deep_recursion
-from ._pycommon import Stop as _Stop
-from ._pycommon import rank as _rank
-from ._pysolver import LOST, UNKNOWN, WON
+from .._pycommon import Search, deep_recursion
+from .._pycommon import Stop as _Stop
+from .._pycommon import rank as _rank
+from ..row._pysolver import LOST, UNKNOWN, WON
 
 MAXDEPTH = 1000
 MAXPILE = 104  # the compiled core's room per pile: a move past it is not searched (hand-made positions only)

@@ -1,0 +1,1 @@
+"""The solver's emperor family: see README.md beside this file."""

@@ -1,0 +1,1 @@
+"""The solver's generic family: see README.md beside this file."""

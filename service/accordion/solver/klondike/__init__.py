@@ -1,0 +1,1 @@
+"""The solver's klondike family: see README.md beside this file."""

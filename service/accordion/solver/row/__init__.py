@@ -1,0 +1,1 @@
+"""The solver's row family: see README.md beside this file."""

@@ -1,0 +1,1 @@
+"""The solver's spider family: see README.md beside this file."""

@@ -1,0 +1,1 @@
+"""The solver's streets family: see README.md beside this file."""

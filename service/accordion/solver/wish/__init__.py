@@ -1,0 +1,1 @@
+"""The solver's wish family: see README.md beside this file."""
