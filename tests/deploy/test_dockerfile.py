@@ -212,7 +212,7 @@ def test_the_context_holds_what_the_build_copies_and_nothing_else(tmp_path: Path
     ):
         assert f"accordion/{module}.py" in names, module
     assert "accordion/py.typed" in names and any(
-        n.startswith("accordion/solver/_csolver") and n.endswith(".so") for n in names
+        n.startswith("accordion/solver/row/_csolver") and n.endswith(".so") for n in names
     )
     entry_points = (
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()

@@ -82,13 +82,67 @@ def test_french_says_a_chance_move_is_ahead_until_its_redeal() -> None:
 
 
 def test_the_solver_imports_no_game_module() -> None:
-    for path in SOLVER_DIR.glob("*.py"):
+    for path in SOLVER_DIR.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 assert "games" not in (node.module or ""), f"{path.name} imports {node.module}"
             elif isinstance(node, ast.Import):
                 assert not any("games" in a.name for a in node.names), path.name
+
+
+def solver_imports() -> dict[str, set[str]]:
+    """Each module of accordion.solver (its folder, dotted) and the modules of accordion.solver it
+    imports (relative imports resolved; a name imported from a package counted as the package)."""
+    graph: dict[str, set[str]] = {}
+    for path in SOLVER_DIR.rglob("*.py"):
+        parts = list(path.relative_to(SOLVER_DIR).with_suffix("").parts)
+        package = parts[:-1]
+        name = ".".join(p for p in parts if p != "__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                if node.level - 1 > len(package):
+                    continue  # above accordion.solver (the engine)
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}" if target else alias.name
+                    is_module = (SOLVER_DIR / sub.replace(".", "/")).with_suffix(".py").exists() or (
+                        SOLVER_DIR / sub.replace(".", "/")
+                    ).is_dir()
+                    found.add(sub if is_module else target)
+        graph[name] = {m for m in found if m and m != name}
+    return graph
+
+
+def test_the_families_stand_alone_and_the_imports_have_no_circle() -> None:
+    """A family (a folder of solver/) imports the engine, ``family.py``, its own folder and, as the
+    fallback where its core is not built, ``generic/``: never another family. And no module of
+    the solver imports itself back through others (no circle)."""
+    graph = solver_imports()
+    families = {name.split(".")[0] for name in graph if "." in name}
+    assert {"row", "klondike", "streets", "emperor", "spider", "wish", "generic"} <= families
+    for name, imports in graph.items():
+        family = name.split(".")[0] if "." in name else None
+        if family is None:
+            continue
+        for target in imports:
+            other = target.split(".")[0]
+            assert other in (family, "family", "generic"), f"{name} imports {target}"
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph.get(name, ())):
+            assert state.get(target) != 1, "import circle: " + " -> ".join([*path, name, target])
+            if target not in state:
+                walk(target, [*path, name])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name, [])
 
 
 # Accordion's Revenge with leap 2: deals the solver does not settle in 15 s.

@@ -10,7 +10,7 @@ from ...engine.moves import DRAW
 from ...engine.search import EmperorSearch
 from ...engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
 from ..family import Budget, Family, Found, core_moves
-from . import _pyemperor
+from ..generic.adapter import solve_generic
 
 try:  # the compiled core, built by setup.py; optional
     from . import _cemperor  # type: ignore[attr-defined]
@@ -50,15 +50,13 @@ def core_args(state: State) -> tuple[list[bytes], list[int], list[int], bytes, i
 
 def solve_emperor(search: EmperorSearch, rules: Rules, state: State, budget: Budget) -> Found:
     """The core's primitive moves back as engine moves (a move out of the stock is a DRAW).
-    Without the core: the Python twin."""
-    backend: EmperorCore = _pyemperor
-    implementation = "python"
-    if CORE is not None and budget.compiled(CORE):
-        backend, implementation = CORE, "c"
-    code, raw, nodes = backend.emperor_solve(
+    Without the core: the generic search."""
+    if CORE is None or not budget.compiled(CORE):
+        return solve_generic(search, rules, state, budget)
+    code, raw, nodes = CORE.emperor_solve(
         *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop
     )
-    return Found(code, core_moves(raw, DRAW), nodes, "emperor-dfs", implementation)
+    return Found(code, core_moves(raw, DRAW), nodes, "emperor-dfs", "c")
 
 
 FAMILY = Family("emperor", EmperorSearch, solve_emperor, compiled=CORE is not None)

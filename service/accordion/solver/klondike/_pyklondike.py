@@ -7,13 +7,13 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
-from .._pycommon import RestartingSearch, deep_recursion
-from .._pycommon import Stop as _Stop
-from .._pycommon import beam as _beam
-from .._pycommon import builds_alternate as _builds_on
-from .._pycommon import rank as _rank
-from .._pycommon import red_suit as _red_suit
-from ..row._pysolver import LOST, UNKNOWN, WON
+from ..family import LOST, UNKNOWN, WON
+from ._pycommon import RestartingSearch, deep_recursion
+from ._pycommon import Stop as _Stop
+from ._pycommon import beam as _beam
+from ._pycommon import builds_alternate as _builds_on
+from ._pycommon import rank as _rank
+from ._pycommon import red_suit as _red_suit
 
 MAXMOVES = 200
 MAXDEPTH = 1000

@@ -10,7 +10,7 @@ from ...engine.moves import DEAL, Move
 from ...engine.search import SpiderSearch
 from ...engine.tableau import DOWN, FOUNDATIONS, TABLEAU
 from ..family import Budget, Family, Found, core_moves
-from . import _pyspider
+from ..generic.adapter import solve_generic
 
 try:  # the compiled core, built by setup.py; optional
     from . import _cspider  # type: ignore[attr-defined]
@@ -51,15 +51,13 @@ def spider_moves(raw: list[tuple[int, int, int, int, int]]) -> list[Move]:
 
 
 def solve_spider(search: SpiderSearch, rules: Rules, state: State, budget: Budget) -> Found:
-    """Without the core: the Python twin."""
-    backend: SpiderCore = _pyspider
-    implementation = "python"
-    if CORE is not None and budget.compiled(CORE):
-        backend, implementation = CORE, "c"
-    code, raw, nodes = backend.spider_solve(
+    """Without the core: the generic search."""
+    if CORE is None or not budget.compiled(CORE):
+        return solve_generic(search, rules, state, budget)
+    code, raw, nodes = CORE.spider_solve(
         *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop
     )
-    return Found(code, spider_moves(raw), nodes, "spider-dfs", implementation)
+    return Found(code, spider_moves(raw), nodes, "spider-dfs", "c")
 
 
 FAMILY = Family("spider", SpiderSearch, solve_spider, compiled=CORE is not None)

@@ -10,7 +10,7 @@ from ...engine.moves import Zone, transfer
 from ...engine.search import Build, OpenTableauSearch
 from ...engine.tableau import FOUNDATIONS, TABLEAU
 from ..family import Budget, Family, Found
-from . import _pystreets
+from ..generic.adapter import solve_generic
 
 try:  # the compiled core, built by setup.py; optional
     from . import _cstreets  # type: ignore[attr-defined]
@@ -40,12 +40,10 @@ CORE: StreetsCore | None = _cstreets  # a module attribute, so that a test can t
 
 def solve_streets(search: OpenTableauSearch, rules: Rules, state: State, budget: Budget) -> Found:
     """Hand an open single-card tableau to the core as plain data (foundations by suit); its moves
-    ``(to_foundation, src, dst)`` back as engine moves. Without the core: the Python twin."""
-    backend: StreetsCore = _pystreets
-    implementation = "python"
-    if CORE is not None and budget.compiled(CORE):
-        backend, implementation = CORE, "c"
-    code, raw, nodes = backend.streets_solve(
+    ``(to_foundation, src, dst)`` back as engine moves. Without the core: the generic search."""
+    if CORE is None or not budget.compiled(CORE):
+        return solve_generic(search, rules, state, budget)
+    code, raw, nodes = CORE.streets_solve(
         [bytes(p) for p in TABLEAU.get(state)],
         [len(f) for f in FOUNDATIONS.get(state)],
         BUILDS[search.build],
@@ -58,7 +56,7 @@ def solve_streets(search: OpenTableauSearch, rules: Rules, state: State, budget:
         transfer(Zone.TABLEAU, src, Zone.FOUNDATION if zone else Zone.TABLEAU, dst, 1)
         for zone, src, dst in raw
     ]
-    return Found(code, list(moves), nodes, "open-tableau-dfs", implementation)
+    return Found(code, list(moves), nodes, "open-tableau-dfs", "c")
 
 
 FAMILY = Family("streets", OpenTableauSearch, solve_streets, compiled=CORE is not None)

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import time
 
-from .._pycommon import Stop as _Stop
-from ..row._pysolver import LOST, UNKNOWN, WON
+from ..family import LOST, UNKNOWN, WON
+
+
+class _Stop(Exception):
+    """Unwinds the search at its budget or stop flag."""
 
 
 def pairs_solve(

@@ -1,4 +1,5 @@
-"""What the pure-Python twins of the tableau searches share (as the C cores share ``_ccommon.h``):
+"""What the Klondike twin builds on (the C cores share the same in ``_ccommon.h``; the Streets,
+Emperor and Spider twins that shared it too were dropped in issue 30):
 card arithmetic, the exception that unwinds a search, the beam pass (Spider's, Emperor's and
 Klondike's), and the searches' common part (``Search``: node counting, the depth-first step, the
 full search; ``RestartingSearch``: the quick passes with restart noise, Klondike's and Emperor's)."""
@@ -11,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
 
-from .row._pysolver import _SplitMix
+from ...engine.rng import SplitMix64 as _SplitMix  # the C cores' restart noise (_ccommon.h)
 
 
 def rank(c: int) -> int:
