@@ -32,6 +32,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, TextIO, TypeAlias
 
 import grpc
@@ -76,12 +77,12 @@ def status_of(context: Context, failure: BaseException | None) -> grpc.StatusCod
 MAX_LOGGED_ID = 64  # characters of a game id that is not a valid one
 
 
-def game_id_of(request: Any, response: Any = None) -> str:
+def game_id_of(request: object, response: object = None) -> str:
     game_id = getattr(request, "game_id", "")
     if not game_id and type(response) is bytes:
         game_id = _first_game_id(response)
-    elif not game_id and response is not None and hasattr(response, "game"):
-        game_id = response.game.id
+    elif not game_id and response is not None:  # a reply with a Game has its id
+        game_id = getattr(getattr(response, "game", None), "id", "")
     game_id = str(game_id)
     if len(game_id) > MAX_LOGGED_ID:
         return game_id[:MAX_LOGGED_ID] + "…"
@@ -222,7 +223,7 @@ _failures = logging.getLogger(__name__)  # a failed flush is told here (stderr)
 def configure_access_log(
     stream: TextIO | None,
     min_level: int = _INFO,
-    extra: Mapping[str, object] = (),  # type: ignore[assignment]
+    extra: Mapping[str, object] = MappingProxyType({}),
     sample_every: int = 1,
 ) -> None:
     """Write access lines directly to ``stream`` (None: through structlog). ``server.configure_logging``
@@ -286,7 +287,13 @@ _ALWAYS = frozenset(("error", "refused"))  # outcomes whose lines are never samp
 
 
 def _call_fields(
-    info: CallInfo, caller: str, outcome: str, request: Any, response: Any, elapsed: float, queued: float
+    info: CallInfo,
+    caller: str,
+    outcome: str,
+    request: object,
+    response: object,
+    elapsed: float,
+    queued: float,
 ) -> str:
     """The issue-34 fields of one access line, as JSON members (no braces): joinable ids, who,
     what, why, how big, how long. Computed only for the lines written; strings of plain
@@ -328,7 +335,7 @@ def _quoted(text: str | None) -> str:
     return found
 
 
-def size_of(message: Any) -> int:
+def size_of(message: object) -> int:
     """A message's serialized size: bytes as they are (replies api/wire.py writes), protobuf's."""
     if message is None:
         return 0
@@ -341,18 +348,18 @@ def size_of(message: Any) -> int:
 MAX_LOGGED_VARIANT = 40
 
 
-def _variant_of(request: Any, response: Any) -> str | None:
+def _variant_of(request: object, response: object) -> str | None:
     """The variant when the request names it (NewGame) or the reply's game carries it."""
     variant = getattr(request, "variant", "") if _has_field(request, "variant") else ""
     if not variant and response is not None and type(response) is not bytes and _has_field(response, "game"):
-        variant = getattr(response.game, "variant", "")
+        variant = getattr(getattr(response, "game", None), "variant", "")
     return str(variant)[:MAX_LOGGED_VARIANT] if variant else None
 
 
 _fields: dict[tuple[type, str], bool] = {}
 
 
-def _has_field(message: Any, name: str) -> bool:
+def _has_field(message: object, name: str) -> bool:
     """Whether ``message``'s type has attribute ``name``, looked up once per type (a missing
     attribute of a protobuf message costs an exception each time)."""
     key = (type(message), name)
@@ -371,8 +378,8 @@ def record(
     info: CallInfo | None = None,
     caller: str = "",
     outcome: str = "",
-    request: Any = None,
-    response: Any = None,
+    request: object = None,
+    response: object = None,
 ) -> None:
     """The per-call part: a tuple on the list (and the timer armed by its first call).
     ``arrived``/``handler_started``: perf_counter() (``handler_started`` 0: never started);

@@ -6,9 +6,10 @@ calls their client ended apart (docs/operations.md)."""
 from __future__ import annotations
 
 import logging
-from typing import Any, TypeAlias
+from typing import TypeAlias, TypeVar, cast
 
 import grpc
+from prometheus_client import Counter, Histogram
 
 from . import metrics
 from .callinfo import CORE_COUNTS, CallInfo
@@ -17,16 +18,19 @@ from .callinfo import CORE_COUNTS, CallInfo
 # time.time(), seconds queued (arrival to handler start; -1: the handler never started), its
 # CallInfo, its caller, outcome (``access_log.OUTCOMES``), request, response). Request and response are
 # kept only to measure their bytes and variant for the lines written.
-Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float, float, CallInfo, str, str, Any, Any]"
+Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float, float, CallInfo, str, str, object, object]"
 _failures = logging.getLogger(__name__)  # a batch that failed to count is told here (stderr)
 _OK = grpc.StatusCode.OK
 
-_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any, Any]] = {}
-_queued: dict[str, Any] = {}
-_others: dict[tuple[Any, ...], Any] = {}  # errors, refusals, client-ended: rarer, keyed by labels
+# A method's and code's children: calls (Counter), latency, server time, queued (Histograms).
+Children: TypeAlias = "tuple[Counter, Histogram, Histogram, Histogram]"
+Metric = TypeVar("Metric", Counter, Histogram)
+_children: dict[tuple[str, grpc.StatusCode], Children] = {}
+_queued: dict[str, Histogram] = {}
+_others: dict[tuple[object, ...], Counter | Histogram] = {}  # errors, refusals, client-ended: rarer
 
 
-def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any, Any]:
+def _metric_children(method: str, code: grpc.StatusCode) -> Children:
     found = _children.get((method, code))
     if found is None:
         name = code.name
@@ -39,14 +43,15 @@ def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any,
     return found
 
 
-def _other(metric: Any, *labels: str) -> Any:
+def _other(metric: Metric, *labels: str) -> Metric:
+    """``metric``'s child for ``labels``, made once (keyed by the metric and its labels)."""
     key = (metric, *labels)
     child = _others.get(key)
     if child is None:
         if len(_others) >= 4096:  # labels are the service's own; bound it all the same
             _others.clear()
         child = _others[key] = metric.labels(*labels)
-    return child
+    return cast(Metric, child)  # (the child of ``metric``: its own type)
 
 
 def count_calls(calls: list[Call]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Any
 
 from accordion import engine
 from accordion import store as st
@@ -50,7 +49,7 @@ class CodedDeal:
     (None: dealt from the seed), and the code (canonical)."""
 
     variant: engine.Variant
-    options: dict[str, Any]
+    options: dict[str, object]  # the variant's option values (str, int or bool)
     seed: int
     deal: tuple[int, ...] | None
     code: str
