@@ -168,8 +168,8 @@ class _Call:
         # The connection and game whose watch slot the call holds (None: none; "" is a game id
         # too, until validation refuses it, and its slot must be given back like any other).
         self.watching: tuple[str, str] | None = None
-        self.request: Any = None
-        self.response: Any = None
+        self.request: object = None
+        self.response: object = None
 
     def started(self) -> None:
         """The handler starts now (the end of the call's queueing); the request id goes out
