@@ -25,7 +25,7 @@ class RequestTimer:
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self._waiting: dict[asyncio.Task[Any], float] = {}  # task → deadline (-1: timed out)
+        self._waiting: dict[asyncio.Task[object], float] = {}  # task → deadline (-1: timed out)
         self._sweep: asyncio.TimerHandle | None = None
 
     async def read(self, context: Context) -> Any:
