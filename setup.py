@@ -4,9 +4,11 @@
   ``accordion/solver/`` (``row/_csolver``, ``klondike/_cklondike``, ``streets/_cstreets``,
   ``emperor/_cemperor``, ``spider/_cspider``), sharing ``solver/_ccommon.h``.
 * The hot path compiled with mypyc from the same typed Python (issue 17): the engine with
-  every game (a glob, so a new game module is compiled too), the session layer, the wire
-  codec, validation and the servicer. ``accordion.build_info.COMPILED_MODULES`` lists them;
-  ``tests/ops/test_compiled.py`` fails when one of them is not compiled in a compiled build.
+  every game and the session layer (whole packages, by glob, so a new module is compiled
+  too), the wire codec and validation; the servicer stays interpreted. ``accordion.build_info``
+  names them (``COMPILED_PACKAGES``, ``COMPILED_FILES``, ``INTERPRETED_FILES``;
+  ``compiled_sources()`` is the list this file compiles); ``tests/ops/test_compiled.py`` fails
+  when one of them is not compiled in a compiled build.
 
 Both are optional: without a C compiler, or without mypy (which ships mypyc), the same
 Python source runs instead, with the same results, only slower. ``ACCORDION_PURE=1`` forces

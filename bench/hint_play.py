@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.engine import State, new_game  # noqa: E402
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE  # noqa: E402
+from accordion.sessions.search_gate import hint_search  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
 from solver import percentile, pin_to_one_core  # noqa: E402  (bench/solver.py, beside this file)
 
@@ -82,7 +83,7 @@ async def play(
         if seen[key] >= 3:
             return "stuck", played
         started, cpu = time.perf_counter(), time.process_time()
-        move, _ = await solving.hint(game)
+        move, _ = await solving.hint(game, hint_search(game))
         times_ms.append((time.perf_counter() - started) * 1000)
         cpu_ms.append((time.process_time() - cpu) * 1000)  # the process's, worker thread included
         if move is None:

@@ -18,7 +18,8 @@ from collections.abc import Sequence  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from accordion.config import parse_args  # noqa: E402
-from accordion.server import ListenError, configure_logging, run_loop, serve  # noqa: E402
+from accordion.listening import ListenError  # noqa: E402
+from accordion.server import configure_logging, run_loop, serve  # noqa: E402
 from accordion.workers import resolve_workers, supervise  # noqa: E402
 
 

@@ -27,13 +27,11 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 from __future__ import annotations
 
 import asyncio
-import errno
 import gc
 import importlib.util
 import logging
 import os
 import signal
-import socket
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -57,6 +55,7 @@ from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
 from accordion.config import Config as Config  # re-exported: older code imports them from here
 from accordion.config import parse_args as parse_args
+from accordion.listening import ListenError, bind_failure, check_free, server_options
 from accordion.netaddr import parse_networks
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
@@ -66,9 +65,6 @@ if TYPE_CHECKING:
 
 _OPTIONS = OPTIONS  # (the flag table, by its old name here)
 
-MAX_RECEIVE_BYTES = 64 * 1024
-IDLE_CONNECTION_MS = 300_000  # a connection without calls this long gets GOAWAY
-MAX_METADATA_BYTES = 16 * 1024  # all request metadata (headers) together; beyond it the call fails
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 # A health "service" that is SERVING from start to SIGTERM whatever the store does: for
 # liveness probes (a Redis outage is no reason to restart the server; readiness uses "").
@@ -113,44 +109,6 @@ def configure_logging(
     configure_access_log(access, logging.getLevelName(level.upper()), extra, sample_every)
 
 
-def _server_options(config: Config) -> list[tuple[str, int]]:
-    # One process: a taken port is an error, not a second server sharing it. Workers
-    # (--workers > 1) share the port on purpose: the kernel spreads connections over them.
-    reuse_port = 1 if config.workers > 1 else 0
-    age = [
-        ("grpc.max_connection_age_ms", max(1, round(config.max_connection_age * 1000))),
-        ("grpc.max_connection_age_grace_ms", max(1, round(config.grace * 1000))),  # as for SIGTERM
-    ]
-    return [
-        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
-        ("grpc.max_metadata_size", MAX_METADATA_BYTES),  # soft and hard limit equal: no random
-        ("grpc.absolute_max_metadata_size", MAX_METADATA_BYTES),  # rejections between the two
-        ("grpc.so_reuseport", reuse_port),
-        *(age if config.max_connection_age > 0 else []),
-        ("grpc.keepalive_time_ms", 60_000),  # ping idle connections every minute...
-        ("grpc.keepalive_timeout_ms", 20_000),  # ...and drop those that do not answer in 20 s
-        ("grpc.keepalive_permit_without_calls", 1),  # WatchGame clients sit idle between events
-        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),  # tolerate client pings this often
-        ("grpc.http2.max_ping_strikes", 3),
-        # Per connection: HTTP/2 streams open at once, counted when a call's headers arrive, so
-        # one connection cannot hold more calls than this, sent or half-sent (accordion.api.limits).
-        ("grpc.max_concurrent_streams", config.max_streams_per_connection),
-        # ops (issue 34): without this, grpc core also resets new streams (REFUSED_STREAM: the
-        # client's UNAVAILABLE "RST_STREAM ... error code 7") while the loop has not yet freed
-        # finished ones, counted nowhere on the server: 4,990 of 26,083 calls at 1,500/s on 4
-        # connections, none with it off. The advertised cap still holds; the calls wait in the
-        # core instead, where accordion_grpc_calls_waiting and accordion_rpc_core_wait_seconds
-        # see them, and the limits of accordion.api.limits refuse with a reason.
-        ("grpc.http.overload_protection", 0),
-        # The server's keepalive pings go on while a connection carries no data (an idle
-        # WatchGame): a peer that vanished is found and its calls and watch slots freed.
-        ("grpc.http2.max_pings_without_data", 0),
-        # A connection with no call open for this long is closed (GOAWAY; gRPC clients reconnect
-        # on their next call): idle connections hold nothing for a client but cost a socket here.
-        ("grpc.max_connection_idle_ms", IDLE_CONNECTION_MS),
-    ]
-
-
 def limits(config: Config) -> Limits:
     return Limits(
         max_calls=config.max_concurrent_rpcs,
@@ -162,11 +120,6 @@ def limits(config: Config) -> Limits:
         max_watches_per_game=config.max_watches_per_game,
         request_timeout=config.request_timeout,
     )
-
-
-class ListenError(Exception):
-    """The server could not listen where it was told (the port is taken, the address is not
-    this machine's): one line for the person who started it, no traceback."""
 
 
 class AccordionServer:
@@ -220,7 +173,7 @@ class AccordionServer:
         self.addresses = ClientAddresses(parse_networks(config.trusted_proxies))
         self.admission = Admission(limits(config))
         self.health_server: grpc.aio.Server | None = None
-        self.server = grpc.aio.server(options=_server_options(config))
+        self.server = grpc.aio.server(options=server_options(config))
         # OpenTelemetry traces when an OTLP endpoint is set (api/tracing.py); None: off, and free.
         self.tracing = _tracing(config)
         gate = Gate(self.admission, api_keys, self.addresses, new_game, watch_game, tracing=self.tracing)
@@ -266,9 +219,9 @@ class AccordionServer:
         """Listen and serve; the bound port. Raises ``ListenError`` when the address is taken."""
         host = self.config.listen.rsplit(":", 1)[0]
         shared = self.config.workers > 1  # workers share the port on purpose (SO_REUSEPORT)
-        _check_free(self.config.listen, shared=shared)
+        check_free(self.config.listen, shared=shared)
         if self.config.health_port:
-            _check_free(f"{host}:{self.config.health_port}", " (--health-port)", shared=shared)
+            check_free(f"{host}:{self.config.health_port}", " (--health-port)", shared=shared)
         try:
             if self.config.tls_cert:
                 creds = server_credentials(
@@ -278,7 +231,7 @@ class AccordionServer:
             else:
                 self.port = self.server.add_insecure_port(self.config.listen)
         except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
-            raise ListenError(f"cannot listen on {self.config.listen}: {_bind_failure(exc)}") from None
+            raise ListenError(f"cannot listen on {self.config.listen}: {bind_failure(exc)}") from None
         await self.check_store()
         await self.health.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING)
         if self.config.health_port:  # plaintext, health only: for probes that cannot do (m)TLS
@@ -291,7 +244,7 @@ class AccordionServer:
                 self.health_server.add_insecure_port(f"{host}:{self.config.health_port}")
             except RuntimeError as exc:
                 raise ListenError(
-                    f"cannot listen on {host}:{self.config.health_port} (--health-port): {_bind_failure(exc)}"
+                    f"cannot listen on {host}:{self.config.health_port} (--health-port): {bind_failure(exc)}"
                 ) from None
             await self.health_server.start()
         await self._start_admin(host)
@@ -309,7 +262,7 @@ class AccordionServer:
             return
         from grpc_channelz.v1 import channelz
 
-        _check_free(f"{host}:{self.config.admin_port}", " (--admin-port)")
+        check_free(f"{host}:{self.config.admin_port}", " (--admin-port)")
         self.admin_server = grpc.aio.server()
         channelz.add_channelz_servicer(self.admin_server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.admin_server)
@@ -317,7 +270,7 @@ class AccordionServer:
             self.admin_port = self.admin_server.add_insecure_port(f"{host}:{self.config.admin_port}")
         except RuntimeError as exc:
             raise ListenError(
-                f"cannot listen on {host}:{self.config.admin_port} (--admin-port): {_bind_failure(exc)}"
+                f"cannot listen on {host}:{self.config.admin_port} (--admin-port): {bind_failure(exc)}"
             ) from None
         await self.admin_server.start()
 
@@ -381,44 +334,6 @@ def _add_health(servicer: health.aio.HealthServicer, host: Host) -> None:
 _add_reflection: Callable[[reflection.aio.ReflectionServicer, Host], None] = (
     reflection_pb2_grpc.add_ServerReflectionServicer_to_server
 )
-
-
-def _check_free(listen: str, flag: str = "", *, shared: bool = False) -> None:
-    """Raise ``ListenError`` when ``listen`` is taken, before grpc tries (grpc's C core would
-    print its own multi-part error line first). ``flag`` says which setting it came from;
-    ``shared``: the port may be shared with this server's other workers (SO_REUSEPORT), so only
-    a socket that does not share it makes the port taken."""
-    host, _, port_text = listen.rpartition(":")
-    if not port_text.isdigit() or int(port_text) == 0:
-        return  # grpc's own parsing and error apply
-    try:
-        found = socket.getaddrinfo(
-            host.strip("[]") or None, int(port_text), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
-    except socket.gaierror as exc:
-        raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
-    for family, kind, proto, _, addr in found:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpc binds
-            if shared:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            try:
-                probe.bind(addr)
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    raise ListenError(f"cannot listen on {listen}{flag}: {_IN_USE}") from None
-                raise ListenError(f"cannot listen on {listen}{flag}: {exc.strerror}") from None
-
-
-_IN_USE = "the address is in use (is another server running?); pick another port with --listen"
-
-
-def _bind_failure(exc: RuntimeError) -> str:
-    """Why grpc could not bind, in a few words (its message names the address and little else)."""
-    text = str(exc)
-    if "in use" in text.lower() or "Failed to bind" in text:
-        return _IN_USE
-    return text
 
 
 def _rate_limiter(store: GameStore) -> RateLimiter:

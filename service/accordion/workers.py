@@ -56,7 +56,8 @@ import structlog
 
 from accordion.api.access_log import flush_access_log
 from accordion.config import Config, banner
-from accordion.server import AccordionServer, ListenError, configure_logging, freeze_startup_objects, run_loop
+from accordion.listening import ListenError
+from accordion.server import AccordionServer, configure_logging, freeze_startup_objects, run_loop
 
 MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0

@@ -19,7 +19,7 @@ import pytest
 import structlog
 from prometheus_client import REGISTRY
 
-from accordion.api import access_log
+from accordion.api import access_log, call_metrics
 from accordion.api.callinfo import CallInfo
 from accordion.server import configure_logging
 from accordion.v1 import accordion_pb2 as pb
@@ -394,14 +394,14 @@ async def test_a_failing_flush_loses_nothing_else_and_the_next_batch_is_written(
     log_file: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     bad, good = f"t/{uuid.uuid4().hex}", f"t/{uuid.uuid4().hex}"
-    real = access_log._metric_children
+    real = call_metrics._metric_children
 
     def children(method: str, code: grpc.StatusCode) -> Any:
         if method == bad:
             raise OSError("no space left for the metrics file")
         return real(method, code)
 
-    monkeypatch.setattr(access_log, "_metric_children", children)
+    monkeypatch.setattr(call_metrics, "_metric_children", children)
     access_log.record(bad, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     access_log.record(good, GOOD_ID, grpc.StatusCode.OK, time.perf_counter())
     await batch_written()  # the timer's flush: it must not raise into the loop

@@ -81,7 +81,7 @@ async def test_store_calls_are_bounded_by_the_timeout_and_the_deadline() -> None
     assert not GameStore.in_process and MemoryStore.in_process
 
 
-# --- the store call's timer (``flow._within``) behaves as ``asyncio.timeout`` does ------------------
+# --- the store call's timer (``store_calls._within``) behaves as ``asyncio.timeout`` does ------------------
 
 
 async def _reference(seconds: float, call: object) -> object:
@@ -151,7 +151,7 @@ async def _blocks() -> str:  # holds the loop past both timers: they fire in the
 async def test_the_store_timer_is_asyncio_timeout(
     seconds: float, work: object, cancel_after: float | None, expected: tuple[str, int]
 ) -> None:
-    from accordion.sessions import flow
+    from accordion.sessions import store_calls
 
     assert await _outcome(_reference, seconds, work, cancel_after) == expected  # the reference, as read
-    assert await _outcome(flow._within, seconds, work, cancel_after) == expected
+    assert await _outcome(store_calls._within, seconds, work, cancel_after) == expected

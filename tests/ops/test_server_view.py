@@ -277,7 +277,7 @@ def test_channelz_on_the_admin_port_counts_the_calls_grpc_core_saw(tmp_path: Pat
 def test_a_burst_past_the_stream_cap_is_never_reset_unseen(tmp_path: Path) -> None:
     """300 calls at once on one new connection (the cap is 100 streams): grpc core's overload
     protection reset about half of them (REFUSED_STREAM, the client's UNAVAILABLE) and the server
-    counted none; with it off (server._server_options) they wait, and every call the client saw
+    counted none; with it off (listening.server_options) they wait, and every call the client saw
     end is one the server counted."""
     with running_server(tmp_path) as server:
         game = new_game(server.addr)

@@ -11,7 +11,8 @@ import grpc.aio
 import pytest
 
 from accordion.config import Config
-from accordion.server import MAX_METADATA_BYTES, _server_options
+from accordion.listening import MAX_METADATA_BYTES
+from accordion.listening import server_options as _server_options
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 

@@ -22,6 +22,7 @@ from accordion import engine
 from accordion.api.solving import Budgets, Solving
 from accordion.engine.moves import DRAW, Transfer, Zone
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE, TableauRules
+from accordion.sessions.search_gate import hint_search
 from accordion.solver import HAVE_C, can_sample, sampled_hint
 from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
 
@@ -211,7 +212,7 @@ def test_solving_hint_uses_the_sampled_move() -> None:
         for game in positions("klondike", 4, 30, PUBLISHED)[::3]:
             if not can_sample(game.rules, game.state):
                 continue
-            move, solved = asyncio.run(solving.hint(game))
+            move, solved = asyncio.run(solving.hint(game, hint_search(game)))
             expect = sampled_hint(
                 game.rules, game.state, worlds=4, nodes_per_solve=1500, max_nodes=10**9, max_seconds=None
             )

@@ -11,7 +11,7 @@ import grpc
 import grpc.aio
 
 from accordion.config import Config
-from accordion.server import _server_options
+from accordion.listening import server_options as _server_options
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 

@@ -1,4 +1,4 @@
-"""The gRPC face of the engine: servicer (protobuf ↔ engine), error mapping, auth, and the one
+"""The gRPC face of the service: the servicer (protobuf ↔ the session layer), error mapping, auth, and the one
 per-method wrapper every served call goes through (``interceptors.wrap``, via ``Host``)."""
 
 from .interceptors import Gate, Host

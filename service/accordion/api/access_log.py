@@ -13,7 +13,7 @@ characters. Errors and refusals are always written; OK calls and calls their cli
 What it costs per call, since it runs on every one: the wrapped handler is built once per
 method, and the call itself only appends a tuple (method, game id, code, latency, time) to a
 list. Everything else is done for the whole list at once, ``AccessLog.FLUSH_AFTER`` seconds
-after its first call (and by ``flush_access_log`` when the server stops): the metrics (one
+after its first call (and by ``flush_access_log`` when the server stops): the metrics (call_metrics.py: one
 ``inc(n)`` per method and code, one ``observe`` per call, on children built once) and the
 access lines (``AccessLog``: the JSON structlog would print, each with its own call's time,
 written with one ``os.write`` per few KiB). Done per call, all that cost a server ~34 µs of
@@ -32,14 +32,16 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, TextIO, TypeAlias
 
 import grpc
 import grpc.aio
 import structlog
 
-from . import auth, metrics
-from .callinfo import CORE_COUNTS, CallInfo, new_request_id
+from . import auth
+from .call_metrics import Call, count_calls
+from .callinfo import CallInfo, new_request_id
 
 log = structlog.get_logger("accordion.rpc")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
@@ -52,11 +54,6 @@ _SERVER_FAULTS = {
 }
 _CODE_NAMES = {code: code.name for code in grpc.StatusCode}  # cheaper than the enum's .name
 _STATUS_CODE, _OK = grpc.StatusCode, grpc.StatusCode.OK  # (per call: no attribute look-ups)
-# One call not recorded yet: (method, game id, status code, seconds from arrival to reply,
-# time.time(), seconds queued (arrival to handler start; -1: the handler never started), its
-# CallInfo, its caller, outcome (``OUTCOMES``), request, response). Request and response are
-# kept only to measure their bytes and variant for the lines written.
-Call: TypeAlias = "tuple[str, str, grpc.StatusCode, float, float, float, CallInfo, str, str, Any, Any]"
 # What a call's status means: ok; error (the server's answer, refusals included: counted in
 # accordion_rpc_errors_total); refused (also an error, and in accordion_rpc_refused_total);
 # client_cancelled, client_deadline (the client ended it: not an error, issue 34).
@@ -80,12 +77,12 @@ def status_of(context: Context, failure: BaseException | None) -> grpc.StatusCod
 MAX_LOGGED_ID = 64  # characters of a game id that is not a valid one
 
 
-def game_id_of(request: Any, response: Any = None) -> str:
+def game_id_of(request: object, response: object = None) -> str:
     game_id = getattr(request, "game_id", "")
     if not game_id and type(response) is bytes:
         game_id = _first_game_id(response)
-    elif not game_id and response is not None and hasattr(response, "game"):
-        game_id = response.game.id
+    elif not game_id and response is not None:  # a reply with a Game has its id
+        game_id = getattr(getattr(response, "game", None), "id", "")
     game_id = str(game_id)
     if len(game_id) > MAX_LOGGED_ID:
         return game_id[:MAX_LOGGED_ID] + "…"
@@ -226,7 +223,7 @@ _failures = logging.getLogger(__name__)  # a failed flush is told here (stderr)
 def configure_access_log(
     stream: TextIO | None,
     min_level: int = _INFO,
-    extra: Mapping[str, object] = (),  # type: ignore[assignment]
+    extra: Mapping[str, object] = MappingProxyType({}),
     sample_every: int = 1,
 ) -> None:
     """Write access lines directly to ``stream`` (None: through structlog). ``server.configure_logging``
@@ -267,7 +264,7 @@ def _record_calls(calls: list[Call]) -> None:
     """Metrics, then lines (once a line is out, its call is counted). A failure is logged, not
     raised: this runs in a loop callback and at stop, and must not lose the other part or
     stop the server's shutdown."""
-    _count(calls)
+    count_calls(calls)
     try:
         access = _access_log
         if access is not None and structlog.is_configured():  # (a test may have reset structlog)
@@ -290,7 +287,13 @@ _ALWAYS = frozenset(("error", "refused"))  # outcomes whose lines are never samp
 
 
 def _call_fields(
-    info: CallInfo, caller: str, outcome: str, request: Any, response: Any, elapsed: float, queued: float
+    info: CallInfo,
+    caller: str,
+    outcome: str,
+    request: object,
+    response: object,
+    elapsed: float,
+    queued: float,
 ) -> str:
     """The issue-34 fields of one access line, as JSON members (no braces): joinable ids, who,
     what, why, how big, how long. Computed only for the lines written; strings of plain
@@ -304,7 +307,7 @@ def _call_fields(
         queued_ms, served_ms = f"{queued * 1000:.3f}", f"{(elapsed - queued) * 1000:.3f}"
     else:
         queued_ms = served_ms = "null"
-    in_core = info.core_wait  # (set by _count, which runs first)
+    in_core = info.core_wait  # (set by count_calls, which runs first)
     core_ms = f"{in_core * 1000:.3f}" if in_core is not None else "null"
     return (
         f'"request_id": "{info.request_id}", "trace_id": {trace}, "caller": {_quoted(caller)}, '
@@ -332,7 +335,7 @@ def _quoted(text: str | None) -> str:
     return found
 
 
-def size_of(message: Any) -> int:
+def size_of(message: object) -> int:
     """A message's serialized size: bytes as they are (replies api/wire.py writes), protobuf's."""
     if message is None:
         return 0
@@ -345,18 +348,18 @@ def size_of(message: Any) -> int:
 MAX_LOGGED_VARIANT = 40
 
 
-def _variant_of(request: Any, response: Any) -> str | None:
+def _variant_of(request: object, response: object) -> str | None:
     """The variant when the request names it (NewGame) or the reply's game carries it."""
     variant = getattr(request, "variant", "") if _has_field(request, "variant") else ""
     if not variant and response is not None and type(response) is not bytes and _has_field(response, "game"):
-        variant = getattr(response.game, "variant", "")
+        variant = getattr(getattr(response, "game", None), "variant", "")
     return str(variant)[:MAX_LOGGED_VARIANT] if variant else None
 
 
 _fields: dict[tuple[type, str], bool] = {}
 
 
-def _has_field(message: Any, name: str) -> bool:
+def _has_field(message: object, name: str) -> bool:
     """Whether ``message``'s type has attribute ``name``, looked up once per type (a missing
     attribute of a protobuf message costs an exception each time)."""
     key = (type(message), name)
@@ -364,79 +367,6 @@ def _has_field(message: Any, name: str) -> bool:
     if found is None:
         found = _fields[key] = hasattr(message, name)
     return found
-
-
-_children: dict[tuple[str, grpc.StatusCode], tuple[Any, Any, Any, Any]] = {}
-_queued: dict[str, Any] = {}
-_others: dict[tuple[Any, ...], Any] = {}  # errors, refusals, client-ended: rarer, keyed by labels
-
-
-def _metric_children(method: str, code: grpc.StatusCode) -> tuple[Any, Any, Any, Any]:
-    found = _children.get((method, code))
-    if found is None:
-        name = code.name
-        found = _children[(method, code)] = (
-            metrics.RPCS.labels(method, name),
-            metrics.LATENCY.labels(method),
-            metrics.SERVER_TIME.labels(method, name),
-            _queued.get(method) or _queued.setdefault(method, metrics.QUEUED.labels(method)),
-        )
-    return found
-
-
-def _other(metric: Any, *labels: str) -> Any:
-    key = (metric, *labels)
-    child = _others.get(key)
-    if child is None:
-        if len(_others) >= 4096:  # labels are the service's own; bound it all the same
-            _others.clear()
-        child = _others[key] = metric.labels(*labels)
-    return child
-
-
-def _count(calls: list[Call]) -> None:
-    """One ``inc(n)`` per (method, code) and the ``observe``s per call, on the real metric
-    objects (worker processes write them to the files the supervisor's /metrics reads)."""
-    grouped: dict[tuple[str, grpc.StatusCode], list[Call]] = {}
-    for call in calls:
-        found = grouped.get((call[0], call[2]))
-        if found is None:
-            found = grouped[(call[0], call[2])] = []
-        found.append(call)
-    for (method, code), group in grouped.items():
-        try:  # one key failing (say, no room to grow a metrics file) does not lose the others
-            rpcs, latency, server, queued = _metric_children(method, code)
-            rpcs.inc(len(group))
-            core_wait, in_core = None, CORE_COUNTS.waited
-            for call in group:
-                elapsed, waited, info = call[3], call[5], call[6]
-                latency.observe(elapsed)
-                server.observe(elapsed)
-                if waited >= 0:
-                    queued.observe(waited)
-                info.core_wait = before = in_core(info.seq, info.arrived)  # (kept for the line)
-                if before is not None:
-                    if core_wait is None:
-                        core_wait = _other(metrics.CORE_WAIT, method)
-                    core_wait.observe(before)
-            if code is not _OK:
-                _count_unanswered(method, code, group)
-        except Exception:
-            _failures.exception("recording RPC metrics failed")
-
-
-def _count_unanswered(method: str, code: grpc.StatusCode, group: list[Call]) -> None:
-    """Errors by code and reason, refusals by layer, calls their client ended apart."""
-    name = code.name
-    for call in group:
-        info, outcome = call[6], call[8]
-        if outcome == "client_cancelled" or outcome == "client_deadline":
-            _other(metrics.CLIENT_ENDED, method, outcome[7:]).inc()
-            continue
-        reason = info.reason or "none"
-        _other(metrics.ERRORS, method, name, reason).inc()
-        if outcome == "refused":
-            _other(metrics.REFUSED, method, info.layer, reason).inc()
 
 
 def record(
@@ -448,8 +378,8 @@ def record(
     info: CallInfo | None = None,
     caller: str = "",
     outcome: str = "",
-    request: Any = None,
-    response: Any = None,
+    request: object = None,
+    response: object = None,
 ) -> None:
     """The per-call part: a tuple on the list (and the timer armed by its first call).
     ``arrived``/``handler_started``: perf_counter() (``handler_started`` 0: never started);

@@ -24,11 +24,12 @@ import itertools
 import os
 import re
 import time
-from collections.abc import Coroutine, Iterable
-from typing import Any
+from collections.abc import Coroutine, Generator, Iterable
+from typing import Any, TypeVar
 
 # Set in the context of grpc.aio's per-call task by ``arrival_task_factory``: perf_counter().
 ARRIVAL: contextvars.ContextVar[float] = contextvars.ContextVar("accordion_arrival", default=0.0)
+T = TypeVar("T")
 _GRPC_CALL_TASK = "_schedule_rpc_coro"  # grpc.aio's name for the task it starts per call
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _TRACEPARENT_RE = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
@@ -147,8 +148,8 @@ def arrival() -> float:
 
 
 def arrival_task_factory(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], **kwargs: Any
-) -> asyncio.Task[Any]:
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T] | Generator[Any, None, T], /, **kwargs: Any
+) -> asyncio.Task[T]:
     """The loop's task factory: every task as the loop would make it, and grpc.aio's per-call
     task in a context whose ``ARRIVAL`` is now (its handler's task inherits it)."""
     if getattr(coro, "__name__", None) == _GRPC_CALL_TASK and kwargs.get("context") is None:
@@ -162,5 +163,5 @@ def install_arrival_stamp(loop: asyncio.AbstractEventLoop) -> bool:
     """Install ``arrival_task_factory`` on ``loop`` unless it has a factory already."""
     if loop.get_task_factory() is not None:
         return False
-    loop.set_task_factory(arrival_task_factory)  # type: ignore[arg-type]
+    loop.set_task_factory(arrival_task_factory)
     return True

@@ -341,6 +341,7 @@ _TABLE: dict[type[BaseException], Callable[[Any], ApiError]] = {
     sessions.MoveRefused: _refused,
     sessions.GameNotFound: lambda exc: game_not_found(),  # BadToken too: the same answer
     sessions.WatchOnly: lambda exc: ApiError(C.PERMISSION_DENIED, "WATCH_ONLY", str(exc)),
+    sessions.HiddenCards: lambda exc: ApiError(C.FAILED_PRECONDITION, "HIDDEN_INFORMATION", str(exc)),
     sessions.DealCodeNotFound: lambda exc: ApiError(C.NOT_FOUND, "DEAL_CODE_NOT_FOUND", str(exc)),
     sessions.DealCodeOptions: lambda exc: ApiError(
         C.INVALID_ARGUMENT, "DEAL_CODE_OPTIONS", str(exc), fields=[("options", str(exc))]

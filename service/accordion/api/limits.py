@@ -22,7 +22,7 @@ which a hostile client may never send), in ``admit``:
 Per connection, HTTP/2 itself caps the streams open at once (``grpc.max_concurrent_streams``,
 set by the server from ``--max-streams-per-connection``): a connection cannot open more
 calls than that, sent or half-sent. A call whose message does not arrive within
-``request_timeout`` seconds of its headers ends DEADLINE_EXCEEDED (see ``accordion.api.service``).
+``request_timeout`` seconds of its headers ends DEADLINE_EXCEEDED (``accordion.api.request_timer``).
 
 A refusal is RESOURCE_EXHAUSTED ``CAPACITY_EXCEEDED`` with a ``google.rpc.RetryInfo``; the
 call never reaches the servicer and changes nothing.

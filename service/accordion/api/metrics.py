@@ -3,7 +3,7 @@
 Served on ``--metrics-port`` at ``/metrics`` only (``serve_metrics``; see ``server.py``, and
 ``workers.py`` for the multiprocess mode). docs/operations.md lists every metric.
 
-* RPCs: counts, errors and latency by method and code (``interceptors``, in batches), handlers
+* RPCs: counts, errors and latency by method and code (``call_metrics``, in batches), handlers
   running now by method (``accordion_rpc_in_flight``, ``interceptors``), error
   replies by their ErrorInfo reason (``errors.abort``), API-key rate limits (``apikeys``);
 * games and the store: ``SessionMetrics``, the session layer's ``Observer``;
@@ -27,7 +27,7 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from accordion.engine.core import Status
-from accordion.sessions.flow import Observer
+from accordion.sessions.observer import Observer
 
 RPCS = Counter(
     "accordion_rpc_total", "RPCs handled, by full method and final status code", ["method", "code"]

@@ -107,11 +107,13 @@ class AccordionServicer:
         return wire.encode_score(opened.game, opened.version)
 
     async def Hint(self, request: pb.HintRequest, context: Context) -> pb.HintResponse:
-        opened = await self._open(request, context, player=True)
+        validation.raise_if(validation.game_id(request.game_id))
+        # The session layer decides what the Hint may search (sessions.search_gate): no hint
+        # depends on a card the player cannot see.
+        token, deadline = _token(context), _deadline(context)
+        opened, search = await self.sessions.open_to_hint(request.game_id, token, deadline)
         game = opened.game
-        # The solver only searches games with every card face up; otherwise the heuristic
-        # looks at the row alone. Either way no hint depends on the stock's order.
-        move, solved = await self.solving.hint(game, limits.current_client())
+        move, solved = await self.solving.hint(game, search, limits.current_client())
         return wire.hint_reply(opened.version, move, game.move_text(move) if move else "", solved)
 
     async def Solve(self, request: pb.SolveRequest, context: Context) -> wire.Serialized:
@@ -121,7 +123,9 @@ class AccordionServicer:
         # that ignores the RetryInfo and asks again at once costs no store call (a cached answer
         # would have needed no worker, but the client is over its share: it retries in a second).
         self.solving.check_solve_room(client)
-        opened = await self._open(request, context, player=True)
+        validation.raise_if(validation.game_id(request.game_id))
+        # A position that hides a card is refused by the session layer (HiddenCards), before the solver.
+        opened = await self.sessions.open_to_solve(request.game_id, _token(context), _deadline(context))
         game = opened.game
         limit = self.solving.budgets.solve_seconds
         seconds = min(limit, request.max_millis / 1000) if request.max_millis else limit
@@ -234,15 +238,11 @@ class AccordionServicer:
         )
         return wire.played_reply(played)
 
-    async def _open(
-        self, request: GameRequest, context: Context, shared: bool = False, player: bool = False
-    ) -> sessions.Opened:
-        """Validate the game id, then load, authorize and decode: the start of every read
-        (``player``: the play token's only, Hint and Solve; the watch token is WATCH_ONLY)."""
+    async def _open(self, request: GameRequest, context: Context, shared: bool = False) -> sessions.Opened:
+        """Validate the game id, then load, authorize and decode: the start of every read but
+        the player's own (Hint, Solve: ``Sessions.open_to_hint``, ``open_to_solve``)."""
         validation.raise_if(validation.game_id(request.game_id))
-        return await self.sessions.open(
-            request.game_id, _token(context), _deadline(context), shared=shared, player=player
-        )
+        return await self.sessions.open(request.game_id, _token(context), _deadline(context), shared=shared)
 
 
 def _token(context: Context) -> str:

@@ -16,10 +16,12 @@ the queue is refused (``PoolFull``: RESOURCE_EXHAUSTED with a RetryInfo).
 Definite answers (WON, LOST) depend only on the position, so they are cached by its state
 string, per process (a position's answer never changes, so replicas need not share).
 
-No search ever looks at a card the player cannot see: a position that hides anything (the
-engine's ``Rules.hides_anything``: a stock, a face-down card, unless the game was dealt open)
-is refused here, before the solver, whatever the solver's own checks say. The heuristic hint
-(``engine.hint.suggest``) judges a tableau game from the player's view only. The one search
+No search ever looks at a card the player cannot see. What a search may read is the session
+layer's decision (``sessions.search_gate``, in ``Sessions.open_to_solve`` and ``open_to_hint``),
+made before a position reaches this module: Solve is given only positions with every card
+known (the solver's own ``check_solvable`` refuses any other too), and ``hint`` is told what its
+search may be (the position, sampled worlds from the player's view, or the heuristic
+``engine.hint.suggest``, which judges a tableau game from the player's view only). The one search
 that knows every card is the one behind NewGame(winnable_only): it decides a deal before
 anyone plays it (a game with face-down cards as if dealt ``open``), and what it tells is one
 bit, "this deal can be won": the servicer shows the seeds tried only where it shows the seed,
@@ -39,6 +41,7 @@ from typing import Any, TypeVar
 from accordion import engine, solver
 from accordion.engine.hint import suggest
 from accordion.engine.notation import move_text
+from accordion.sessions import HintSearch
 
 from .fairpool import FairPool, NotStarted
 
@@ -218,12 +221,7 @@ class Solving:
     async def _answer(
         self, pool: FairPool, client: str, game: engine.Game, max_seconds: float, max_nodes: int | None
     ) -> Answer:
-        solver.check_solvable(game.rules, game.state)
-        if game.rules.hides_anything(game.state):
-            raise solver.HiddenInformationError(
-                f"{game.variant.id}: cards are face down; the solver works only on positions with every "
-                "card face up (a game dealt with option open=true, or once nothing is hidden)"
-            )
+        solver.check_solvable(game.rules, game.state)  # (hidden cards too: see the module's docstring)
         key = game.state_string()
         if (hit := self._cached(key)) is not None:
             return Answer(hit.result, cached=True, solved=hit)
@@ -254,15 +252,19 @@ class Solving:
         Cancelling the awaiting task stops the search."""
         return await self._answer(self._solve_pool, client, game, max_seconds, max_nodes)
 
-    async def hint(self, game: engine.Game, client: str = "") -> tuple[engine.Move | None, bool]:
-        """(move, from the solver?). Hidden cards: sampled worlds where the game's search allows
-        it (``solver.sampled_hint``: from the player's view only), else the visible-only
-        heuristic, as when no win is found. Searches on the Hint workers in ``client``'s turn,
-        within ``hint_seconds`` (the heuristic when no worker was free in time); raises
-        ``PoolFull`` when the client's share of the queue is full."""
+    async def hint(
+        self, game: engine.Game, search: HintSearch, client: str = ""
+    ) -> tuple[engine.Move | None, bool]:
+        """(move, from the solver?), searching only what ``search`` allows (the session layer's
+        gate): the position itself, sampled worlds (``solver.sampled_hint``: from the player's
+        view only), or the visible-only heuristic, as when no win is found. Searches on the
+        Hint workers in ``client``'s turn, within ``hint_seconds`` (the heuristic when no
+        worker was free in time); raises ``PoolFull`` when the client's share of the queue is full."""
         if not game.legal_moves():  # over (a resigned position may still have moves: not to hint)
             return None, False
-        if solver.can_sample(game.rules, game.state):
+        if search is HintSearch.VIEW:
+            return suggest(game), False
+        if search is HintSearch.SAMPLED:
             return await self.sampled_hint(game, client), False
         try:
             answer = await self._answer(

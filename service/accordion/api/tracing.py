@@ -24,7 +24,8 @@ import contextlib
 import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from contextvars import Token
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.rpc import error_details_pb2, status_pb2
@@ -40,6 +41,8 @@ from accordion.store.base import GameRecord, GameStore, StoredReply, WatchEvent
 
 from .access_log import Context, game_id_of, status_of
 from .limits import HEALTH_PREFIX
+
+Attached: TypeAlias = "Token[otel_context.Context]"  # what ``otel_context.attach`` returns, for ``detach``
 
 T = TypeVar("T")
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -82,7 +85,7 @@ class Tracing:
         self.provider.shutdown()
 
     # --- the RPC's span ----------------------------------------------------------------------
-    def _start(self, method: str, context: Context) -> tuple[Span, object]:
+    def _start(self, method: str, context: Context) -> tuple[Span, Attached]:
         service, _, name = method.rpartition("/")
         attributes = {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name}
         carrier: dict[str, str] = {}
@@ -96,8 +99,8 @@ class Tracing:
         return span, otel_context.attach(trace.set_span_in_context(span))
 
     @staticmethod
-    def _end(span: Span, token: object, context: Context, failure: BaseException | None) -> None:
-        otel_context.detach(token)  # type: ignore[arg-type]  # (the token attach returned)
+    def _end(span: Span, token: Attached, context: Context, failure: BaseException | None) -> None:
+        otel_context.detach(token)
         if not span.is_recording():  # not sampled: its context went to the children, nothing more
             span.end()
             return

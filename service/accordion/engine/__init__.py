@@ -4,7 +4,8 @@
     >>> game = new_game("accordion", seed=7)
     >>> game.play(game.legal_texts()[0])  # doctest: +SKIP
 
-Every variant of ``../shared/spec/variants.md`` is registered on import.
+Every variant (``games/``, one module per game; docs/games.md has their rules in words) is
+registered on import.
 """
 
 from . import games  # noqa: F401  (registers every variant)

@@ -2,8 +2,9 @@
 
 A chance move (DEAL, REDEAL) is suggested only when nothing else is legal, so
 no hint depends on the stock's order: the look-ahead applies only moves that
-leave the stock untouched. The solver (a later issue) gives better hints for
-games dealt face up.
+leave the stock untouched. On a position with every card known the service's Hint asks the
+solver first (``accordion.api.solving``); this is its fallback, and its answer where cards
+are hidden and the game's search samples nothing.
 
 Tableau games are judged from ``Rules.zones`` alone (what the player sees: face-up cards and
 counts of face-down ones), never from the position, so no hint depends on a hidden card

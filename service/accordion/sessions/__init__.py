@@ -3,8 +3,11 @@
 * ``record``, ``replies``, ``binary``: the stored form (the game's binary
   record with its event log, the idempotency and NewGame records, watch-stream entries) and
   every reader of earlier forms.
-* ``flow.Sessions``: create, open (load + authorize), play, undo, idempotent replay, expected
+* ``flow.Sessions``: open (load + authorize), play, undo, idempotent replay, expected
   version, compare-and-set, the per-process cache (``cache``), the watch follower (``follow``);
+  built on ``dealing`` (NewGame, deal codes, ShareGame) and ``store_calls`` (what it holds, each
+  store call under its timer, authorize and load); ``observer``: what it tells metrics;
+  ``search_gate``: the hidden-information gate (what Solve and Hint may search);
   ``watching``: WatchGame's stream, which reads through ``watching.WatchSource`` (no cycle);
   ``starts.start_game``: the game a NewGame names (a seed, drawn if none; cards; a deal code).
 * ``errors``: what it raises; ``tokens``: game ids, tokens and request-id keys.
@@ -22,6 +25,7 @@ from .errors import (
     DealCodeOptions,
     GameCorrupt,
     GameNotFound,
+    HiddenCards,
     MoveRefused,
     RequestIdReused,
     SessionError,
@@ -43,6 +47,7 @@ from .flow import (
 )
 from .follow import WatchItem
 from .record import EVENTS_KEPT, Stored, load_stored
+from .search_gate import HintSearch
 from .starts import Start, start_game
 
 __all__ = [
@@ -53,6 +58,8 @@ __all__ = [
     "DeadlineExceeded",
     "GameCorrupt",
     "GameNotFound",
+    "HiddenCards",
+    "HintSearch",
     "MoveRefused",
     "RequestIdReused",
     "SessionError",

@@ -60,6 +60,11 @@ class DealCodeOptions(SessionError):
         super().__init__(why)
 
 
+class HiddenCards(SessionError):
+    """Solve on a position that hides a card (a stock, a face-down card): searching it would
+    read what the player cannot see (``search_gate.check_solve``)."""
+
+
 class VersionMismatch(SessionError):
     """``expected`` is not the game's version (``current``): a stale view, or a lost race."""
 

@@ -1,4 +1,4 @@
-"""Game sessions: one async interface (``GameStore``), an in-memory and a Redis backend."""
+"""The game store: one async interface (``GameStore``), an in-memory and a Redis backend."""
 
 from .base import (
     GameExists,

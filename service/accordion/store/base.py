@@ -1,8 +1,9 @@
 """The storage interface. Both backends implement it with the same semantics and pass one test suite.
 
 The store knows nothing of games or protobuf: a game is an opaque ``data`` blob
-with a version and a token hash; replies and events are opaque bytes the API
-layer encodes. What the store guarantees:
+with a version and a token hash (the session layer's access record); replies, events and
+named values are opaque bytes the session layer encodes (``accordion.sessions``: record.py,
+replies.py, tokens.py). What the store guarantees:
 
 * ``compare_and_set`` is atomic: the version check, the new data, the
   idempotency record and the event are written together or not at all.

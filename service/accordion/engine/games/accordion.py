@@ -1,7 +1,7 @@
 """Accordion: stack a pile onto its left neighbour or the pile three to its left when the tops match.
 
 Seeds 001–004; the options fix the readings on which they disagree
-(``../shared/spec/variants.md``, "Accordion"). The peer variants
+(docs/games.md, "Accordion"). The peer variants
 (Relaxed Accordion, Accordion's Revenge, 23 Skidoo) subclass ``StackingRules``
 and change only where a pile may go or what counts as a win.
 """

@@ -1,7 +1,7 @@
 """Accordion's Revenge: Accordion that is won only when a goal card, drawn at the start, tops the last pile.
 
-A peer variant from PySolFC (not in the seeds); ``../shared/spec/variants.md``, "Peer
-variants". Options ``dealing``, ``compel`` and ``leap`` as Accordion; no ``win_piles``
+A peer variant from PySolFC (not in the seeds); docs/games.md,
+"Accordion's Revenge". Options ``dealing``, ``compel`` and ``leap`` as Accordion; no ``win_piles``
 (the win is one pile, by definition).
 
 Readings:

@@ -1,7 +1,7 @@
 """Bayan: two matching cards 1 or 3 places apart are both discarded; won when the row is empty.
 
-A peer variant from PySolFC (not in the seeds); ``../shared/spec/variants.md``, "Peer
-variants". It is Accordion's shape (distances 1 and 3) but cards leave play instead of
+A peer variant from PySolFC (not in the seeds); docs/games.md,
+"Bayan". It is Accordion's shape (distances 1 and 3) but cards leave play instead of
 stacking, so every pile is one card and a position holds part of the deck (``discards``).
 
 Readings:

@@ -1,6 +1,6 @@
 """Cribbage Solitaire (Bill Beers): deal one by one, CLAIM cribbage combinations in new windows, reach 61.
 
-Seed 000; ``../shared/spec/variants.md``, "Cribbage Solitaire". No options.
+Seed 000; docs/games.md, "Cribbage Solitaire". No options.
 
 The row starts with one card; DEAL puts the next stock card at the right end and is legal
 whenever the stock has cards (a claim is never compelled). A *window* is 2 or 3 adjacent

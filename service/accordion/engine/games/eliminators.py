@@ -1,7 +1,7 @@
 """The eliminators' shared rules: REMOVE a run of cards lying between a matching pair.
 
 Seed 000 (Royal Marriage, Push Pin, Double Jump, French, Concertina) and seed 002
-(The Queen and Her Lad); ``../shared/spec/variants.md``, "The eliminators". Every pile
+(The Queen and Her Lad); docs/games.md, "The eliminators". Every pile
 is one card; removed cards leave play (``discards``). The games differ only in how many
 cards may lie between the pair (``gaps``), whether the middle or the outer pair leaves
 (``outer``), and a few hooks (fixed cards in the deal, French's redeal, QHL's stock).

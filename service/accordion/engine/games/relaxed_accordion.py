@@ -1,7 +1,7 @@
 """Relaxed Accordion: Accordion where a pile may also move right, onto the pile 1 or 3 places on.
 
-A peer variant from PySolFC (not in the seeds); ``../shared/spec/variants.md``, "Peer
-variants". Everything else is Accordion's, options included (``dealing``, ``compel``,
+A peer variant from PySolFC (not in the seeds); docs/games.md, "Relaxed
+Accordion". Everything else is Accordion's, options included (``dealing``, ``compel``,
 ``leap``, ``win_piles``).
 
 Readings:

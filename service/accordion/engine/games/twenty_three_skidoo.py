@@ -1,7 +1,7 @@
 """23 Skidoo: Accordion where a pile moves 2 or 3 piles to the left instead of 1 or 3.
 
-A peer variant from PySolFC (not in the seeds); ``../shared/spec/variants.md``, "Peer
-variants". Options ``dealing``, ``compel`` and ``win_piles`` (no ``leap``: the distances
+A peer variant from PySolFC (not in the seeds); docs/games.md, "23
+Skidoo". Options ``dealing``, ``compel`` and ``win_piles`` (no ``leap``: the distances
 are fixed).
 
 Readings:
