@@ -90,6 +90,7 @@ LONG_FIRST = (
     "tests/web/",  # `npm run build`, then headless Chromium
     "tests/clients/test_load_report.py",
     "tests/chat/",  # Synapse restarted twice, 429s waited out
+    "tests/faults/test_fuzz.py",  # 1,500 requests per backend, the over-limit ones refused slowly
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
     "tests/api/test_solver_cancel.py",
