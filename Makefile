@@ -48,19 +48,29 @@ test-pure: $(STAMP)
 		-m serial $(PURE_TESTS) $(NONE_IS_FINE)
 
 # The whole suite against the compiled build, then the engine and API suites against the
-# pure one beside the TypeScript client's (docs/performance.md: how long each takes). pytest runs
-# on TEST_WORKERS processes (pytest-xdist; tests/conftest.py: which tests go together, and the
-# long ones first), then the tests marked `serial` one at a time.
+# pure one (docs/performance.md: how long each takes). First everything the tests need
+# (test-needs) with make's own parallelism: what waits on the network (Synapse's venv, `npm ci`,
+# apt) beside what computes (the venv, then mypyc's build beside lint and the type check); make
+# stops on the first that fails. Then pytest on TEST_WORKERS processes (pytest-xdist;
+# tests/conftest.py: which tests go together, and the long ones first) and, beside it, the tests
+# marked `serial`, one at a time (they mostly wait on the processes they start and kill: 60 s of
+# CPU in 3 minutes); then the pure suite beside the TypeScript client's. Each one's exit status
+# is checked (pytest's 5, no test selected, is no failure for a `-m serial` run).
 TEST_WORKERS ?= 4
-test: $(STAMP) $(COMPILED) lint proto-check lint-proto proto-breaking typecheck
-	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
-	@$(PROMETHEUS_INSTALLED)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial $(NONE_IS_FINE)
+NEEDS_JOBS ?= 4
+.PHONY: test-needs
+test-needs: $(STAMP) $(COMPILED) lint proto-check lint-proto proto-breaking typecheck
+test:
+	$(MAKE) -j $(NEEDS_JOBS) --output-sync=target test-needs
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial > $(VENV)/serial-test.log 2>&1 & serial=$$!; \
+		$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"; par=$$?; \
+		wait $$serial; ser=$$?; echo "--- the serial tests (beside the parallel ones):"; cat $(VENV)/serial-test.log; \
+		echo "make test: parallel exit $$par, serial exit $$ser"; test $$par -eq 0 && $(SERIAL_PASSED)
 	@# the pure suite and the TypeScript client's (against a server it starts, node:test) side by side
 	cd $(TS) && npm test > $(abspath $(VENV))/npm-test.log 2>&1 & npm=$$!; \
 		$(MAKE) test-pure; pure=$$?; wait $$npm; ts=$$?; \
 		cat $(VENV)/npm-test.log; test $$pure -eq 0 && test $$ts -eq 0
+SERIAL_PASSED = { test $$ser -eq 0 || test $$ser -eq 5; }
 
 engine-test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -q tests/engine
@@ -104,19 +114,18 @@ clients-test: $(STAMP) $(COMPILED)
 
 # --- Synapse, the Matrix homeserver tests/chat starts (docs/chat.md): in its own virtual
 # environment, so its pins (Twisted, pydantic, ...) never meet the service's; and DejaVu Sans,
-# the font the PNG pictures are drawn with (resvg reads the system's fonts).
+# the font the PNG pictures are drawn with (resvg reads the system's fonts; system-packages).
 SYNAPSE := $(VENV)/synapse/.installed
 SYNAPSE_VERSION := 1.163.2
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 $(SYNAPSE):
-	@test -e $(DEJAVU) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; }
 	$(PYTHON) -m venv $(VENV)/synapse
 	$(VENV)/synapse/bin/pip install --quiet --upgrade pip
 	$(VENV)/synapse/bin/pip install --quiet 'matrix-synapse==$(SYNAPSE_VERSION)'
 	touch $(SYNAPSE)
 .PHONY: synapse
-synapse: $(SYNAPSE)
-test clients-test: $(SYNAPSE)  # (after SYNAPSE's definition: prerequisites expand where read)
+synapse: $(SYNAPSE) system-packages
+test-needs clients-test: $(SYNAPSE) system-packages  # (after SYNAPSE's definition: prerequisites expand where read)
 
 # deploy/ validated offline (Kubernetes and compose schemas, the Dockerfile, `envoy --mode validate`),
 # and the multi-process server, TLS/mTLS, API keys and limits against real processes.
@@ -183,7 +192,7 @@ $(NPM_STAMP): $(TS)/package-lock.json
 	cd $(TS) && npm ci --no-audit --no-fund
 	touch $(NPM_STAMP)
 
-test proto proto-check: $(NPM_STAMP)
+test-needs proto proto-check: $(NPM_STAMP)
 
 # The client packages as users get them: `pip wheel` and `npm pack`, each installed into a fresh
 # environment (a venv; an npm project) and played against a server the test starts. `make test`
@@ -198,7 +207,7 @@ serve-rest: $(STAMP) $(COMPILED)
 WEB := clients/web
 WEB_STAMP := $(WEB)/node_modules/.npm-ci
 CHROMIUM := /usr/bin/chromium
-test: $(WEB_STAMP)  # (here: a prerequisite's variable is expanded where the rule is read)
+test-needs: $(WEB_STAMP)  # (here: a prerequisite's variable is expanded where the rule is read)
 # `npm ci`: exactly the committed lock (complete, rollup's per-platform packages included), so a
 # fresh clone stays clean (`npm install` may rewrite the lock).
 $(WEB_STAMP): $(WEB)/package-lock.json
@@ -219,8 +228,7 @@ serve-web: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP) $(WEB_BUILT)
 
 # The page in a real headless Chromium: Debian's package, installed when missing (CI runs as root;
 # no browser is downloaded), driven by playwright-core; also `npm run build`, the pictures and CORS.
-web-test: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP)
-	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+web-test: $(STAMP) $(COMPILED) $(NPM_STAMP) $(WEB_STAMP) system-packages
 	$(BIN)/python -m pytest -q tests/web
 
 lint-proto: $(STAMP)
@@ -237,12 +245,9 @@ bench: $(STAMP) $(COMPILED)
 
 # deploy/prometheus: the alert rules' unit tests (promtool) and a real Prometheus scraping a real
 # server (tests/ops/test_prometheus.py). Debian's prometheus package (promtool, prometheus),
-# installed when missing, as chromium is (CI runs as root).
-PROMETHEUS_INSTALLED := test -x /usr/bin/promtool || { apt-get update -qq && \
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+# installed when missing, as chromium is (system-packages, below).
 .PHONY: alerts-test
-alerts-test: $(STAMP)
-	@$(PROMETHEUS_INSTALLED)
+alerts-test: $(STAMP) system-packages
 	cd deploy/prometheus && promtool check rules alerts.yml && promtool test rules alerts_test.yml
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/ops/test_prometheus.py
 
@@ -253,3 +258,16 @@ bench-service: $(STAMP) $(COMPILED)
 clean:
 	rm -rf $(VENV)
 	find service -name "*.so" -delete  # the compiled modules (and the solver core) beside their sources
+
+# --- Debian's packages the tests use, each installed when missing (CI runs as root; no browser is
+# downloaded otherwise): chromium (tests/web), prometheus (promtool and prometheus,
+# tests/ops/test_prometheus.py), DejaVu Sans (the font resvg draws the PNG pictures with). One
+# target, so that `make -j` never runs two apt-get at once; and apt waits for dpkg's lock (another
+# `make test` on the same machine may hold it) instead of failing at once.
+APT := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600
+.PHONY: system-packages
+system-packages:
+	@test -x $(CHROMIUM) && test -x /usr/bin/promtool && test -e $(DEJAVU) || $(APT) update -qq
+	@test -x $(CHROMIUM) || $(APT) install -y -qq chromium
+	@test -x /usr/bin/promtool || $(APT) install -y -qq --no-install-recommends prometheus
+	@test -e $(DEJAVU) || $(APT) install -y -qq fonts-dejavu-core

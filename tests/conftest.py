@@ -55,16 +55,17 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[GameStore]:
         await opened.close()
 
 
-# --- running in parallel (pytest-xdist, `make test`: -n 4, then the serial tests) ---------------
+# --- running in parallel (pytest-xdist, `make test`: -n 4, and the serial tests beside) ----------
 #
-# `make test` runs `pytest -n 4 -m "not serial"` then `pytest -m serial`. Four workers on two
-# cores pay because most tests wait on a server, Redis or a subprocess. Two rules decide where a
+# `make test` runs `pytest -n 4 -m "not serial"` and, beside it, `pytest -m serial`. Four workers
+# on two cores pay because most tests wait on a server, Redis or a subprocess. Two rules decide where a
 # test runs (xdist's `--dist loadgroup` broke with pytest 9 here, hence this small scheduler):
 # * a module whose tests share a module-scoped fixture (a server, a cluster, a built page) runs
 #   whole on one worker, so the fixture is made once; any other test is a unit of its own;
 # * the long units go out first (LONG_FIRST), so the run does not end waiting on one of them.
-# Tests that start many processes or measure something are marked `serial`: they run after the
-# parallel phase, one at a time, where they do not compete with three other workers.
+# Tests that start many processes and kill them, or run at a rate, are marked `serial`: they run
+# one at a time, beside the parallel phase (they mostly wait: 60 s of CPU in 3 minutes), not
+# after it; none of them needs an idle machine.
 
 # Directories run whole, in the order collected, on one worker: tests/web's later modules serve
 # the page that test_browser.py builds (clients/web/dist; a stand-in without /docs/ otherwise).
@@ -90,6 +91,8 @@ LONG_FIRST = (
     "tests/web/",  # `npm run build`, then headless Chromium
     "tests/clients/test_load_report.py",
     "tests/chat/",  # Synapse restarted twice, 429s waited out
+    "tests/faults/test_fuzz.py",  # 1,500 requests per backend, the over-limit ones refused slowly
+    "tests/store/test_memory_cap_process.py",  # 50,000 NewGames through a real server
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
     "tests/api/test_solver_cancel.py",

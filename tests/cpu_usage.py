@@ -2,10 +2,10 @@
 
 A pytest plugin, off unless asked for: ``python -m pytest -p tests.cpu_usage ...`` with
 ``ACCORDION_TEST_CPU=DIR`` writes one JSON line per test to ``DIR/<pid>.jsonl`` (each xdist
-worker its own file): the node id, the wall seconds and the CPU seconds (user + system) of the
-test's setup, call and teardown, this process's own and its reaped children's (a server a
-fixture starts and stops is counted in the test whose teardown waits for it; one kept for the
-session is counted in no test). ``python tests/cpu_usage.py DIR [N]`` sums them by directory
+worker its own file): the node id, the outcome, the wall seconds and the CPU seconds (user +
+system) of the test's setup, call and teardown, this process's own and its reaped children's
+(a server a fixture starts and stops is counted in the test whose teardown waits for it; one
+kept for the session is counted in no test). ``python tests/cpu_usage.py DIR [N]`` sums them by directory
 and by module and lists the N costliest tests.
 """
 
@@ -44,10 +44,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "wall": round(time.monotonic() - wall, 3),
         "cpu": round(own2 - own, 3),
         "children": round(kids2 - kids, 3),
+        "outcome": getattr(item, "_cpu_usage_outcome", "passed"),
     }
     Path(directory).mkdir(parents=True, exist_ok=True)
     with open(Path(directory) / f"{os.getpid()}.jsonl", "a") as out:
         out.write(json.dumps(line) + "\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Each test's outcome beside its figures (the worst of setup, call and teardown), so a run
+    cut short still says which tests failed."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed or (report.skipped and getattr(item, "_cpu_usage_outcome", "passed") == "passed"):
+        item._cpu_usage_outcome = report.outcome  # type: ignore[attr-defined]
 
 
 def summary(directory: Path, top: int) -> str:
@@ -64,6 +75,8 @@ def summary(directory: Path, top: int) -> str:
             table[key][1] += total
             table[key][2] += row["wall"]
     out = [f"{len(rows)} tests, {sum(r['cpu'] + r['children'] for r in rows):.1f} CPU-s in tests"]
+    failed = [row["test"] for row in rows if row.get("outcome", "passed") == "failed"]
+    out += [f"FAILED {test}" for test in failed]
     for title, table, n in (("directory", by_dir, 100), ("module", by_module, top)):
         out.append(f"\n{'CPU-s':>8} {'wall-s':>8} {'tests':>6}  {title}")
         for key, (count, cpu, wall) in sorted(table.items(), key=lambda kv: -kv[1][1])[:n]:

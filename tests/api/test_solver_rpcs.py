@@ -57,7 +57,7 @@ async def test_a_tiny_budget_answers_unknown_and_is_not_cached(client: Client) -
     assert full.outcome == pb.SOLVE_OUTCOME_WON and not full.cached
 
 
-@pytest.mark.serial  # not beside three other workers: the margin below is the server's own
+@pytest.mark.serial  # one at a time (beside the parallel phase): the margin below is the server's own
 async def test_solve_answers_before_the_deadline(client: Client) -> None:
     # Accordion's Revenge seed 883 stays undecided after 40 s of search (docs/solver.md).
     game = (await client.new_game("accordions-revenge", seed=883)).game

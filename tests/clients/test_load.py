@@ -26,7 +26,7 @@ from .conftest import script
 # loaded CI machine adds seconds (a 2 s bound failed there), still far from the end.
 WELL_BEFORE_THE_END = 15.0
 
-# Runs measured in requests per second and seconds: after the parallel phase, alone.
+# Runs measured in requests per second and seconds: one at a time (tests/conftest.py).
 pytestmark = pytest.mark.serial
 
 EXAMPLE_SCENARIO = ROOT / "clients" / "python" / "examples" / "load-scenario.toml"

@@ -253,7 +253,7 @@ def run_with_report(
     return done, json.loads(json_path.read_text()), html_path.read_text(encoding="utf-8")
 
 
-@pytest.mark.serial  # a run at a rate, checked to pass its error threshold: alone, after the parallel phase
+@pytest.mark.serial  # a run at a rate, checked to pass its error threshold: one at a time
 def test_the_html_report_has_the_plots_and_the_figures(server: ServerProcess, tmp_path: Path) -> None:
     done, report, text = run_with_report(
         tmp_path, "--target", server.addr, "--rate", "40", "--duration", "3", "--fail-if", "p99<0.001ms",

@@ -24,7 +24,7 @@ from server_launcher import ServerProcess, launch
 from .conftest import script
 from .test_load_report import ReportParser
 
-pytestmark = pytest.mark.serial  # runs at a rate: alone, after the parallel phase
+pytestmark = pytest.mark.serial  # runs at a rate: one at a time (tests/conftest.py)
 
 
 def load(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], str]:

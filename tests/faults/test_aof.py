@@ -23,8 +23,8 @@ from redis_server import RedisServer
 
 from .play import Load, round_robin_channel, start_servers
 
-# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so after the
-# parallel phase of `make test`, one at a time (tests/conftest.py).
+# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so one
+# at a time, beside the parallel phase of `make test` (tests/conftest.py).
 pytestmark = pytest.mark.serial
 
 OUTAGE_BOUND_S = 15.0

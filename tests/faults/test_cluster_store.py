@@ -40,8 +40,8 @@ from ..store.test_store import (  # noqa: F401  (collected and run here, on the 
 )
 from .cluster import LocalCluster
 
-# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so after the
-# parallel phase of `make test`, one at a time (tests/conftest.py).
+# Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so one
+# at a time, beside the parallel phase of `make test` (tests/conftest.py).
 pytestmark = pytest.mark.serial
 
 TTL = 60.0
