@@ -1,7 +1,7 @@
 """Issue 31's cuts of the Klondike search, each against the brute force over the engine's own moves.
 
-- *Safe one rank further* (without foundation_return): a card goes up as the only move when both
-  suits of the other colour are up to two ranks below it and its twin's suit to three below.
+- *Safe one rank further*: a card goes up as the only move when both suits of the other colour
+  are up to two ranks below it and its twin's suit to three below (two with foundation_return).
   On small positions where the rule changes the full search, every verdict is the brute force's,
   C and Python alike; the same rule without its twin's-suit condition (``loose_safe``) loses the
   win of a position built for it, so the test would catch a rule loosened that way.
@@ -61,6 +61,8 @@ RULES = [
     ("klondike", {"partial_runs": True}),
     ("klondike-draw-one", {}),
     ("klondike", {"passes": 2}),
+    ("klondike", {"partial_runs": True, "foundation_return": True}),
+    ("klondike-draw-one", {"partial_runs": True, "foundation_return": True}),
 ]
 
 
@@ -76,7 +78,8 @@ def test_safe_one_rank_further_keeps_every_verdict_of_the_brute_force(
     rng = random.Random(f"safe two {variant} {sorted(options.items())}")
     checked = {True: 0, False: 0}
     for _ in range(300):
-        state = close_position(rules, rng, rng.choice((2, 3)))
+        # the twin's suit as low as the rule allows (three below, two with foundation_return)
+        state = close_position(rules, rng, 2 if options.get("foundation_return") else rng.choice((2, 3)))
         full_search = full_search_with(rules, state, 20_000, "safe_two", dead_ends=False)
         with_cut, without = full_search(backends[0], True), full_search(backends[0], False)
         if with_cut[0] == 0 or with_cut[2] >= without[2]:
@@ -99,24 +102,25 @@ def card(rank: int, suit: str) -> int:
     return "shdc".index(suit) * 13 + rank - 1
 
 
-@pytest.mark.parametrize("options", [{}, {"partial_runs": True}])
+@pytest.mark.parametrize("options", [{}, {"partial_runs": True}, {"partial_runs": True, "foundation_return": True}])
 def test_the_rule_without_its_twin_condition_loses_a_win(options: dict[str, object]) -> None:
     """The check above can fail. x = Q of hearts (hearts up to J, spades to 10, clubs to J,
     diamonds to 8): the other colour is two below and the rule fires, but the twin's suit is four
-    below, not three. The J of spades carries the 10 of diamonds over the 9 of diamonds (on the Q
-    of diamonds, both face down), and only the Q of hearts can take that run: sent up at once (as
-    ``loose_safe`` does) it leaves the deal lost; the brute force and the sound rule win it."""
+    below. The J of spades carries the 10 of diamonds over the 9 of diamonds (over the Q of
+    diamonds and both black Kings, all face down), and only the Q of hearts can take that run:
+    sent up at once (as ``loose_safe`` does) it leaves the deal lost (with foundation_return too:
+    no black King is free to take it back); the brute force and the sound rule win it."""
     rules = open_game("klondike", options, 0).rules
-    piles = [
-        (card(12, "d"), card(9, "d"), card(11, "s"), card(10, "d")),
+    piles = (
+        (card(13, "s"), card(13, "c"), card(12, "d"), card(9, "d"), card(11, "s"), card(10, "d")),
         (card(12, "h"),),
-        (card(13, "s"),),
-        (card(13, "c"),),
         (card(13, "d"),),
         (card(13, "h"),),
         (),
-    ]
-    state = rules.layout(tuple(piles), (2, 0, 0, 0, 0, 0, 0), (card(11, "d"), card(12, "s"), card(12, "c")))
+        (),
+        (),
+    )
+    state = rules.layout(piles, (4, 0, 0, 0, 0, 0, 0), (card(11, "d"), card(12, "s"), card(12, "c")))
     up_to = {"s": 10, "h": 11, "d": 8, "c": 11}
     state = state._replace(foundations=tuple(tuple(card(k, su) for k in range(1, up_to[su] + 1)) for su in "shdc"))
     assert brute_force(rules, state, limit=20_000) is True

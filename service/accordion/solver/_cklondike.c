@@ -108,7 +108,7 @@ typedef struct {
     int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
     int dead_ends; /* a position with a card that can never depart is not expanded (see stuck) */
     int twins;     /* equivalent runs (partial runs only): a run hung on either of two twins is one position */
-    int safe_two;  /* safe() one rank further without foundation_return; off only for comparisons */
+    int safe_two;  /* safe() one rank further; off only for comparisons */
     int loose_safe; /* tests only: safe_two without its condition on the twin's suit (unsound) */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
@@ -224,17 +224,18 @@ static int dominated(const Ctx *c, const KState *s, const uint64_t *h)
  * two lower, ...) is on the foundations. Without foundation_return those cards stay there,
  * so the opposite colour one lower is enough; with it, the other suit of its colour two
  * lower must be up too (a card brought back could otherwise carry it).
- * Without foundation_return, also when both suits of the other colour are up to rank - 2 and
- * its twin's suit to rank - 3: every card that could then be built on x, or on what is built
- * on it, can go up as soon as it could go onto x, so sending it up instead keeps every win
- * (docs/solver.md, *Safe one rank further*). `loose_safe` (tests only) drops the twin's suit
- * from that rule, which makes it unsound: the brute-force test shows a position it gets wrong. */
+ * One rank further (issue 31, docs/solver.md, *Safe one rank further*): also when both suits of
+ * the other colour are up to rank - 2 and its twin's suit to rank - 3 (with foundation_return,
+ * rank - 2, which the rule above then needs no more): a card of the other colour one lower can
+ * then go up whenever it could go onto x, and with it whatever could be built on it, so sending
+ * those up instead keeps every win. `loose_safe` (tests only) drops the twin's suit from that
+ * rule, which makes it unsound: the brute-force test shows a position it gets wrong. */
 static int safe(const Ctx *c, const KState *s, int x)
 {
     int r = rank_of(x), su = suit_of(x);
     if (r <= 2)
         return 1;
-    int near = 1, two_lower = !c->fret && c->safe_two;
+    int near = 1, two_lower = c->safe_two, twin_low = c->fret ? r - 2 : r - 3;
     for (int t = 0; t < 4; t++) {
         if (t == su)
             continue;
@@ -246,7 +247,7 @@ static int safe(const Ctx *c, const KState *s, int x)
         } else {
             if (c->fret && s->found[t] < r - 2)
                 near = 0;
-            if (s->found[t] < r - 3 && !c->loose_safe)
+            if (s->found[t] < twin_low && !c->loose_safe)
                 two_lower = 0;
         }
     }

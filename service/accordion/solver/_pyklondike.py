@@ -94,7 +94,7 @@ class _Search(RestartingSearch[_Pos, Move]):
             self.quick_deadline = self.deadline - max_seconds / 2
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
-        self.safe_two = True  # ``safe`` one rank further without foundation_return; off for comparisons
+        self.safe_two = True  # ``safe`` one rank further; off only for comparisons
         self.loose_safe = False  # tests only: ``safe_two`` without its twin's-suit condition (unsound)
         self.twins = (
             False  # equivalent runs (partial runs only): a run on either of two twins is one position
@@ -112,9 +112,9 @@ class _Search(RestartingSearch[_Pos, Move]):
 
     def safe(self, s: _Pos, x: int) -> bool:
         """Nothing x could carry is still to come (as _cklondike.c's ``safe``): the other colour
-        one lower up (and with foundation_return its twin's suit two lower); or, without
-        foundation_return, the other colour two lower and its twin's suit three lower up (*Safe one
-        rank further*, docs/solver.md)."""
+        one lower up (and with foundation_return its twin's suit two lower); or the other colour
+        two lower and its twin's suit three lower up (two with foundation_return: *Safe one rank
+        further*, docs/solver.md)."""
         r, su = _rank(x), x // 13
         if r <= 2:
             return True
@@ -123,9 +123,8 @@ class _Search(RestartingSearch[_Pos, Move]):
         near = all(s.found[t] >= r - 1 for t in others) and (not self.fret or s.found[twin] >= r - 2)
         two_lower = (
             self.safe_two
-            and not self.fret
             and all(s.found[t] >= r - 2 for t in others)
-            and (self.loose_safe or s.found[twin] >= r - 3)
+            and (self.loose_safe or s.found[twin] >= (r - 2 if self.fret else r - 3))
         )
         return near or two_lower
 
