@@ -14,7 +14,8 @@ Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-see
 solved from their first position (French: the first deal, without the REDEAL). The time
 per deal is the wall time of one ``accordion.solver.solve`` call (moves included), not
 the deal; its CPU time (the thread's, in which the search runs) is reported beside it, so a
-node budget can be shown to fit a CPU budget on a loaded machine. The process pins itself to one core when the OS allows it (--cpu).
+node budget can be shown to fit a CPU budget on a loaded machine. The process pins itself to
+one core when the OS allows it (--cpu).
 Every WON line is replayed through the engine (``Game.play`` from a freshly dealt game, won at
 the end; untimed): a line that does not replay is printed to stderr, counted (``replay_failed``
 in the JSON) and makes the exit status 1. ``--no-replay`` skips it.
@@ -214,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     for r in rows:
         print(
-            f"{r['variant']:<20} CPU time a deal: median {r['cpu_median_ms']:.3f} ms, p99 {r['cpu_p99_ms']:.3f} ms, "
-            f"max {r['cpu_max_ms']:.1f} ms"
+            f"{r['variant']:<20} CPU time a deal: median {r['cpu_median_ms']:.3f} ms, "
+            f"p99 {r['cpu_p99_ms']:.3f} ms, max {r['cpu_max_ms']:.1f} ms"
         )
     failed = sum(r["replay_failed"] for r in rows)
     if args.replay:

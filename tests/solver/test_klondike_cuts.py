@@ -89,7 +89,9 @@ def test_safe_one_rank_further_keeps_every_verdict_of_the_brute_force(
         truth = brute_force(rules, state, limit=20_000)
         if truth is None:
             continue
-        assert_the_brute_force_verdict(rules, state, truth, full_search, backends, {True: with_cut, False: without})
+        assert_the_brute_force_verdict(
+            rules, state, truth, full_search, backends, {True: with_cut, False: without}
+        )
         checked[truth] += 1
         if checked[True] >= 3:
             break
@@ -102,7 +104,9 @@ def card(rank: int, suit: str) -> int:
     return "shdc".index(suit) * 13 + rank - 1
 
 
-@pytest.mark.parametrize("options", [{}, {"partial_runs": True}, {"partial_runs": True, "foundation_return": True}])
+@pytest.mark.parametrize(
+    "options", [{}, {"partial_runs": True}, {"partial_runs": True, "foundation_return": True}]
+)
 def test_the_rule_without_its_twin_condition_loses_a_win(options: dict[str, object]) -> None:
     """The check above can fail. x = Q of hearts (hearts up to J, spades to 10, clubs to J,
     diamonds to 8): the other colour is two below and the rule fires, but the twin's suit is four
@@ -122,7 +126,9 @@ def test_the_rule_without_its_twin_condition_loses_a_win(options: dict[str, obje
     )
     state = rules.layout(piles, (4, 0, 0, 0, 0, 0, 0), (card(11, "d"), card(12, "s"), card(12, "c")))
     up_to = {"s": 10, "h": 11, "d": 8, "c": 11}
-    state = state._replace(foundations=tuple(tuple(card(k, su) for k in range(1, up_to[su] + 1)) for su in "shdc"))
+    state = state._replace(
+        foundations=tuple(tuple(card(k, su) for k in range(1, up_to[su] + 1)) for su in "shdc")
+    )
     assert brute_force(rules, state, limit=20_000) is True
     for on in (True, False):
         full_search = full_search_with(rules, state, 20_000, "loose_safe", dead_ends=False)
