@@ -13,7 +13,9 @@
 Deals are ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1,
 solved from their first position (French: the first deal, without the REDEAL). The time
 per deal is the wall time of one ``accordion.solver.solve`` call (moves included), not
-the deal. The process pins itself to one core when the OS allows it (--cpu).
+the deal; its CPU time (the thread's, in which the search runs) is reported beside it, so a
+node budget can be shown to fit a CPU budget on a loaded machine. The process pins itself to
+one core when the OS allows it (--cpu).
 Every WON line is replayed through the engine (``Game.play`` from a freshly dealt game, won at
 the end; untimed): a line that does not replay is printed to stderr, counted (``replay_failed``
 in the JSON) and makes the exit status 1. ``--no-replay`` skips it.
@@ -93,6 +95,7 @@ def run(
 ) -> dict[str, Any]:
     counts = {"WON": 0, "LOST": 0, "UNKNOWN": 0}
     times_ms: list[float] = []
+    cpu_ms: list[float] = []  # the CPU time of this thread (the search runs in it), per deal
     nodes: list[int] = []
     unknown_seeds: list[int] = []
     replay_failures: list[dict[str, object]] = []
@@ -103,8 +106,9 @@ def run(
     for k in range(deals):
         seed = start_seed + k
         game = new_game(variant, options, seed=seed)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         result = solve(game, max_nodes=max_nodes, max_seconds=max_seconds, impl=impl)
+        cpu_ms.append((time.thread_time() - c0) * 1000)
         times_ms.append((time.perf_counter() - t0) * 1000)
         counts[result.outcome.value] += 1
         nodes.append(result.nodes)
@@ -122,6 +126,7 @@ def run(
         if progress and (k + 1) % 1000 == 0:
             print(f"  {variant}: {k + 1}/{deals}", file=sys.stderr, flush=True)
     times_ms.sort()
+    cpu_ms.sort()
     nodes.sort()
 
     def pct(n: int) -> float:
@@ -141,6 +146,9 @@ def run(
         "p90_ms": round(percentile(times_ms, 90), 3),
         "p99_ms": round(percentile(times_ms, 99), 3),
         "max_ms": round(times_ms[-1], 3) if times_ms else 0.0,
+        "cpu_median_ms": round(percentile(cpu_ms, 50), 3),
+        "cpu_p99_ms": round(percentile(cpu_ms, 99), 3),
+        "cpu_max_ms": round(cpu_ms[-1], 3) if cpu_ms else 0.0,
         "median_nodes": int(percentile(nodes, 50)),
         "unknown_seeds": unknown_seeds[:50],
         "replayed": counts["WON"] if replay else 0,  # WON lines replayed through the engine
@@ -207,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['variant']:<20} {r['deals']:>6} {r['won_pct']:>8.2f} {r['lost_pct']:>8.2f} "
             f"{r['unknown_pct']:>9.2f} {r['median_ms']:>10.3f} {r['p90_ms']:>8.3f} {r['p99_ms']:>8.3f} "
             f"{r['max_ms']:>9.1f}  {r['method']}"
+        )
+    for r in rows:
+        print(
+            f"{r['variant']:<20} CPU time a deal: median {r['cpu_median_ms']:.3f} ms, "
+            f"p99 {r['cpu_p99_ms']:.3f} ms, max {r['cpu_max_ms']:.1f} ms"
         )
     failed = sum(r["replay_failed"] for r in rows)
     if args.replay:

@@ -44,7 +44,14 @@
  * and dfs() then never claims LOST (a dropped move could have been the win). */
 #define MAXMOVES 200
 #define MAXDEPTH 1000
+/* The table's limits (see table_limit): at least MAX_SLOTS; for a node budget (or none) up to
+ * MAX_SLOTS_ANY (16 GiB, reached only by a search of 2^29 positions), for a time budget alone
+ * TABLE_RATE positions a second up to MAX_SLOTS_TIMED (2 GiB). Before issue 31 MAX_SLOTS was the
+ * limit of every search, so a full search past about 4 M positions could never end. */
 #define MAX_SLOTS ((size_t)1 << 23)
+#define MAX_SLOTS_TIMED ((size_t)1 << 27)
+#define MAX_SLOTS_ANY ((size_t)1 << 30)
+#define TABLE_RATE 4e6
 /* Positions of the first quick pass, which looks for a win only, of each restart, and of all of
  * them together (see klondike_solve): the first pass in the plain move order, the restarts with
  * restart noise. Restarts shorter than the first pass (docs/solver.md, "Restarts") make more of
@@ -101,6 +108,8 @@ typedef struct {
     int dominance; /* talon dominance in the full search (see dominated); off only for comparisons */
     int dead_ends; /* a position with a card that can never depart is not expanded (see stuck) */
     int twins;     /* equivalent runs (partial runs only): a run hung on either of two twins is one position */
+    int safe_two;  /* safe() one rank further; off only for comparisons */
+    int loose_safe; /* tests only: safe_two without its condition on the twin's suit (unsound) */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
@@ -214,23 +223,35 @@ static int dominated(const Ctx *c, const KState *s, const uint64_t *h)
  * every card that could ever be built on it (opposite colour one lower, then same colour
  * two lower, ...) is on the foundations. Without foundation_return those cards stay there,
  * so the opposite colour one lower is enough; with it, the other suit of its colour two
- * lower must be up too (a card brought back could otherwise carry it). */
+ * lower must be up too (a card brought back could otherwise carry it).
+ * One rank further (issue 31, docs/solver.md, *Safe one rank further*): also when both suits of
+ * the other colour are up to rank - 2 and its twin's suit to rank - 3 (with foundation_return,
+ * rank - 2, which the rule above then needs no more): a card of the other colour one lower can
+ * then go up whenever it could go onto x, and with it whatever could be built on it, so sending
+ * those up instead keeps every win. `loose_safe` (tests only) drops the twin's suit from that
+ * rule, which makes it unsound: the brute-force test shows a position it gets wrong. */
 static int safe(const Ctx *c, const KState *s, int x)
 {
     int r = rank_of(x), su = suit_of(x);
     if (r <= 2)
         return 1;
+    int near = 1, two_lower = c->safe_two, twin_low = c->fret ? r - 2 : r - 3;
     for (int t = 0; t < 4; t++) {
         if (t == su)
             continue;
         if (red_suit(t) != red_suit(su)) {
             if (s->found[t] < r - 1)
-                return 0;
-        } else if (c->fret && s->found[t] < r - 2) {
-            return 0;
+                near = 0;
+            if (s->found[t] < r - 2)
+                two_lower = 0;
+        } else {
+            if (c->fret && s->found[t] < r - 2)
+                near = 0;
+            if (s->found[t] < twin_low && !c->loose_safe)
+                two_lower = 0;
         }
     }
-    return 1;
+    return near || two_lower;
 }
 
 static inline int on_found(const KState *s, int x) { return s->found[suit_of(x)] == rank_of(x) - 1; }
@@ -1033,23 +1054,48 @@ static int face_up_runs(const Ctx *c, const KState *s)
     return 1;
 }
 
+/* The most slots the table of positions may grow to (it starts small and doubles as it fills,
+ * at most half full). A key that does not fit is dropped, and a search whose positions no longer
+ * fit revisits them (a cycle of dropped positions runs to MAXDEPTH: UNKNOWN at any budget), so
+ * the limit follows the budget: two slots a position a node budget allows (the table never holds
+ * more positions than the search counts), or TABLE_RATE positions a second of a time budget, at
+ * least `least` (MAX_SLOTS unless a test asks for less, a power of two); with no budget,
+ * MAX_SLOTS_ANY. Memory is spent only as the table fills: 16 bytes a slot, so at most 64 bytes a
+ * position stored. */
+static size_t table_limit(size_t least, unsigned long long max_nodes, double max_seconds)
+{
+    double want = 0;
+    if (max_nodes)
+        want = 2.0 * (double)max_nodes;
+    else if (max_seconds > 0)
+        want = 2.0 * TABLE_RATE * max_seconds;
+    size_t cap = least;
+    size_t top = max_nodes || max_seconds <= 0 ? MAX_SLOTS_ANY : MAX_SLOTS_TIMED;
+    while (cap < top && (want == 0 || (double)cap < want))
+        cap <<= 1;
+    return cap;
+}
+
 static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "draw", "redeals", "partial_runs",
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
-                             "dominance", "dead_ends", "beam_first", "beam_last", "equivalent_runs", NULL};
+                             "dominance", "dead_ends", "beam_first", "beam_last", "equivalent_runs", "safe_two",
+                             "loose_safe", "min_table_slots", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1, equivalent_runs = 1;
+    int safe_two = 1, loose_safe = 0;
+    unsigned long long min_table_slots = 0;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
     int full_moves_every = FULL_MOVES_EVERY, beam_first = -1, beam_last = BEAM_LAST_WIDTH;
     unsigned long long restart_nodes = RESTART_NODES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppiip", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppiipppK", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
                                      &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
                                      &restart_nodes, &dominance, &dead_ends, &beam_first, &beam_last,
-                                     &equivalent_runs))
+                                     &equivalent_runs, &safe_two, &loose_safe, &min_table_slots))
         return NULL;
     if (beam_first < 0) /* by the rules: turning one, the beams cost the restarts more wins than they made */
         beam_first = draw > 1 ? BEAM_FIRST_WIDTH : 0;
@@ -1071,6 +1117,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->fret = fret;
     c->dominance = dominance;
     c->dead_ends = dead_ends;
+    c->safe_two = safe_two;
+    c->loose_safe = loose_safe;
     /* the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
      * lowest on a host (as play keeps it; a position made up with other face-up cards is not) */
     c->twins = equivalent_runs && partial && face_up_runs(c, &root);
@@ -1081,7 +1129,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         c->root_down += root.down[i];
     Py_buffer stop_view, progress_view;
     volatile const uint8_t *progress_out; /* written once, after the search */
-    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
+    size_t max_slots = table_limit(min_table_slots ? (size_t)min_table_slots : MAX_SLOTS, max_nodes, max_seconds);
+    if (!open_search(&c->seen, max_slots < ((size_t)1 << 14) ? max_slots : (size_t)1 << 14, max_slots, 0, stop_obj,
+                     &stop_view, &c->stop)) {
         free(c);
         return NULL;
     }
@@ -1178,7 +1228,8 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048, equivalent_runs=True) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048, equivalent_runs=True, safe_two=True, loose_safe=False, min_table_slots=0) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "safe_two=False the safe rule one rank further (loose_safe=True: an unsound form of it, tests only), min_table_slots=N the table's least limit (a power of two; 0: 2^23; it grows with the budget), "
      "dead_ends=False the dead-end test, equivalent_runs=False the equivalent runs (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},

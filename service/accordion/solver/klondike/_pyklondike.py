@@ -94,6 +94,8 @@ class _Search(RestartingSearch[_Pos, Move]):
             self.quick_deadline = self.deadline - max_seconds / 2
         self.dominance = True  # talon dominance in the full search; off only for comparisons
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
+        self.safe_two = True  # ``safe`` one rank further; off only for comparisons
+        self.loose_safe = False  # tests only: ``safe_two`` without its twin's-suit condition (unsound)
         self.twins = (
             False  # equivalent runs (partial runs only): a run on either of two twins is one position
         )
@@ -109,18 +111,22 @@ class _Search(RestartingSearch[_Pos, Move]):
     # --- the rules of the search (see _cklondike.c for the why of each) ---
 
     def safe(self, s: _Pos, x: int) -> bool:
+        """Nothing x could carry is still to come (as _cklondike.c's ``safe``): the other colour
+        one lower up (and with foundation_return its twin's suit two lower); or the other colour
+        two lower and its twin's suit three lower up (two with foundation_return: *Safe one rank
+        further*, docs/solver.md)."""
         r, su = _rank(x), x // 13
         if r <= 2:
             return True
-        for t in range(4):
-            if t == su:
-                continue
-            if _red_suit(t) != _red_suit(su):
-                if s.found[t] < r - 1:
-                    return False
-            elif self.fret and s.found[t] < r - 2:
-                return False
-        return True
+        others = [t for t in range(4) if _red_suit(t) != _red_suit(su)]
+        twin = next(t for t in range(4) if t != su and _red_suit(t) == _red_suit(su))
+        near = all(s.found[t] >= r - 1 for t in others) and (not self.fret or s.found[twin] >= r - 2)
+        two_lower = (
+            self.safe_two
+            and all(s.found[t] >= r - 2 for t in others)
+            and (self.loose_safe or s.found[twin] >= (r - 2 if self.fret else r - 3))
+        )
+        return near or two_lower
 
     @staticmethod
     def worth_returning(s: _Pos, r: int, su: int) -> bool:
@@ -666,13 +672,17 @@ def klondike_solve(
     beam_first: int = -1,
     beam_last: int = BEAM_LAST_WIDTH,
     equivalent_runs: bool = True,
+    safe_two: bool = True,
+    loose_safe: bool = False,
+    min_table_slots: int = 0,
 ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
     gets the most progress of a position searched (``_Search.progress_of``); ``dominance=False``
     turns the full search's talon dominance off, ``dead_ends=False`` the dead-end test and
     ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last``
     the beams' widths (``beam_first=0``: no beams; -1: BEAM_FIRST_WIDTH turning more than one
-    card, else none, as C)."""
+    card, else none, as C); ``safe_two=False`` the safe rule one rank further (``loose_safe``: an
+    unsound form of it, tests only). ``min_table_slots`` is C's table limit: a Python set has none."""
     if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
         beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
     if progress is not None and len(progress) < 1:
@@ -698,6 +708,8 @@ def klondike_solve(
     search.root_down = sum(root.down)
     search.dominance = dominance
     search.dead_ends = dead_ends
+    search.safe_two = safe_two
+    search.loose_safe = loose_safe
     # the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
     # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
     search.twins = (
