@@ -41,7 +41,7 @@ from ..engine.core import Rules, State
 from ..engine.errors import EngineError
 from ..engine.game import Game
 from ..engine.hint import visible_move
-from ..engine.moves import DEAL, DRAW, REDEAL, Deal, Move, Redeal, Zone, remove, stack, transfer
+from ..engine.moves import DEAL, DRAW, REDEAL, ZONE_OF_CODE, Deal, Move, Redeal, Zone, remove, stack, transfer
 from ..engine.search import (
     Build,
     EmperorSearch,
@@ -338,7 +338,7 @@ def solve(
     )
 
 
-_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the core's zone numbers 0..3
+_ZONES = ZONE_OF_CODE  # the cores answer in the zones' stable codes (engine/moves.py ZONE_CODES)
 
 
 def _klondike_solve(
