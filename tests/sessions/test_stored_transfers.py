@@ -18,7 +18,7 @@ import pytest
 
 from accordion import engine
 from accordion.bytecodec import Reader
-from accordion.engine.moves import ZONE_CODES, Transfer, Zone, transfer
+from accordion.engine.moves import DRAW, ZONE_CODES, Transfer, Zone, transfer
 from accordion.sessions import binary
 from accordion.sessions.errors import GameCorrupt
 from accordion.sessions.record import Stored, load_stored
@@ -75,7 +75,7 @@ def test_a_log_mixing_both_forms_reads_in_order() -> None:
     assert events == [
         transfer(Zone.WASTE, 0, Zone.TABLEAU, 6),
         transfer(Zone.WASTE, 20, Zone.TABLEAU, 1, 5),
-        binary.DRAW,
+        DRAW,
         transfer(Zone.WASTE, 20, Zone.TABLEAU, 1, 5),
         transfer(Zone.WASTE, 0, Zone.TABLEAU, 6),
     ]
