@@ -61,7 +61,12 @@ def _python_copies(root: Path) -> list[tuple[str, str, int]]:
             names = target.elts if isinstance(target, ast.Tuple) else [target]
             values = value.elts if isinstance(value, ast.Tuple) else [value]
             for n, v in zip(names, values, strict=False):
-                if isinstance(n, ast.Name) and n.id in CORE_NAMES and isinstance(v, ast.Constant):
+                if (
+                    isinstance(n, ast.Name)
+                    and n.id in CORE_NAMES
+                    and isinstance(v, ast.Constant)
+                    and isinstance(v.value, int)
+                ):
                     found.append((str(path.relative_to(root)), n.id, v.value))
     return found
 
