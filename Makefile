@@ -21,8 +21,8 @@ $(STAMP): export ACCORDION_PURE := 1
 # Without a C compiler the same source runs (tests/ops/test_compiled.py fails then, by module).
 COMPILED := $(VENV)/.compiled
 COMPILED_SOURCES := $(shell find service/accordion/engine service/accordion/sessions -name '*.py') \
-	service/accordion/api/wire.py service/accordion/api/codec.py service/accordion/api/validation.py \
-	service/accordion/build_info.py
+	service/accordion/bytecodec.py service/accordion/api/wire.py service/accordion/api/codec.py \
+	service/accordion/api/validation.py service/accordion/build_info.py
 $(COMPILED): $(STAMP) $(COMPILED_SOURCES)
 	find service -name '*.so' ! -path '*/solver/*' -delete  # a module no longer compiled must not linger
 	$(BIN)/python setup.py --quiet build_ext --inplace  # ~1 minute (mypyc, then one C file per module)

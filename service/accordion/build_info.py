@@ -1,10 +1,10 @@
 """Which modules mypyc compiles (setup.py reads this list), and which build is running.
 
 The hot path (issue 17, docs/performance.md): the engine with every game (a whole package, so a
-new game module is compiled as soon as it exists), the session layer, the wire codec and
-validation. The rest stays interpreted: the servicer (thin glue whose handlers gRPC's wrapper
-inspects, ``inspect.isasyncgenfunction``, which a compiled method would fail), the stores, the
-server shell and gRPC's wrappers, i.e. I/O and gRPC's own time.
+new game module is compiled as soon as it exists), the session layer, the byte codec they share,
+the wire codec and validation. The rest stays interpreted: the servicer (thin glue whose
+handlers gRPC's wrapper inspects, ``inspect.isasyncgenfunction``, which a compiled method would
+fail), the stores, the server shell and gRPC's wrappers, i.e. I/O and gRPC's own time.
 
 This module is never compiled itself: ``setup.py`` imports it before anything is built.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 # Packages compiled whole (every ``*.py`` under them, subpackages included).
 COMPILED_PACKAGES = ("engine", "sessions")
-# Single modules of other packages.
-COMPILED_FILES = ("api/wire.py", "api/codec.py", "api/validation.py")
+# Single modules of other packages (bytecodec.py: the byte codec the engine, sessions and wire share).
+COMPILED_FILES = ("bytecodec.py", "api/wire.py", "api/codec.py", "api/validation.py")
 # Interpreted although inside a compiled package: WatchGame's stream (mypyc 2.4 has no async
 # generators). (The deal generator, engine/rng.py, is compiled: its shuffle draws in 32-bit
 # halves of machine integers when compiled, ~2 µs a deal against ~21 interpreted.)

@@ -40,6 +40,7 @@ def test_the_list_covers_the_engine_with_every_game_and_the_session_layer() -> N
         "accordion.engine.core",
         "accordion.engine.game",
         "accordion.sessions.record",
+        "accordion.bytecodec",
         "accordion.api.wire",
         "accordion.api.codec",
         "accordion.api.validation",

@@ -1,6 +1,6 @@
 """docs/architecture.md's import rules, read from the source with ``ast``: imports go down only
-(``api`` → ``sessions`` → ``store``, ``engine``), no store library above ``store/``, no gRPC or
-protobuf in ``sessions/``, and no import cycle among the package's modules."""
+(``api`` → ``sessions`` → ``store``, ``engine`` → ``bytecodec``), no store library above ``store/``,
+no gRPC or protobuf in ``sessions/``, and no import cycle among the package's modules."""
 
 from __future__ import annotations
 
@@ -23,7 +23,17 @@ FORBIDDEN = {
         "redis",
         "hiredis",
     ),
-    "sessions": ("accordion.api", "accordion.v1", "grpc", "google.protobuf", "redis", "hiredis"),
+    # (the stored record's bytes come from accordion.bytecodec, not the engine's fields)
+    "sessions": (
+        "accordion.api",
+        "accordion.v1",
+        "accordion.engine.fields",
+        "grpc",
+        "google.protobuf",
+        "redis",
+        "hiredis",
+    ),
+    "bytecodec": ("accordion",),  # neutral: every layer may use it, so it uses none
     "store": (
         "accordion.sessions",
         "accordion.api",

@@ -52,12 +52,10 @@ _PILE_NUMBERS = {
     for kind, used in _FIELDS.items()
     if kind != "MOVE_KIND_MOVE"
 } | {"MOVE_KIND_MOVE": ("from_pile",)}
-ZONES = {  # the contract's zone kinds → the engine's zones
-    pb.ZONE_KIND_TABLEAU: Zone.TABLEAU,
-    pb.ZONE_KIND_FOUNDATION: Zone.FOUNDATION,
-    pb.ZONE_KIND_STOCK: Zone.STOCK,
-    pb.ZONE_KIND_WASTE: Zone.WASTE,
-}
+# The contract's zone kinds → the engine's zones, matched by name (ZONE_KIND_WASTE: Zone.WASTE).
+ZONES = {pb.ZoneKind.Value(f"ZONE_KIND_{zone.name}"): zone for zone in Zone}
+_ZONE_NAMES = [pb.ZoneKind.Name(kind) for kind in ZONES]
+_ZONE_REQUIRED = f"a zone is required: {', '.join(_ZONE_NAMES[:-1])} or {_ZONE_NAMES[-1]}"
 
 
 def move_fields_problems(msg: pb.Move) -> list[tuple[str, str]]:
@@ -114,7 +112,7 @@ def _move_problems(msg: pb.Move) -> list[tuple[str, str]]:
     out = []
     for f in ("from_zone", "to_zone"):
         if getattr(msg, f) not in ZONES:
-            out.append((f"move.{f}", "a zone is required: ZONE_KIND_TABLEAU, _FOUNDATION, _STOCK or _WASTE"))
+            out.append((f"move.{f}", _ZONE_REQUIRED))
     if msg.from_pile > MAX_COUNT:
         out.append(("move.from_pile", f"at most {MAX_COUNT}"))
     if msg.to_pile > MAX_COUNT:

@@ -13,10 +13,10 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import NewType, TypeVar
 
 from accordion import engine, sessions, solver
+from accordion.bytecodec import varint  # the protobuf wire varint, as the stored record writes it
 from accordion.engine import Game, Status
 from accordion.engine.cards import card_text
 from accordion.engine.core import option_text
-from accordion.engine.fields import varint  # the protobuf wire varint, as the stored record writes it
 from accordion.engine.moves import Claim, Move, MoveKind, Remove, Stack, Transfer, Zone
 from accordion.engine.zones import PileView, ZoneView
 from accordion.v1 import accordion_pb2 as pb
@@ -29,12 +29,9 @@ SOLVE_OUTCOMES = {
     solver.Outcome.LOST: pb.SOLVE_OUTCOME_LOST,
     solver.Outcome.UNKNOWN: pb.SOLVE_OUTCOME_UNKNOWN,
 }
-ZONE_KINDS = {
-    Zone.TABLEAU: pb.ZONE_KIND_TABLEAU,
-    Zone.FOUNDATION: pb.ZONE_KIND_FOUNDATION,
-    Zone.STOCK: pb.ZONE_KIND_STOCK,
-    Zone.WASTE: pb.ZONE_KIND_WASTE,
-}
+# The contract's ZoneKind of each zone, matched by name (Zone.WASTE: ZONE_KIND_WASTE): a zone the
+# contract lacks stops the import here, so a new kind of zone is its declaration and its enum value.
+ZONE_KINDS = {zone: pb.ZoneKind.Value(f"ZONE_KIND_{zone.name}") for zone in Zone}
 STATUS = {
     Status.IN_PROGRESS: pb.GAME_STATUS_IN_PROGRESS,
     Status.WON: pb.GAME_STATUS_WON,

@@ -30,6 +30,11 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from mypy_extensions import mypyc_attr
 
+from accordion import bytecodec
+from accordion.bytecodec import unzigzag as unzigzag  # re-exported: the games' codecs use them
+from accordion.bytecodec import varint as varint
+from accordion.bytecodec import zigzag as zigzag
+
 from .cards import card_code, parse_card
 from .errors import InvalidStateError
 
@@ -50,67 +55,17 @@ class State(NamedTuple):
     stock: Pile = ()
 
 
-# --- the binary form: varints and a reader ---------------------------------------------
-
-_SMALL = tuple(bytes((n,)) for n in range(0x80))
+# --- the binary form: the shared byte codec, and the engine's reader ------------------------
 
 
-def varint(n: int) -> bytes:
-    """``n`` ≥ 0 as a protobuf-style varint (7 bits a byte, low first)."""
-    if n < 0x80:
-        return _SMALL[n]
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+class Reader(bytecodec.Reader):
+    """Reads a state record front to back; every overrun is an ``InvalidStateError`` (the engine's
+    word for a record that does not describe a game)."""
 
+    __slots__ = ()
 
-def zigzag(n: int) -> int:
-    return n * 2 if n >= 0 else -n * 2 - 1
-
-
-def unzigzag(n: int) -> int:
-    return n >> 1 if not n & 1 else -(n >> 1) - 1
-
-
-class Reader:
-    """Reads a record (a state record, or the stored game around it) front to back; every overrun
-    is an ``InvalidStateError``."""
-
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes, pos: int = 0) -> None:
-        self.buf, self.pos = buf, pos
-
-    def at_end(self) -> bool:
-        return self.pos >= len(self.buf)
-
-    def byte(self) -> int:
-        if self.pos >= len(self.buf):
-            raise InvalidStateError("the record is truncated")
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def varint(self) -> int:
-        shift = result = 0
-        while True:
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise InvalidStateError("a varint in the record is too long")
-
-    def take(self, n: int) -> bytes:
-        if self.pos + n > len(self.buf):
-            raise InvalidStateError("the record is truncated")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
+    def error(self, message: str) -> ValueError:
+        return InvalidStateError(message)
 
 
 # --- codecs: a value's text form and binary form ----------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
+from typing import Final
 
 
 class MoveKind(str, Enum):
@@ -24,12 +25,22 @@ class MoveKind(str, Enum):
 
 
 class Zone(str, Enum):
-    """Where cards lie in a tableau game (spec: "The other games of seed 004")."""
+    """Where cards lie in a tableau game (spec: "The other games of seed 004"). A new kind of
+    zone is one member here and its row in ``ZONE_CODES`` (and, for the wire, its ZoneKind)."""
 
     TABLEAU = "tableau"
     FOUNDATION = "foundation"
     STOCK = "stock"
     WASTE = "waste"
+
+
+# Each zone kind's stable code: the one place zones are numbered. The stored log writes it in
+# every transfer (sessions/binary.py), the solver's cores answer in it (solver/core.py; their C
+# copies are checked against it by tests/engine/test_zones_declared.py), and the wire's ZoneKind is
+# matched by name (api/wire.py, api/codec.py). A code never changes and is never reused once a
+# record holds it: a new kind takes the next free one.
+ZONE_CODES: Final[dict[Zone, int]] = {Zone.TABLEAU: 0, Zone.FOUNDATION: 1, Zone.STOCK: 2, Zone.WASTE: 3}
+ZONE_OF_CODE: Final[dict[int, Zone]] = {code: zone for zone, code in ZONE_CODES.items()}
 
 
 @dataclass(frozen=True, slots=True)

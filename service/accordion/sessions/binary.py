@@ -5,21 +5,27 @@ A move is 1 byte (deal 0xF0, redeal 0xF1), 2 (stack: from, to: both < 0xF0), or 
 (remove: 0xF3, count, positions; claim: 0xF4, first, last, from, to, combo length, combo); an
 undo is the byte 0xF2, a resignation (every game) 0xF5.
 
-The tableau games add DRAW (0xF6) and a transfer (0xF7, then a byte of zones and flags, then the
-piles, then the count if more than one card moves): ``zones`` is the source zone's index in
-``_ZONES`` times 4 plus the target's; flag 0x10: a count byte follows; flag 0x20: both piles are
-below 16 and share one byte (source × 16 + target), else each has its own byte. A move of a
-Spider game is 3 or 4 bytes, so a game of hundreds of moves stays well under 2 KiB.
+The tableau games add DRAW (0xF6) and a transfer: 0xF7, a head byte (zones and flags), the two
+zones' codes if flag 0x40, the piles, the count if more than one card moves. Zones are their
+stable codes (engine/moves.py ``ZONE_CODES``). Flag 0x40 clear: the head's low four bits are the
+source's code times 4 plus the target's (both below 4: the form every version wrote and reads);
+set: those bits are 0 and a byte of each code follows the head (source, then target), for a kind
+of zone coded 4 or more. Flag 0x10: a count byte follows; flag 0x20: both piles are below 16 and
+share one byte (source × 16 + target), else each has its own byte. A move of a Spider game is 3
+or 4 bytes, so a game of hundreds of moves stays well under 2 KiB.
 """
 
 from __future__ import annotations
 
-from accordion.engine import Game, fields
+from accordion.bytecodec import Reader
+from accordion.engine import Game
 from accordion.engine.moves import (
     DEAL,
     DRAW,
     REDEAL,
     RESIGN,
+    ZONE_CODES,
+    ZONE_OF_CODE,
     Claim,
     Deal,
     Draw,
@@ -29,7 +35,6 @@ from accordion.engine.moves import (
     Resign,
     Stack,
     Transfer,
-    Zone,
     remove,
     stack,
     transfer,
@@ -47,21 +52,10 @@ _DEAL, _REDEAL, _UNDO, _REMOVE, _CLAIM, _RESIGN, _DRAW, _TRANSFER = (
     0xF6,
     0xF7,
 )
-_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # a zone's index: its 2 bits in a transfer
-_ZONE_INDEX = {zone: i for i, zone in enumerate(_ZONES)}
-_COUNTED, _PACKED = 0x10, 0x20  # a transfer's flags (see the module's docstring)
+_COUNTED, _PACKED, _CODED = 0x10, 0x20, 0x40  # a transfer's flags (see the module's docstring)
+_IN_HEAD = 4  # zone codes below this fit the head's two bits each
 _MAX_ROW = 104  # the longest row of any game (Push Pin's two decks)
 _STACKS = [[stack(a, b) for b in range(_MAX_ROW)] for a in range(_MAX_ROW)]  # interned, by (from, to)
-
-
-class Reader(fields.Reader):
-    """The engine's record reader (``InvalidStateError``, a ValueError, on truncated or malformed
-    input), and the header's length-prefixed texts."""
-
-    __slots__ = ()
-
-    def text(self) -> str:
-        return self.take(self.varint()).decode()
 
 
 def encode_event(move: Event) -> bytes:
@@ -88,32 +82,51 @@ def encode_event(move: Event) -> bytes:
 
 
 def _encode_transfer(move: Transfer) -> bytes:
-    head = _ZONE_INDEX[move.src_zone] * 4 + _ZONE_INDEX[move.dst_zone]
-    counted = move.count != 1
-    if counted:
-        head |= _COUNTED
-    if move.src < 16 and move.dst < 16:
-        out = bytes((_TRANSFER, head | _PACKED, move.src * 16 + move.dst))
+    return transfer_bytes(
+        ZONE_CODES[move.src_zone], move.src, ZONE_CODES[move.dst_zone], move.dst, move.count
+    )
+
+
+def transfer_bytes(src_code: int, src: int, dst_code: int, dst: int, count: int) -> bytes:
+    """A transfer's bytes from its zones' codes: the two-bit form where both codes fit it (as
+    small as every earlier version wrote), else the codes in a byte each (flag 0x40)."""
+    counted = count != 1
+    head = _COUNTED if counted else 0
+    packed = src < 16 and dst < 16
+    if packed:
+        head |= _PACKED
+    if src_code < _IN_HEAD and dst_code < _IN_HEAD:
+        head |= src_code * 4 + dst_code
+        out = bytes((_TRANSFER, head, src * 16 + dst)) if packed else bytes((_TRANSFER, head, src, dst))
     else:
-        out = bytes((_TRANSFER, head, move.src, move.dst))
-    return out + bytes((move.count,)) if counted else out
+        zones = (_TRANSFER, head | _CODED, src_code, dst_code)
+        out = bytes((*zones, src * 16 + dst)) if packed else bytes((*zones, src, dst))
+    return out + bytes((count,)) if counted else out
 
 
 def _read_transfer(buf: bytes, pos: int) -> tuple[Transfer, int]:
     """The transfer whose 0xF7 is at ``pos``, and the position after it."""
     head = buf[pos + 1]
-    if head & _PACKED:
-        src, dst = divmod(buf[pos + 2], 16)
-        pos += 3
-    else:
-        src, dst = buf[pos + 2], buf[pos + 3]
+    if head & _CODED:
+        src_code, dst_code = buf[pos + 2], buf[pos + 3]
         pos += 4
+    else:
+        src_code, dst_code = (head >> 2) & 3, head & 3
+        pos += 2
+    if head & _PACKED:
+        src, dst = divmod(buf[pos], 16)
+        pos += 1
+    else:
+        src, dst = buf[pos], buf[pos + 1]
+        pos += 2
     count = 1
     if head & _COUNTED:
         count = buf[pos]
         pos += 1
-    zones = head & 0x0F
-    return transfer(_ZONES[zones >> 2], src, _ZONES[zones & 3], dst, count), pos
+    src_zone, dst_zone = ZONE_OF_CODE.get(src_code), ZONE_OF_CODE.get(dst_code)
+    if src_zone is None or dst_zone is None:
+        raise ValueError(f"unknown zone code in a transfer: {src_code}, {dst_code}")
+    return transfer(src_zone, src, dst_zone, dst, count), pos
 
 
 def read_events(r: Reader, count: int) -> list[Event]:

@@ -27,11 +27,11 @@ import json
 from collections.abc import Iterator
 
 from accordion import engine
+from accordion.bytecodec import Reader, varint
 from accordion.engine import Game
-from accordion.engine.fields import varint
 from accordion.engine.moves import Move
 
-from .binary import UNDO, Event, Reader, encode_event, in_play, play_event, read_events
+from .binary import UNDO, Event, encode_event, in_play, play_event, read_events
 from .errors import GameCorrupt
 
 FORMAT = 1

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accordion.engine.fields import varint
+from accordion.bytecodec import Reader, varint
 
-from .binary import Event, Reader, encode_event, read_events
+from .binary import Event, encode_event, read_events
 
 _COMPACT = b"\x00"
 _EVENT = b"\xff"

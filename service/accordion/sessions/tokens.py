@@ -20,7 +20,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from accordion.engine.fields import Reader, varint
+from accordion.bytecodec import Reader, varint
 
 GAME_ID_RE = re.compile(r"[A-Za-z0-9_-]{22}")  # token_urlsafe(16): 16 bytes → 22 characters
 SALT_BYTES = 16
