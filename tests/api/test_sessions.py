@@ -62,7 +62,7 @@ class _HungStore(MemoryStore):
 
     in_process = False
 
-    async def load(self, game_id: str) -> GameRecord:
+    async def load(self, game_id: str, *, credential: bytes = b"") -> GameRecord:
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 

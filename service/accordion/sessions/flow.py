@@ -418,21 +418,11 @@ class Sessions:
         key = tokens.move_request_key(request_id) if request_id else ""
         presented = tokens.hash_token(token)
         for attempt in range(MAX_ATTEMPTS):
-            entry = self.cache.take(game_id)
             # The cache vouches for the play token only (its hash never changes); any other
-            # token (a watch token, a wrong one) is judged on the stored record.
-            if (
-                entry is not None
-                and (expected is None or expected == entry.version)
-                and tokens.is_play(presented, entry.token_hash)
-            ):
-                pass
-            else:  # not cached, a version the cache does not vouch for, or not its play token: ask the
-                # store. A wrong token is refused only after the load an unknown id costs, never
-                # from the cache at once, or its latency would tell that the game exists (issue
-                # 28; bench/oracle.py measures it).
-                if entry is not None:
-                    self.cache.put(game_id, entry)  # (still good for its play token)
+            # token (a watch token, a wrong one) is judged by the store, which answers a wrong
+            # one as an unknown id (issue 28; bench/oracle.py measures it).
+            entry = self.cache.take_for(game_id, presented, expected)
+            if entry is None:  # not cached, another version, or not its play token: ask the store
                 record = await self.authorize(game_id, token, deadline, player=True)
                 if expected is not None and expected != record.version:
                     # A retry of a request that succeeded gets its reply even though the game moved on.
@@ -507,11 +497,10 @@ class Sessions:
         self, game_id: str, token: str, deadline: float | None, *, player: bool = False
     ) -> st.GameRecord:
         """The stored game, if ``token`` opens it: the play token, or the watch token unless the
-        call is the ``player``'s (then WatchOnly). Any other token: BadToken. The presented token
-        is hashed before the load, so an unknown id (the load raises) costs the same hashing as
-        a wrong token."""
+        call is the ``player``'s (then WatchOnly). Any other token: the store answers as for an
+        unknown id (GameNotFound: ``load``'s credential), after the same work."""
         presented = tokens.hash_token(token)
-        record = await self.load(game_id, deadline)
+        record = await self._timed("load", game_id, deadline, self.store.load(game_id, credential=presented))
         role = tokens.role(presented, record.token_hash)
         if role is None:
             raise BadToken(game_id)
