@@ -5,17 +5,27 @@ For every RPC that acts on a game, a wrong token on an existing game the server 
 length must get replies a client cannot tell apart: the same status code, message, initial
 metadata and trailing metadata (every key, every value's bytes, grpc-status-details-bin
 included), over a real channel to a real server process, on each store. (Their latency is
-bench/oracle.py's: timings are no test's business on a shared machine.)
+bench/oracle.py's: timings are no test's business on a shared machine.) What can be counted is:
+the two paths do the same work, so nothing but noise is left to time: the store is asked the
+same and answers the same (Redis: the same commands, the same replies, seen by MONITOR), and
+the session layer takes the same steps (the same store failures counted, the same exception,
+the cache left as it was).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 import grpc.aio
+import pytest
+from redis.asyncio import Redis
 
+from accordion import engine, sessions
+from accordion.sessions.flow import Observer
+from accordion.store import open_store
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
@@ -108,3 +118,128 @@ async def test_a_wrong_token_and_an_unknown_id_get_the_same_bytes(
         # The game is as it was: no refused call changed it.
         got = await stub.GetGame(pb.GetGameRequest(game_id=game.id), metadata=bearer(dealt.token), timeout=10)
         assert got.game == game
+
+
+class _StoreCalls(Observer):
+    """What the flow tells of its store calls (the metrics' interface): failures, in order."""
+
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, str]] = []
+
+    def store_failed(self, operation: str, kind: str) -> None:
+        self.failed.append((operation, kind))
+
+
+async def test_a_wrong_token_takes_the_steps_an_unknown_id_takes(store_url: str) -> None:
+    """In the session layer, on each store: the same exception (not a subclass), the same store
+    failures counted, and the cache exactly as it was (a wrong token neither takes nor puts back
+    a cached game, so not even the cache's order tells that it was there)."""
+    store = open_store(store_url)
+    calls = _StoreCalls()
+    flow = sessions.Sessions(store, game_ttl=60, observer=calls)
+    try:
+        games = []
+        for seed in (1, 2, 3):
+            dealt = await flow.deal(engine.new_game("accordion", {}, seed=seed), None)
+            assert isinstance(dealt, sessions.Dealt)
+            games.append(dealt.game_id)
+        cached = flow.cache.order()
+        assert cached == games  # the first dealt is the least recently used
+        seen_by_kind = {}
+        for kind, game_id in (("wrong token", games[0]), ("unknown id", UNKNOWN_ID)):
+            calls.failed.clear()
+            for call in (
+                flow.play(game_id, WRONG, lambda game: game.legal_moves()[0], None),
+                flow.undo(game_id, WRONG, None, expected=1),
+                flow.open(game_id, WRONG, None, shared=True),
+                flow.share(game_id, WRONG, None),
+            ):
+                with pytest.raises(sessions.GameNotFound) as refused:
+                    await call
+                assert refused.value.game_id == game_id
+                assert flow.cache.order() == cached, kind
+                calls.failed.append(("raised", type(refused.value).__name__))
+            seen_by_kind[kind] = list(calls.failed)
+        assert seen_by_kind["wrong token"] == seen_by_kind["unknown id"]
+        assert ("load", "not_found") in seen_by_kind["unknown id"]
+    finally:
+        await store.close()
+
+
+_ARG = re.compile(rb'"((?:[^"\\]|\\.)*)"')
+_ESCAPED = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b", b"\\": b"\\", b'"': b'"'}
+
+
+def _command(line: bytes) -> tuple[str, list[bytes]]:
+    """A MONITOR line: who sent it ("lua" for a script's own calls) and the command's bytes
+    (Redis writes them quoted, with C escapes and \\xHH)."""
+    head, _, rest = line.partition(b"] ")
+    args = []
+    for quoted in _ARG.findall(rest):
+        out, i = bytearray(), 0
+        while i < len(quoted):
+            if quoted[i : i + 1] == b"\\":
+                if quoted[i + 1 : i + 2] == b"x":
+                    out.append(int(quoted[i + 2 : i + 4], 16))
+                    i += 4
+                else:
+                    out += _ESCAPED[quoted[i + 1 : i + 2]]
+                    i += 2
+            else:
+                out.append(quoted[i])
+                i += 1
+        args.append(bytes(out))
+    return ("lua" if head.endswith(b" lua") else "server"), args
+
+
+async def test_redis_is_asked_the_same_and_answers_the_same(
+    spawn_server: Callable[..., ServerProcess], redis_url: str
+) -> None:
+    """A wrong token on an existing, cached game and on an unknown id, over gRPC to a real
+    server on a real Redis: MONITOR shows the server sending Redis the same commands (the id
+    apart), and each of them, sent again, gets the same reply: the existing game's data never
+    leaves Redis for a wrong token, so the server has nothing more to read, parse or decode."""
+    server = spawn_server("--redis-url", redis_url)
+    client, monitoring = Redis.from_url(redis_url), Redis.from_url(redis_url)
+    async with grpc.aio.insecure_channel(server.addr) as channel:
+        stub = pb_grpc.AccordionServiceStub(channel)
+        dealt = await stub.NewGame(pb.NewGameRequest(variant="accordion", seed=5), timeout=10)
+        gid = dealt.game.id
+        move = pb.ApplyMoveRequest(game_id=gid, move=dealt.game.legal_moves[0])
+        await stub.ApplyMove(move, metadata=bearer(dealt.token), timeout=10)  # cached now
+        requests = {
+            kind: [
+                ("ApplyMove", pb.ApplyMoveRequest(game_id=game_id, move=pb.Move(notation="x1-2"))),
+                ("GetGame", pb.GetGameRequest(game_id=game_id)),
+            ]
+            for kind, game_id in (("existing", gid), ("unknown", UNKNOWN_ID))
+        }
+        for calls in requests.values():  # (the server's connections are open once these are answered)
+            for method, request in calls:
+                await refused(getattr(stub, method)(request, metadata=bearer(WRONG), timeout=10))
+        await client.ping()  # (its connection is open: it sends nothing but the markers below)
+        sent: dict[str, list[tuple[str, list[bytes]]]] = {}
+        async with monitoring.monitor() as monitor:
+            for kind, calls in requests.items():
+                for method, request in calls:
+                    await refused(getattr(stub, method)(request, metadata=bearer(WRONG), timeout=10))
+                await client.echo(f"end of {kind}")  # where this kind's commands end
+                sent[kind] = []
+                while True:
+                    who, args = _command(await monitor.connection.read_response())
+                    if args[:2] == [b"ECHO", f"end of {kind}".encode()]:
+                        break
+                    sent[kind].append((who, args))
+        assert sent["existing"], "the server asked Redis nothing"
+        as_unknown = [
+            (who, [arg.replace(gid.encode(), UNKNOWN_ID.encode()) for arg in args])
+            for who, args in sent["existing"]
+        ]
+        assert as_unknown == sent["unknown"]
+        for (who, existing), (_, absent) in zip(sent["existing"], sent["unknown"], strict=True):
+            if who != "lua":  # (a script's own calls are its caller's reply)
+                assert await client.execute_command(*existing) == await client.execute_command(*absent), (
+                    existing[:1]
+                )
+    await client.aclose()
+    await monitoring.aclose()

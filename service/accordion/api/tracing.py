@@ -257,9 +257,9 @@ class TracedStore(GameStore):
         with self._span("create", record.game_id):
             await self.inner.create(record, ttl=ttl)
 
-    async def load(self, game_id: str) -> GameRecord:
+    async def load(self, game_id: str, *, credential: bytes = b"") -> GameRecord:
         with self._span("load", game_id):
-            return await self.inner.load(game_id)
+            return await self.inner.load(game_id, credential=credential)
 
     async def compare_and_set(
         self,

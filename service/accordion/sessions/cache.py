@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import tokens
 from .record import Stored
 
 CACHE_SIZE = 4096  # games kept decoded per process
+# What ``take_for`` compares a presented hash with when the game is not cached: a play hash
+# nobody presents (a token's SHA-256 is never all zeros), so a miss costs the compare a hit does.
+_NOBODY = bytes(32)
 
 
 @dataclass
@@ -37,6 +41,23 @@ class GameCache:
 
     def take(self, game_id: str) -> Cached | None:
         return self._games.pop(game_id, None)
+
+    def take_for(self, game_id: str, presented: bytes, expected: int | None) -> Cached | None:
+        """The cached game, taken, if ``presented`` is its play token's hash (the only token the
+        cache vouches for) and it is at the ``expected`` version (if one is given); else None,
+        and the cache exactly as it was. A miss and a wrong token do the same work (one look-up,
+        one constant-time compare) and neither moves anything: a wrong token's path must not
+        tell by its time or its effects that the game exists (issue 28)."""
+        entry = self._games.get(game_id)
+        held = tokens.is_play(presented, entry.token_hash if entry is not None else _NOBODY)
+        if entry is None or not held or (expected is not None and expected != entry.version):
+            return None
+        del self._games[game_id]
+        return entry
+
+    def order(self) -> list[str]:
+        """The cached ids, least recently used first (for tests)."""
+        return list(self._games)
 
     def peek(self, game_id: str, version: int) -> Stored | None:
         entry = self._games.get(game_id)

@@ -52,11 +52,10 @@ class StoreCalls:
         self, game_id: str, token: str, deadline: float | None, *, player: bool = False
     ) -> st.GameRecord:
         """The stored game, if ``token`` opens it: the play token, or the watch token unless the
-        call is the ``player``'s (then WatchOnly). Any other token: BadToken. The presented token
-        is hashed before the load, so an unknown id (the load raises) costs the same hashing as
-        a wrong token."""
+        call is the ``player``'s (then WatchOnly). Any other token: the store answers as for an
+        unknown id (GameNotFound: ``load``'s credential), after the same work."""
         presented = tokens.hash_token(token)
-        record = await self.load(game_id, deadline)
+        record = await self._timed("load", game_id, deadline, self.store.load(game_id, credential=presented))
         role = tokens.role(presented, record.token_hash)
         if role is None:
             raise BadToken(game_id)

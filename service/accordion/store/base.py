@@ -96,8 +96,11 @@ class GameStore(abc.ABC):
         """Store a new game at ``record.version``. Raises ``GameExists``."""
 
     @abc.abstractmethod
-    async def load(self, game_id: str) -> GameRecord:
-        """The stored game. Raises ``GameNotFound``."""
+    async def load(self, game_id: str, *, credential: bytes = b"") -> GameRecord:
+        """The stored game. Raises ``GameNotFound``. With a ``credential`` (a presented token's
+        hash), also when the game's token hash does not hold it (``credentials.holds``), after
+        the same work and with the same answer as for an unknown id: a wrong token must not
+        tell that the game exists (issue 28)."""
 
     @abc.abstractmethod
     async def compare_and_set(

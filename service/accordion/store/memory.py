@@ -43,6 +43,7 @@ from .base import (
     WatchEvent,
 )
 from .expiring import ExpiringTable
+from .credentials import NO_ACCESS, holds
 
 # Same bounds as the Redis backend, so both behave alike: the event log keeps about the
 # last EVENT_LOG_LEN events; at least the last REPLIES_KEPT replies of a game are kept.
@@ -191,10 +192,14 @@ class MemoryStore(GameStore):
             raise GameExists(record.game_id)
         self._table.add(record.game_id, _Game(record, self._clock() + ttl))
 
-    async def load(self, game_id: str) -> GameRecord:
+    async def load(self, game_id: str, *, credential: bytes = b"") -> GameRecord:
         self._check_open()
         now = self._table.sweep()
         game = self._table.get(game_id, now)
+        # A wrong credential is refused as an unknown id is, after the same compares (and it does
+        # not count as a use of the game).
+        if credential and not holds(game.record.token_hash if game is not None else NO_ACCESS, credential):
+            raise GameNotFound(game_id)
         if game is None:
             raise GameNotFound(game_id)
         self._table.use(game_id, game, now)

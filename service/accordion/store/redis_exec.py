@@ -32,7 +32,7 @@ from redis.backoff import ExponentialBackoff
 from .base import StoreUnavailable
 from .fastredis import FastRedis
 from .redis_errors import TOPOLOGY, UNAVAILABLE, as_unavailable, refused, retryable_in_cluster, unavailable
-from .redis_scripts import TOUCH, Script
+from .redis_scripts import LOAD, TOUCH, Script
 from .redis_watch import WATCH_CLIENT_NAME, WatchConnection
 
 T = TypeVar("T")
@@ -102,8 +102,12 @@ class Executor:
         """Before a recorded reply is replayed: make it as replicated as a first answer would be
         (WAIT executors: a no-op write on ``key``, then WAIT). Nothing to do without WAIT."""
 
-    async def read_game(self, key: str) -> list[Any]:
-        """HMGET key v t d."""
+    async def read_game(self, key: str, credential: bytes = b"") -> list[Any] | None:
+        """HMGET key v t d; with a credential, the LOAD script (None: no game, or the credential
+        is not one of its tokens')."""
+        if credential:
+            found = await self.script(LOAD, [key], [credential])
+            return None if found is None else list(found)
         return list(await self.call(lambda: self.client.hmget(key, ["v", "t", "d"])))
 
     @contextlib.asynccontextmanager
@@ -174,18 +178,28 @@ class FastExecutor(Executor):
                 raise
             raise mapped from exc
 
-    async def read_game(self, key: str) -> list[Any]:
-        fast = self.fast
+    async def read_game(self, key: str, credential: bytes = b"") -> list[Any] | None:
         try:
             try:
-                return list(await fast.call("HMGET", key, "v", "t", "d"))
+                return await self._read_game(key, credential)
             except rexc.ConnectionError:  # a read is safe to send again, on a new connection
-                return list(await fast.call("HMGET", key, "v", "t", "d"))
+                return await self._read_game(key, credential)
         except Exception as exc:
             mapped = as_unavailable(exc)
             if mapped is None:
                 raise
             raise mapped from exc
+
+    async def _read_game(self, key: str, credential: bytes) -> list[Any] | None:
+        fast = self.fast
+        if not credential:
+            return list(await fast.call("HMGET", key, "v", "t", "d"))
+        try:
+            found = await fast.call("EVALSHA", LOAD.sha, 1, key, credential)
+        except rexc.NoScriptError:
+            await fast.call("SCRIPT", "LOAD", LOAD.text)
+            found = await fast.call("EVALSHA", LOAD.sha, 1, key, credential)
+        return None if found is None else list(found)
 
     async def close(self) -> None:
         await self.fast.close()

@@ -63,6 +63,30 @@ for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 return {'ok', v}
 """)
 
+# KEYS: g. ARGV: credential (a presented token's hash). The game's {v, t, d} if its token hash
+# holds the credential (``credentials.holds``: a 32-byte hash alone is the play hash; else byte
+# 0x01, the play hash, the watch hash, …), else nil: for a wrong credential exactly what an
+# unknown id gets, after the same work (an absent game is compared against a record of zeros,
+# ``credentials.NO_ACCESS``), so neither Redis's answer nor this process's work on it tells that
+# the game exists (issue 28). The strings are compared as SHA-1s of each (the double-hash
+# compare): what Lua's compare reads is then unrelated to the stored hashes, as with
+# hmac.compare_digest. Both compares always run.
+LOAD = Script("""
+local r = redis.call('HMGET', KEYS[1], 'v', 't', 'd')
+local t = r[2] or ('\\1' .. string.rep('\\0', 64))
+local play, watch = '', ''
+if #t == 32 then
+  play = t
+elseif string.byte(t, 1) == 1 then
+  play, watch = string.sub(t, 2, 33), string.sub(t, 34, 65)
+end
+local c = redis.sha1hex(ARGV[1])
+local p, w = redis.sha1hex(play), redis.sha1hex(watch)
+local held = #ARGV[1] == 32 and (p == c or w == c)
+if r[1] and held then return r end
+return false
+""")
+
 # KEYS: g e. The stream of a game nobody watched yet (watched_only): made, empty, at the game's
 # version (so the next event's id follows), with the game's TTL. Returns the version, or nil.
 OPEN_STREAM = Script("""
