@@ -29,10 +29,11 @@ import asyncio
 import heapq
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from .memory_pools import MemoryPools
 from .base import (
     MAX_FINGERPRINT,
     GameExists,
@@ -274,6 +275,8 @@ class MemoryStore(GameStore):
         self._claims: _Table[_Claim] = _Table(max_games, clock, lambda claim: None)
         # Named records (deal codes): capped by the same number, least recently used dropped.
         self._named: _Table[_Named] = _Table(max_games, clock, lambda named: None)
+        # Pools of deals proven winnable (memory_pools.py): this process's only, no TTL.
+        self._pools = MemoryPools()
         self._closed = False
 
     @property
@@ -403,6 +406,18 @@ class MemoryStore(GameStore):
             return None
         self._named.use(name, named, self._clock())
         return named.value
+
+    async def pool_add(self, pool: str, items: Sequence[bytes], *, cap: int) -> int:
+        self._check_open()
+        return self._pools.add(pool, items, cap)
+
+    async def pool_pop(self, pool: str) -> bytes | None:
+        self._check_open()
+        return self._pools.pop(pool)
+
+    async def pool_size(self, pool: str) -> int:
+        self._check_open()
+        return self._pools.size(pool)
 
     async def delete(self, game_id: str) -> None:
         self._check_open()
