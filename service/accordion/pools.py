@@ -8,8 +8,9 @@ A game is ``VARIANT`` or ``VARIANT:name=value,name=value`` (its options, as NewG
 ``all`` is every variant, with its default options, whose deals the solver can decide. ``fill``
 draws random seeds (``secrets``: the deployment's own, never a published list), solves each deal
 with every card known in ``--processes`` processes, within ``--deal-nodes`` positions (and
-``--deal-seconds``), and adds each deal WON to its pool until the pool holds ``--count``. It
-prints counts and rates, never a seed. The servers take from the same pools (sessions/winnable.py)
+``--deal-seconds``), and adds each deal WON to its pool until the pool holds ``--count`` (or
+``--max-tries`` deals were tried: 50 for each deal missing unless told; a pool left short makes
+the exit status 1). It prints counts and rates, never a seed. The servers take from the same pools (sessions/winnable.py)
 and refill them themselves below their watermark; this command is for filling ahead (a new
 deployment, a slow game such as four-suit Spider).
 """
@@ -162,6 +163,7 @@ async def _main(args: argparse.Namespace, specs: list[Spec]) -> int:
                 print(f"{spec.pool}: {await store.pool_size(spec.pool)} deals", flush=True)
             return 0
         context = multiprocessing.get_context("spawn")
+        short = 0
         with ProcessPoolExecutor(args.processes, mp_context=context) as executor:
             for spec in specs:
                 done = await fill(
@@ -175,12 +177,14 @@ async def _main(args: argparse.Namespace, specs: list[Spec]) -> int:
                     max_tries=args.max_tries,
                 )
                 rate = done.proven / done.seconds * 60 if done.seconds else 0.0
+                short += done.size < args.count
                 print(
                     f"{done.pool}: {done.size} deals ({done.proven} proven of {done.tried} tried "
-                    f"in {done.seconds:.1f} s, {rate:.1f} deals/minute on {args.processes} processes)",
+                    f"in {done.seconds:.1f} s, {rate:.1f} deals/minute on {args.processes} processes)"
+                    + ("" if done.size >= args.count else f"; NOT FILLED to {args.count}"),
                     flush=True,
                 )
-        return 0
+        return 1 if short else 0
     finally:
         await store.close()
 

@@ -83,13 +83,17 @@ async def test_deals_come_from_the_pool_and_never_twice(
     try:
         seeds = await pooled_seeds(store)
         env = {"REDIS_URL": redis_url, **NO_REFILL}
-        clients = [connect(spawn_server(env=env).addr), connect(spawn_server(env=env).addr)]
+        servers = [spawn_server(env=env), spawn_server(env=env)]
+        clients = [connect(servers[0].addr), connect(servers[1].addr)]
         served = [(await winnable(clients[i % 2])).game.seed for i in range(8)]
         assert sorted(served) == sorted(seeds)  # each pooled deal once, from either server
         assert all(a != b for a, b in zip(served, served[1:]))
         assert await store.pool_size(POOL) == 0
         # The pool empty: the live search answers (a deal the pool never had).
         assert (await winnable(clients[0])).game.seed not in seeds
+        for server in servers:  # no log line names a pooled seed
+            logs = server.out_path.read_text() + server.err_path.read_text()
+            assert not any(str(seed) in logs for seed in seeds)
     finally:
         await store.close()
 
