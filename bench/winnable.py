@@ -12,6 +12,14 @@ defaults unless ``--deal-nodes`` etc. say otherwise). Deal ``i`` starts from see
 are asked of a real server process (``python -m accordion``, memory store) by NewGame
 calls over gRPC, timed at the client (the game stored and the reply encoded included).
 
+With ``--fill-rate SECONDS`` it measures instead how fast a pool of winnable deals fills
+(``accordion-pools fill``, docs/operations.md): for each variant, random seeds solved one after
+another on this one core (pinned when the OS allows) for that long, each within the pool's budget
+(``--pool-nodes``, ``--pool-seconds``: the servers' refill defaults), and prints deals proven a
+minute on one core, the share won and the mean seconds a deal:
+
+    .venv/bin/python bench/winnable.py --fill-rate 60 --variant klondike spider --option open=true
+
 The games are the normal ones (``open`` false: face-down cards and a hidden stock) unless
 ``--option open=true``; the server decides each deal as if dealt open. Target (issue 13):
 p99 <= 1 s for Klondike, turning three and one.
@@ -36,7 +44,7 @@ sys.path.insert(0, str(SERVICE))
 
 from accordion.api.solving import Budgets, Solving  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
-from solver import percentile  # noqa: E402  (bench/solver.py, beside this file)
+from solver import percentile, pin_to_one_core  # noqa: E402  (bench/solver.py, beside this file)
 
 SEED_SPACING = 1000
 
@@ -145,6 +153,24 @@ def _wait_for_banner(out_path: Path, proc: subprocess.Popen[bytes]) -> str:
     raise RuntimeError("the server did not start")
 
 
+def fill_rate(variant: str, options: dict[str, str], seconds: float, nodes: int, deal_seconds: float) -> str:
+    """Deals proven winnable a minute on this core, as ``accordion-pools fill`` proves them."""
+    import secrets
+
+    from accordion.pools import prove
+
+    proven = tried = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        tried += 1
+        proven += prove(variant, options, secrets.randbits(64), nodes, deal_seconds) is not None
+    spent = time.process_time() - t0
+    return (
+        f"{variant:<22} {','.join(f'{k}={v}' for k, v in options.items()) or '-':<14} {tried:>6} "
+        f"{proven:>6} {100 * proven / tried:>6.1f} {spent / tried:>8.3f} {proven / spent * 60:>10.1f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", nargs="+", default=["klondike", "klondike-draw-one"])
@@ -159,9 +185,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--total-s", type=float, default=None, help="seconds for all of one call's searches")
     ap.add_argument("--grpc", action="store_true", help="through a real server process over gRPC")
+    ap.add_argument("--fill-rate", type=float, default=None, metavar="SECONDS", help="pool fill rate per variant")
+    ap.add_argument("--cpu", type=int, default=None, help="the core --fill-rate pins itself to")
+    ap.add_argument("--pool-nodes", type=int, default=Budgets().pool_deal_nodes, help="positions per deal")
+    ap.add_argument("--pool-seconds", type=float, default=Budgets().pool_deal_seconds, help="seconds per deal")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.option)
+    if args.fill_rate is not None:
+        core = pin_to_one_core(args.cpu)
+        print(
+            f"fill rate: {args.fill_rate:g} s of CPU per variant, {args.pool_nodes} positions and "
+            f"{args.pool_seconds:g} s per deal at most, solver {'c' if HAVE_C else 'python'}, "
+            f"core {core}, load {os.getloadavg()[0]:.2f}"
+        )
+        print(f"{'variant':<22} {'options':<14} {'tried':>6} {'won':>6} {'won %':>6} {'s/deal':>8} {'deals/min':>10}")
+        for v in args.variant:
+            print(fill_rate(v, options, args.fill_rate, args.pool_nodes, args.pool_seconds), flush=True)
+        return 0
     budgets = Budgets()
     if args.deal_nodes is not None:
         budgets = replace(budgets, winnable_deal_nodes=args.deal_nodes)

@@ -51,6 +51,12 @@ class Config:
     solver_threads_per_client: int = 1
     solver_queue_per_client: int = 4
     solver_queue: int = 100  # searches waiting in all
+    # Pools of winnable deals (sessions/winnable.py): refilled up to the target below the low
+    # watermark, one deal's search at a time within these budgets (0 target: no pools).
+    winnable_pool_target: int = 20
+    winnable_pool_low_water: int = 5
+    winnable_pool_deal_nodes: int = 2_000_000
+    winnable_pool_deal_seconds: float = 10.0
     event_loop: str = "auto"  # uvloop when installed (auto), or asyncio's own
     # What one client may hold (accordion.api.limits); health has a budget of its own.
     max_rpcs_per_client: int = 250  # calls at once from one client (its API key, else its IP); 0: off
@@ -181,6 +187,30 @@ OPTIONS: tuple[tuple[str, str, type, str], ...] = (
         "ACCORDION_SOLVER_QUEUE",
         int,
         "solver searches waiting in all; more get RESOURCE_EXHAUSTED",
+    ),
+    (
+        "winnable_pool_target",
+        "ACCORDION_WINNABLE_POOL_TARGET",
+        int,
+        "deals proven winnable a pool (per variant and option set) is refilled up to (0: no pools)",
+    ),
+    (
+        "winnable_pool_low_water",
+        "ACCORDION_WINNABLE_POOL_LOW_WATER",
+        int,
+        "a winnable pool holding fewer deals than this is refilled in the background",
+    ),
+    (
+        "winnable_pool_deal_nodes",
+        "ACCORDION_WINNABLE_POOL_DEAL_NODES",
+        int,
+        "positions the refill's solver spends on one deal before passing it over",
+    ),
+    (
+        "winnable_pool_deal_seconds",
+        "ACCORDION_WINNABLE_POOL_DEAL_SECONDS",
+        float,
+        "seconds the refill's solver spends on one deal at most",
     ),
     ("event_loop", "ACCORDION_EVENT_LOOP", str, "auto (uvloop when installed), uvloop or asyncio"),
     (
@@ -341,6 +371,10 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.solver_queue_per_client < 0 or args.solver_queue < 0:
         parser.error("--solver-queue-per-client and --solver-queue cannot be negative")
+    if args.winnable_pool_target < 0 or not 0 <= args.winnable_pool_low_water <= args.winnable_pool_target:
+        parser.error("--winnable-pool-target cannot be negative; --winnable-pool-low-water: 0 to the target")
+    if args.winnable_pool_deal_nodes < 1 or args.winnable_pool_deal_seconds <= 0:
+        parser.error("--winnable-pool-deal-nodes and --winnable-pool-deal-seconds must be positive")
     if args.max_rpcs_per_client < 0 or args.request_timeout <= 0:
         parser.error("--max-rpcs-per-client cannot be negative; --request-timeout must be positive")
     if args.newgame_rate < 0 or args.newgame_burst < 1 or args.evict_idle < 0:

@@ -57,6 +57,7 @@ from accordion.config import Config as Config  # re-exported: older code imports
 from accordion.config import parse_args as parse_args
 from accordion.listening import ListenError, bind_failure, check_free, server_options
 from accordion.netaddr import parse_networks
+from accordion.sessions.winnable import PoolSettings
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
 
@@ -186,7 +187,10 @@ class AccordionServer:
             threads_per_client=config.solver_threads_per_client,
             queue_per_client=config.solver_queue_per_client,
             queue=config.solver_queue,
+            pool_deal_nodes=config.winnable_pool_deal_nodes,
+            pool_deal_seconds=config.winnable_pool_deal_seconds,
         )
+        pools = PoolSettings(target=config.winnable_pool_target, low_water=config.winnable_pool_low_water)
         # With traces, the session layer's store calls are spans (the store wrapped, tracing.py).
         calls_store = self.store if self.tracing is None else self.tracing.store(self.store)
         self.servicer = servicer = AccordionServicer(
@@ -195,6 +199,7 @@ class AccordionServer:
             store_timeout=config.store_timeout,
             budgets=budgets,
             deal_code_ttl=config.deal_code_ttl,
+            pools=pools,
         )
         if self.tracing is not None:  # a span per solver run (Solving knows nothing of traces)
             # setattr: mypy refuses an assignment to a method, and this wrapping is deliberate.
@@ -305,6 +310,7 @@ class AccordionServer:
         if self._health_task is not None:
             self._health_task.cancel()
         await self.server.stop(self.config.grace if grace is None else grace)
+        await self.servicer.winnable.close()  # no more refills of the winnable pools
         self.servicer.solving.close()  # the drained calls' searches are stopped; take no more
         if self.health_server is not None:
             await self.health_server.stop(0)

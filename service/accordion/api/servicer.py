@@ -22,6 +22,7 @@ from google.api.httpbody_pb2 import HttpBody
 from google.protobuf.message import Message
 
 from accordion import engine, pictures, sessions
+from accordion.sessions.winnable import PoolSettings, WinnableDeals
 from accordion.store import GameStore
 from accordion.v1 import accordion_pb2 as pb
 
@@ -53,7 +54,8 @@ def _count_store_error(operation: str) -> None:
 
 class AccordionServicer:
     """Args: the store; ``game_ttl`` idle seconds before a game expires; ``store_timeout`` per store
-    call; ``budgets`` for the solver behind Solve, Hint and NewGame(winnable_only)."""
+    call; ``budgets`` for the solver behind Solve, Hint and NewGame(winnable_only); ``pools``: the
+    pools of winnable deals (sessions/winnable.py)."""
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class AccordionServicer:
         store_timeout: float = 2.0,
         budgets: Budgets | None = None,
         deal_code_ttl: float = sessions.flow.DEAL_CODE_TTL,
+        pools: PoolSettings | None = None,
     ) -> None:
         self.store = store
         self.sessions = sessions.Sessions(
@@ -75,6 +78,15 @@ class AccordionServicer:
         )
         self.cache = self.sessions.cache
         self.solving = Solving(budgets or Budgets())
+        # NewGame(winnable_only)'s policy is the session layer's; the solver's workers are
+        # handed to it as two callables (the live search, one deal's proof for the refill).
+        self.winnable = WinnableDeals(
+            store,
+            live=self.solving.search_winnable,
+            prove=self.solving.prove_deal,
+            settings=pools,
+            store_timeout=store_timeout,
+        )
 
     # --- reads ---------------------------------------------------------------------------
     async def ListVariants(
@@ -177,8 +189,12 @@ class AccordionServicer:
         if request.winnable_only and start != "deal_code":
             remaining = context.time_remaining()
             deadline = None if remaining is None else time.monotonic() + remaining - 0.2
-            found = await self.solving.winnable_game(
-                request.variant, dict(request.options), seed, deadline, limits.current_client()
+            found = await self.winnable.deal(
+                request.variant,
+                request.options,
+                seed if start == "seed" else None,  # a drawn seed: the pool's deal, if any
+                deadline,
+                limits.current_client(),
             )
             # The count names the seed dealt (the one asked for, plus the count, less one), and a
             # seed names every card: it is shown exactly when the seed is (``seed_is_public``).

@@ -64,6 +64,12 @@ class Budgets:
     # (docs/solver.md, "Winnable deals only"). Positions, not seconds, so which deal a seed
     # leads to does not depend on the machine's load; the seconds above only cap a slow build.
     winnable_deal_nodes: int = 50_000
+    # One deal's search when a pool of winnable deals is refilled in the background
+    # (sessions/winnable.py): far more than a live search can spend, so deals a live search
+    # passes over (four-suit Spider's, Emperor's) are proven too. Positions first; the seconds
+    # only cap a slow build. The refill runs as one client of the Solve workers' fair share.
+    pool_deal_nodes: int = 2_000_000
+    pool_deal_seconds: float = 10.0
     threads: int = 2  # Solve and winnable searches at once
     # One client's share of each pool (fairpool.py): searches running at once, searches waiting;
     # and the searches waiting in all. Beyond them: RESOURCE_EXHAUSTED with a RetryInfo.
@@ -103,6 +109,11 @@ class Answer:
 class Winnable:
     game: engine.Game
     seeds_tried: int
+
+
+# The client name the pools' refill searches queue under (a share of the Solve workers, as
+# any one client: never more than ``threads_per_client`` of them).
+POOL_CLIENT = "(winnable pool refill)"
 
 
 class NoWinnableDeal(engine.EngineError):
@@ -344,6 +355,32 @@ class Solving:
             )
             if found is not None:
                 return Winnable(self.deal(variant, options, seed=found[0]), tried)
+
+    async def search_winnable(
+        self, variant: str, options: dict[str, str], seed: int, deadline: float | None, client: str = ""
+    ) -> tuple[engine.Game, int]:
+        """``winnable_game`` as sessions/winnable.py's ``LiveSearch``: (the game, seeds tried)."""
+        found = await self.winnable_game(variant, options, seed, deadline, client)
+        return found.game, found.seeds_tried
+
+    async def prove_deal(self, variant: str, options: dict[str, str], seed: int) -> bool:
+        """Whether the solver wins ``seed``'s deal (every card known) within the pool's budget
+        (``pool_deal_nodes``, ``pool_deal_seconds``): sessions/winnable.py's ``ProveDeal``, for
+        the refill. Queued on the Solve workers as ``POOL_CLIENT`` (its fair share), with no
+        deadline: the refill waits its turn behind players' searches."""
+        found = await self._run(
+            self._solve_pool,
+            POOL_CLIENT,
+            solver.find_winnable_seed,
+            variant,
+            options,
+            start_seed=seed,
+            max_tries=1,
+            budget=self.budgets.pool_deal_seconds,
+            max_nodes=self.budgets.pool_deal_nodes,
+            new_game=self.deal,
+        )
+        return found is not None
 
     def close(self) -> None:
         """Stop taking searches; running ones end within their budgets (or when cancelled)."""

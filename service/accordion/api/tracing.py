@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextvars import Token
 from typing import Any, TypeAlias, TypeVar
 
@@ -306,6 +306,18 @@ class TracedStore(GameStore):
     async def get_named(self, name: str) -> bytes | None:
         with self._span("get_named"):
             return await self.inner.get_named(name)
+
+    async def pool_add(self, pool: str, items: Sequence[bytes], *, cap: int) -> int:
+        with self._span("pool_add"):  # (the items are deals: never told)
+            return await self.inner.pool_add(pool, items, cap=cap)
+
+    async def pool_pop(self, pool: str) -> bytes | None:
+        with self._span("pool_pop"):
+            return await self.inner.pool_pop(pool)
+
+    async def pool_size(self, pool: str) -> int:
+        with self._span("pool_size"):
+            return await self.inner.pool_size(pool)
 
     async def delete(self, game_id: str) -> None:
         with self._span("delete", game_id):

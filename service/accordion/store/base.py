@@ -9,6 +9,9 @@ replies.py, tokens.py). What the store guarantees:
   idempotency record and the event are written together or not at all.
 * A retry with a known ``request_id`` gets the first reply and changes nothing.
 * Every key of one game expires together after ``ttl`` seconds without a write.
+* A pool (``pool_add``, ``pool_pop``, ``pool_size``) is a set of opaque items under a name, with
+  no TTL: ``pool_pop`` removes one item, chosen at random, atomically (two callers never get
+  the same item). The service keeps deals proven winnable there (sessions/winnable.py).
 * Bounds shared by both backends: a game's event log keeps about its last 1000 events
   (``event_log_len``, a constructor argument of both: the service keeps its own complete log
   in the game's data and asks for a short one, as a wake-up for watchers), and at least the
@@ -18,7 +21,7 @@ replies.py, tokens.py). What the store guarantees:
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 # The longest request fingerprint ``compare_and_set`` records: Redis keeps a record as the
@@ -160,6 +163,20 @@ class GameStore(abc.ABC):
     @abc.abstractmethod
     async def get_named(self, name: str) -> bytes | None:
         """The value ``put_named`` stored under ``name``, or None (never stored, or expired)."""
+
+    @abc.abstractmethod
+    async def pool_add(self, pool: str, items: Sequence[bytes], *, cap: int) -> int:
+        """Add ``items`` to the pool named ``pool`` (a set: an item already there is not added
+        twice), while it holds fewer than ``cap``; atomically. Returns the pool's size after."""
+
+    @abc.abstractmethod
+    async def pool_pop(self, pool: str) -> bytes | None:
+        """Remove one item of the pool, chosen at random, and return it (None: the pool is empty).
+        Atomic: an item is popped by one caller only, across every process of the store."""
+
+    @abc.abstractmethod
+    async def pool_size(self, pool: str) -> int:
+        """How many items the pool holds (0: none, or never filled)."""
 
     @abc.abstractmethod
     async def delete(self, game_id: str) -> None:

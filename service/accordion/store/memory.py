@@ -28,9 +28,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
+from .memory_pools import MemoryPools
 from .base import (
     MAX_FINGERPRINT,
     GameExists,
@@ -159,6 +160,8 @@ class MemoryStore(GameStore):
         self._claims: ExpiringTable[_Claim] = ExpiringTable(max_games, clock, lambda claim: None)
         # Named records (deal codes): capped by the same number, least recently used dropped.
         self._named: ExpiringTable[_Named] = ExpiringTable(max_games, clock, lambda named: None)
+        # Pools of deals proven winnable (memory_pools.py): this process's only, no TTL.
+        self._pools = MemoryPools()
         self._closed = False
 
     @property
@@ -292,6 +295,18 @@ class MemoryStore(GameStore):
             return None
         self._named.use(name, named, self._clock())
         return named.value
+
+    async def pool_add(self, pool: str, items: Sequence[bytes], *, cap: int) -> int:
+        self._check_open()
+        return self._pools.add(pool, items, cap)
+
+    async def pool_pop(self, pool: str) -> bytes | None:
+        self._check_open()
+        return self._pools.pop(pool)
+
+    async def pool_size(self, pool: str) -> int:
+        self._check_open()
+        return self._pools.size(pool)
 
     async def delete(self, game_id: str) -> None:
         self._check_open()

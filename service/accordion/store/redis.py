@@ -13,6 +13,8 @@ cluster slot, which is what lets a single script touch them all):
   length (one byte), the fingerprint, the reply; ``P:{id}:r0`` is the previous generation
 * ``P:{req:<key>}:n``  HASH f, r: a ``claim_request`` record
 * ``P:{n:<name>}``  STRING: a ``put_named`` record (a deal code's), with its own TTL
+* ``P:{pool:<name>}``  SET: a pool's items (deals proven winnable), no TTL: they stay until
+  popped, across restarts of every server
 
 Why one records hash per game and not one key per request: the base contract says every
 key of a game expires together and ``delete`` removes them all; per-request keys could be
@@ -48,7 +50,7 @@ first answer would be.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -68,7 +70,17 @@ from .base import (
 from .memory import EVENT_LOG_LEN, REPLIES_KEPT
 from .redis_connect import Settings, connect, parse_cluster_url, parse_sentinel_url
 from .redis_exec import Executor, ms
-from .redis_scripts import CAS, CLAIM, CREATE, GET_REPLY, OPEN_STREAM, PUT_NAMED, SET_TOKEN_HASH
+from .redis_scripts import (
+    CAS,
+    CLAIM,
+    CREATE,
+    GET_REPLY,
+    OPEN_STREAM,
+    POOL_ADD,
+    POOL_POP,
+    PUT_NAMED,
+    SET_TOKEN_HASH,
+)
 from .redis_watch import raise_lost_cancel
 
 __all__ = ["RedisStore", "parse_cluster_url", "parse_sentinel_url"]
@@ -200,6 +212,9 @@ class RedisStore(GameStore):
     def named_key(self, name: str) -> str:
         return f"{self._prefix}:{{n:{name}}}"
 
+    def pool_key(self, pool: str) -> str:
+        return f"{self._prefix}:{{pool:{pool}}}"
+
     def game_keys(self, game_id: str) -> list[str]:
         """Every key a game can have (for tests and operators)."""
         return self._keys(game_id).all
@@ -293,6 +308,19 @@ class RedisStore(GameStore):
         key = self.named_key(name)
         value = await self.executor.call(lambda: self._redis.get(key))
         return None if value is None else value if isinstance(value, bytes) else value.encode()
+
+    async def pool_add(self, pool: str, items: Sequence[bytes], *, cap: int) -> int:
+        if not items:
+            return await self.pool_size(pool)
+        return int(await self.executor.write(POOL_ADD, [self.pool_key(pool)], [cap, *items]))
+
+    async def pool_pop(self, pool: str) -> bytes | None:
+        item = await self.executor.write(POOL_POP, [self.pool_key(pool)], [])
+        return None if item is None else item if isinstance(item, bytes) else str(item).encode()
+
+    async def pool_size(self, pool: str) -> int:
+        key = self.pool_key(pool)
+        return int(await self.executor.call(lambda: self._redis.scard(key)))
 
     async def delete(self, game_id: str) -> None:
         keys = self._keys(game_id).all

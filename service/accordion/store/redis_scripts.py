@@ -165,3 +165,21 @@ for i = 1, #KEYS do
 end
 return n
 """)
+
+# KEYS: a pool's set. ARGV: cap, then the items. Adds items while the set holds fewer than
+# cap (SADD: an item already there is not added twice); returns the set's size after.
+POOL_ADD = Script("""
+local n = redis.call('SCARD', KEYS[1])
+local cap = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  if n >= cap then break end
+  n = n + redis.call('SADD', KEYS[1], ARGV[i])
+end
+return n
+""")
+
+# KEYS: a pool's set. Removes and returns a random member (nil: empty). A script, not a bare
+# SPOP, so that with WAIT the pop is answered only once replicated, as every other write.
+POOL_POP = Script("""
+return redis.call('SPOP', KEYS[1])
+""")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, final
 
 from ..cards import card_text
-from ..core import Option, State, Variant, register
+from ..core import Option, Rules, State, Variant, register
 from ..fields import CARD, Field
 from ..rng import SplitMix64
 from .accordion import COMPEL, DEALING, LEAP, StackingRules
@@ -45,6 +45,15 @@ class AccordionsRevengeRules(StackingRules):
 
     def goal(self, state: State) -> int:
         return GOAL.get(state)
+
+    def face_up_equivalent(self, state: State) -> tuple[Rules, State] | None:
+        # The same cards face up keep the goal: it is part of the deal. Without it the position
+        # decided had no goal (any one pile won), and NewGame(winnable_only) could deal a lost game.
+        found = super().face_up_equivalent(state)
+        if found is None:
+            return None
+        rules, face_up = found
+        return rules, GOAL.set(face_up, GOAL.get(state))
 
     def is_won(self, state: State) -> bool:
         return not state.stock and len(state.row) == 1 and state.row[0][-1] == GOAL.get(state)
