@@ -10,7 +10,8 @@ or ``accordion.workers``' supervisor). This module only wires a server up:
 * server reflection, so grpcurl and friends need no .proto files (``--reflection off``: none;
   deploy/ turns it off);
 * SIGTERM/SIGINT → health NOT_SERVING → ``server.stop(grace)``: in-flight calls finish;
-* a 64 KiB receive limit, keepalive, and the limits of ``accordion.api.limits``: calls per
+* a 64 KiB receive limit, keepalive (grpc's options: ``accordion.listening``), and the limits of
+  ``accordion.api.limits``: calls per
   process, per client and (HTTP/2 streams) per connection, watchers per game and per
   connection, a request timeout, and health's own budget (RESOURCE_EXHAUSTED beyond them);
   NewGame's and WatchGame's per-client rates (``--newgame-rate``, ``--watch-rate``, in the
@@ -55,7 +56,8 @@ from accordion.build_info import build_kind
 from accordion.config import OPTIONS, banner
 from accordion.config import Config as Config  # re-exported: older code imports them from here
 from accordion.config import parse_args as parse_args
-from accordion.listening import ListenError, bind_failure, check_free, server_options
+from accordion.listening import ListenError as ListenError  # re-exported, as Config above
+from accordion.listening import bind_failure, check_free, server_options
 from accordion.netaddr import parse_networks
 from accordion.sessions.winnable import PoolSettings
 from accordion.store import GameStore, open_store

@@ -3,10 +3,13 @@ search of a player's game is decided by the session layer, before the solver see
 
 from __future__ import annotations
 
+import ast
 import asyncio
+from pathlib import Path
 
 import pytest
 
+import accordion
 from accordion import engine, sessions
 from accordion.api.solving import Budgets, Solving
 from accordion.engine.hint import suggest
@@ -84,3 +87,18 @@ def test_a_hint_searches_no_more_than_the_gate_allows() -> None:
         solving.close()
     assert (viewed, from_view) == (suggest(game), False)
     assert from_solver and searched in game.legal_moves()
+
+
+def test_the_api_leaves_the_decision_to_the_gate() -> None:
+    """Neither the servicer nor the solver's runner judges what is hidden: no call there of
+    ``hides_anything`` or ``solver.can_sample`` (the gate's inputs), read from the source."""
+    api = Path(accordion.__file__).parent / "api"
+    for name in ("servicer.py", "solving.py"):
+        tree = ast.parse((api / name).read_text())
+        called = {
+            node.func.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        }
+        assert "solve" in called or "hint" in called  # (the walk sees the file's calls)
+        assert not called & {"hides_anything", "can_sample"}, name

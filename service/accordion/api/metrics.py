@@ -190,11 +190,11 @@ class SessionMetrics(Observer):
     reopens a game). Variants and operations are the service's own, so the dicts stay small."""
 
     def __init__(self) -> None:
-        self._created: dict[str, Any] = {}
-        self._moves: dict[tuple[str, bool], Any] = {}
-        self._ends: dict[tuple[str, str, bool], Any] = {}
-        self._latency: dict[str, Any] = {}
-        self._failed: dict[tuple[str, str], Any] = {}
+        self._created: dict[str, Counter] = {}
+        self._moves: dict[tuple[str, bool], Counter] = {}
+        self._ends: dict[tuple[str, str, bool], Counter] = {}
+        self._latency: dict[str, Histogram] = {}
+        self._failed: dict[tuple[str, str], Counter] = {}
 
     def dealt(self, variant: str) -> None:
         child = self._created.get(variant)
@@ -247,7 +247,7 @@ def count_error_reason(reason: str) -> None:
     child.inc()
 
 
-_reasons: dict[str, Any] = {}
+_reasons: dict[str, Counter] = {}
 
 
 # --- handlers running now, by method ---------------------------------------------------------
