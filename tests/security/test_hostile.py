@@ -76,8 +76,9 @@ async def probe(addr: str, game: tuple[str, str], seconds: float, api_key: str =
         stub = pb_grpc.AccordionServiceStub(channel)
         await channel.channel_ready()
         # At least `seconds`, and at least MIN_PROBES calls (a loaded machine answers slowly),
-        # while the attacker holds its calls (until Attacker.summary); bounded against a hang.
-        end, give_up = time.monotonic() + seconds, time.monotonic() + seconds + 120
+        # while the attacker holds its calls (until Attacker.summary); at most 20 s more, well
+        # inside the 30 s --request-timeout that would end the attacker's half-sent calls.
+        end, give_up = time.monotonic() + seconds, time.monotonic() + seconds + 20
         while (time.monotonic() < end or len(probes.calls) < MIN_PROBES) and time.monotonic() < give_up:
             for kind in ("health", "GetGame"):
                 started = time.perf_counter()
