@@ -60,16 +60,20 @@ TEST_WORKERS ?= 4
 NEEDS_JOBS ?= 4
 .PHONY: test-needs
 test-needs: $(STAMP) $(COMPILED) lint proto-check lint-proto proto-breaking typecheck
+NOW = $$(date -u +%T)
 test:
+	@echo "make test: $(NOW) the build and checks (test-needs, -j $(NEEDS_JOBS))"
 	$(MAKE) -j $(NEEDS_JOBS) --output-sync=target test-needs
+	@echo "make test: $(NOW) the parallel phase, the serial tests beside it"
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m serial > $(VENV)/serial-test.log 2>&1 & serial=$$!; \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not serial"; par=$$?; \
 		wait $$serial; ser=$$?; echo "--- the serial tests (beside the parallel ones):"; cat $(VENV)/serial-test.log; \
 		echo "make test: parallel exit $$par, serial exit $$ser"; test $$par -eq 0 && $(SERIAL_PASSED)
-	@# the pure suite and the TypeScript client's (against a server it starts, node:test) side by side
+	@echo "make test: $(NOW) the pure suite beside the TypeScript client's (node:test, its own server)"
 	cd $(TS) && npm test > $(abspath $(VENV))/npm-test.log 2>&1 & npm=$$!; \
 		$(MAKE) test-pure; pure=$$?; wait $$npm; ts=$$?; \
-		cat $(VENV)/npm-test.log; test $$pure -eq 0 && test $$ts -eq 0
+		cat $(VENV)/npm-test.log; echo "make test: $(NOW) done: pure exit $$pure, npm test exit $$ts"; \
+		test $$pure -eq 0 && test $$ts -eq 0
 SERIAL_PASSED = { test $$ser -eq 0 || test $$ser -eq 5; }
 
 engine-test: $(STAMP) $(COMPILED)

@@ -9,9 +9,11 @@
   server gets the call's headers and then nothing.
 * ``watch``: one NewGame, then ``--calls`` WatchGame streams on that game.
 
-It prints ``ready`` once every call is started, then after ``--seconds`` one JSON line: how
-the calls that ended ended (``CODE/REASON``, and how many carried a RetryInfo), and how many
-were still open. With ``--api-key`` every call presents that key.
+It prints ``ready`` once every call is started, then after ``--seconds`` (and, with
+``--until-told``, once a line or EOF comes on stdin: the test's probes are done) and once the
+calls have settled (no call ended for a second: a loaded machine's refusals come late; bounded)
+one JSON line: how the calls that ended ended (``CODE/REASON``, and how many carried a
+RetryInfo), and how many were still open. With ``--api-key`` every call presents that key.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,6 +36,7 @@ from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
 GET_GAME = "/accordion.v1.AccordionService/GetGame"
+SETTLE_BOUND_S = 120  # against a hang only: settled means no call ended for a second
 
 
 def outcome(exc: grpc.aio.AioRpcError, retry_infos: Counter[str]) -> str:
@@ -92,6 +96,14 @@ async def attack(args: argparse.Namespace) -> dict[str, Any]:
         ]
     print("ready", flush=True)
     await asyncio.sleep(args.seconds)
+    if args.until_told:
+        await asyncio.to_thread(sys.stdin.readline)
+    give_up = time.monotonic() + SETTLE_BOUND_S
+    while time.monotonic() < give_up:
+        ended_before = sum(t.done() for t in tasks)
+        await asyncio.sleep(1.0)
+        if sum(t.done() for t in tasks) == ended_before:
+            break
     summary = {
         "ended": dict(ended),
         "retry_info": dict(retry_infos),
@@ -114,6 +126,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--api-key", default="")
     parser.add_argument("--method", default=GET_GAME, help="half-sent: the method called")
+    parser.add_argument("--until-told", action="store_true", help="hold the calls until a line on stdin")
     summary = asyncio.run(attack(parser.parse_args()))
     print(json.dumps(summary), flush=True)
     sys.exit(0)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import secrets
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -106,11 +107,22 @@ async def test_the_limit_is_shared_by_two_server_processes_on_one_redis(
     a, b = spawn_server(env=env), spawn_server(env=env)
     async with grpc.aio.insecure_channel(a.addr) as ca, grpc.aio.insecure_channel(b.addr) as cb:
         sa, sb = pb_grpc.AccordionServiceStub(ca), pb_grpc.AccordionServiceStub(cb)
-        # "slow": one call per 5 s, burst 4, counted in Redis: 2 + 2, then both refuse.
+        # "slow": one call per 5 s, burst 4, counted in Redis: 2 + 2, then both refuse. The wait
+        # each refusal asks is 5 s less the time since the first call (GCRA on Redis's clock):
+        # bounded by the time measured here, however long a loaded machine took for the calls.
+        started = time.monotonic()
         for stub in (sa, sb, sa, sb):
             await new_game(stub, "slow")
-        delay_a, delay_b = await exhausted(sa, "slow"), await exhausted(sb, "slow")
-        assert 4.0 < delay_a <= 5.0 and 4.0 < delay_b <= delay_a
+        delay_a = await exhausted(sa, "slow")
+        since_a = time.monotonic() - started
+        delay_b = await exhausted(sb, "slow")
+        since_b = time.monotonic() - started
+        assert 5.0 - since_a <= delay_a <= 5.0 and 5.0 - since_b <= delay_b <= delay_a, (
+            delay_a,
+            since_a,
+            delay_b,
+            since_b,
+        )
         # "quick": one call per 2 s, burst 2 — the wait in RetryInfo is enough, on either process.
         # (Slow enough that a loaded machine's slow calls refill nothing between them.)
         await new_game(sa, "quick")
