@@ -133,9 +133,10 @@ class SolveResult:
     turn (``Game.play`` accepts them) and ending in a won game. ``nodes`` counts the
     positions visited (cells of the interval programme for the inner eliminators).
     ``without_redeal`` is True when the position still had French's REDEAL to come:
-    the verdict is about winning without it. ``progress`` (Klondike only, else 0): the most
-    progress of a position the search visited, cards on the foundations plus cards turned up
-    since the position solved (the sampled Hint's score of a world left UNKNOWN).
+    the verdict is about winning without it. ``progress`` (Klondike; Emperor and Spider from the
+    compiled cores; else 0): the most progress of a position the search visited, cards on the
+    foundations (Spider's suits lifted off) plus cards turned up since the position solved (the
+    sampled Hint's score of a world left UNKNOWN).
     """
 
     outcome: Outcome
@@ -243,7 +244,7 @@ def solve(
     search = rules.search(state)
     flag = stop.flag if stop is not None else None
     backend: Any = _pysolver
-    progress = bytearray(1)  # written by the Klondike search only
+    progress = bytearray(1)  # written by the Klondike, Emperor and Spider (compiled) searches only
     if isinstance(search, StackSearch):
         backend = _backend(impl)
         tops = bytes(p[-1] for p in state.row)
@@ -307,14 +308,28 @@ def solve(
         compiled = _backend(impl) is _csolver and _cemperor is not None
         backend = _cemperor if compiled else _pyemperor
         code, moves, nodes = _two_deck_solve(
-            backend.emperor_solve, DRAW, state, True, nodes_limit, seconds_limit, flag
+            backend.emperor_solve,
+            DRAW,
+            state,
+            True,
+            nodes_limit,
+            seconds_limit,
+            flag,
+            progress if compiled else None,
         )
         method = "emperor-dfs"
     elif isinstance(search, SpiderSearch):
         compiled = _backend(impl) is _csolver and _cspider is not None
         backend = _cspider if compiled else _pyspider
         code, moves, nodes = _two_deck_solve(
-            backend.spider_solve, DEAL, state, False, nodes_limit, seconds_limit, flag
+            backend.spider_solve,
+            DEAL,
+            state,
+            False,
+            nodes_limit,
+            seconds_limit,
+            flag,
+            progress if compiled else None,
         )
         method = "spider-dfs"
     else:
@@ -441,10 +456,13 @@ def _two_deck_solve(
     max_nodes: int,
     max_seconds: float,
     stop: bytearray | None,
+    progress: bytearray | None = None,
 ) -> tuple[int, list[Move], int]:
     """Hand an Emperor (``waste``: with its waste and eight foundation heights) or Spider (the
     count of suits lifted off) position to its search; its primitive moves as engine moves, a
-    move out of the stock being ``from_stock`` (Emperor's DRAW, Spider's DEAL)."""
+    move out of the stock being ``from_stock`` (Emperor's DRAW, Spider's DEAL). ``progress``
+    (the compiled cores only) gets the most progress of a position searched."""
+    extra = {} if progress is None else {"progress": progress}
     foundations = FOUNDATIONS.get(state)
     piles, downs = [bytes(p) for p in TABLEAU.get(state)], list(DOWN.get(state))
     if waste:
@@ -458,6 +476,7 @@ def _two_deck_solve(
             max_nodes,
             max_seconds,
             stop=stop,
+            **extra,
         )
     else:
         code, raw, nodes = entry(
@@ -468,6 +487,7 @@ def _two_deck_solve(
             max_nodes,
             max_seconds,
             stop=stop,
+            **extra,
         )
     moves: list[Move] = [
         from_stock
