@@ -13,8 +13,9 @@ heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but
 progress last, so a hint never goes back and forth on a tie. When the first few worlds show
 no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need
 no sampling: one legal move, or a card to its foundation that nothing left could ever need (the solver's own
-safe move). While the stock was never seen, no card is taken off the waste: drawing on shows the
-talon first, a value sampling cannot see (every world knows its own stock).
+safe move; ``sampling_moves``). In Klondike, while the stock was never seen, no card is taken off
+the waste: drawing on shows the talon first, a value sampling cannot see (every world knows its
+own stock); not in Emperor, whose one pass through the stock buries a card drawn past.
 
 Never peeking: the input is what the player was shown: the view (``Rules.zones``: face-up
 cards, counts of face-down ones, the stock's size), and the stock once it was shown whole
@@ -24,8 +25,10 @@ so two positions that differ only in cards the player never saw get the same wor
 verdicts and the same move. The time budget is only a safety cap (a world cut short by it is
 dropped); a hint that hits it may differ from run to run, never between the hidden cards.
 
-Which games: those whose search record says ``sampling`` (Klondike), on rules that can fill
-and open a position (``TableauRules``). This module imports no game module.
+Which games: those whose search record says ``sampling`` (Klondike, Spider, Emperor), on rules
+that can fill and open a position (``TableauRules``); the search must report ``progress``
+(Klondike's core, Spider's and Emperor's compiled cores). Which moves are weighed, and the ties,
+by game family: ``sampling_moves``, from the search record. This module imports no game module.
 """
 
 from __future__ import annotations
