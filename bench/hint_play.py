@@ -2,6 +2,13 @@
 
     nice -n 10 .venv/bin/python bench/hint_play.py --deals 300
     nice -n 10 .venv/bin/python bench/hint_play.py --deals 100 --start-seed 100000 --json out.json
+    nice -n 10 .venv/bin/python bench/hint_play.py --variant spider --option suits=2 --deals 20 \
+        --arms service,look-ahead
+
+``--arms``: the hints compared side by side, each deal played by each in turn (so the
+machine's load falls on both alike): ``service`` is the Hint RPC's code (the sampled Hint where
+the game's search record allows it), ``look-ahead`` the visible one-move look-ahead
+(``engine.hint.suggest``, what a game without sampling gets).
 
 Each deal is ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1, dealt
 hidden (face-down cards, the stock's order unknown). Every move played is the answer of
@@ -12,14 +19,16 @@ hint that goes round in a circle, or a lost deal where the engine still lets a r
 and forth between passes; the pass count is not compared) or --max-moves moves; stuck counts
 as lost.
 
-Rules (the default --option set): Klondike turning three, passes unlimited, any part of a
-run may move, a foundation's card may come back: the rules of lonelybot's 44.5 % and, as
-far as we know, of Bjarnason, Fern and Tadepalli's 36.97 % (ICAPS 2009). lonelybot samples
-only the face-down tableau cards and treats the stock's order as known (a player who went
-through it once remembers it); this Hint treats the stock as unseen, as the view shows it.
+Rules (the default --option set for Klondike; other games start from their own defaults):
+Klondike turning three, passes unlimited, any part of a run may move, a foundation's card may
+come back: the rules of lonelybot's 44.5 % and, as far as we know, of Bjarnason, Fern and
+Tadepalli's 36.97 % (ICAPS 2009). lonelybot samples only the face-down tableau cards and treats
+the stock's order as known (a player who went through it once remembers it); this Hint treats
+the stock as unseen, as the view shows it.
 
-Reports the win rate with its 95 % Wilson interval, and the mean, p99 and max time of one
-Hint (wall time of the awaited call). The process pins itself to one core (--cpu).
+Reports, for each arm, the win rate with its 95 % Wilson interval, the mean cards home at the
+end, and the p50, p99 and max time of one Hint (wall time of the awaited call) and its CPU.
+The process pins itself to one core (--cpu).
 """
 
 from __future__ import annotations
@@ -34,11 +43,13 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 
 from accordion.api.solving import Budgets, Solving  # noqa: E402
-from accordion.engine import State, new_game  # noqa: E402
+from accordion.engine import Game, State, new_game  # noqa: E402
+from accordion.engine.hint import suggest  # noqa: E402
 from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE  # noqa: E402
 from accordion.sessions.search_gate import hint_search  # noqa: E402
 from accordion.solver import HAVE_C  # noqa: E402
@@ -63,33 +74,84 @@ def position_key(state: State) -> tuple[object, ...]:
     return TABLEAU.get(state), DOWN.get(state), FOUNDATIONS.get(state), WASTE.get(state), state.stock
 
 
+async def hint_of(solving: Solving, arm: str, game: Game) -> object:
+    """The arm's hint: the Hint RPC's code, or the visible look-ahead."""
+    if arm == "look-ahead":
+        return suggest(game)
+    move, _ = await solving.hint(game, hint_search(game))
+    return move
+
+
 async def play(
     solving: Solving,
+    arm: str,
     variant: str,
     options: dict[str, str],
     seed: int,
     max_moves: int,
     times_ms: list[float],
     cpu_ms: list[float],
-) -> tuple[str, int]:
-    """Play one deal through Hint; ("won" | "lost" | "stuck", moves played)."""
+) -> tuple[str, int, int]:
+    """Play one deal through the arm's hints; ("won" | "lost" | "stuck", moves played, cards home)."""
     game = new_game(variant, options, seed=seed)
+    rules: Any = game.rules
+
+    def end(outcome: str, played: int) -> tuple[str, int, int]:
+        return outcome, played, rules.on_foundations(game.state)
+
     seen: Counter[tuple[object, ...]] = Counter()
     for played in range(max_moves):
-        if game.rules.is_won(game.state):
-            return "won", played
+        if rules.is_won(game.state):
+            return end("won", played)
         key = position_key(game.state)
         seen[key] += 1
         if seen[key] >= 3:
-            return "stuck", played
+            return end("stuck", played)
         started, cpu = time.perf_counter(), time.process_time()
-        move, _ = await solving.hint(game, hint_search(game))
+        move = await hint_of(solving, arm, game)
         times_ms.append((time.perf_counter() - started) * 1000)
         cpu_ms.append((time.process_time() - cpu) * 1000)  # the process's, worker thread included
         if move is None:
-            return "lost", played
-        game.play(move)
-    return ("won" if game.rules.is_won(game.state) else "stuck"), max_moves
+            return end("lost", played)
+        game.play(move)  # type: ignore[arg-type]
+    return end("won" if rules.is_won(game.state) else "stuck", max_moves)
+
+
+class Arm:
+    """One arm's tallies."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.outcomes: Counter[str] = Counter()
+        self.times_ms: list[float] = []
+        self.cpu_ms: list[float] = []  # CPU time of each Hint: what a quiet machine would take, near enough
+        self.moves: list[int] = []
+        self.home: list[int] = []
+
+    def summary(self, args: argparse.Namespace) -> dict[str, object]:
+        ordered, cpu = sorted(self.times_ms), sorted(self.cpu_ms)
+        won = self.outcomes["won"]
+        lo, hi = wilson(won, args.deals)
+        return {
+            "arm": self.name,
+            "won": won,
+            "lost": self.outcomes["lost"],
+            "stuck": self.outcomes["stuck"],
+            "win_rate": won / args.deals if args.deals else 0.0,
+            "wilson95": [lo, hi],
+            "mean_cards_home": sum(self.home) / len(self.home) if self.home else 0.0,
+            "hints": len(self.times_ms),
+            "hint_mean_ms": sum(self.times_ms) / len(self.times_ms) if self.times_ms else 0.0,
+            "hint_p50_ms": percentile(ordered, 50),
+            "hint_p99_ms": percentile(ordered, 99),
+            "hint_max_ms": ordered[-1] if ordered else 0.0,
+            "hint_cpu_mean_ms": sum(cpu) / len(cpu) if cpu else 0.0,
+            "hint_cpu_p50_ms": percentile(cpu, 50),
+            "hint_cpu_p99_ms": percentile(cpu, 99),
+            "hint_cpu_max_ms": cpu[-1] if cpu else 0.0,
+            "hints_over_budget": sum(1 for t in self.times_ms if t > args.budget_ms),
+            "mean_moves": sum(self.moves) / len(self.moves) if self.moves else 0.0,
+        }
 
 
 async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, object]:
@@ -102,51 +164,36 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
         hint_deep_nodes=args.deep_nodes,
     )
     solving = Solving(budgets)
-    outcomes: Counter[str] = Counter()
-    times_ms: list[float] = []
-    cpu_ms: list[float] = []  # CPU time of each Hint: what a quiet machine would take, near enough
-    moves: list[int] = []
+    arms = [Arm(name) for name in args.arms.split(",")]
     started = time.perf_counter()
     try:
         for k in range(args.deals):
             seed = args.start_seed + k
-            outcome, n = await play(solving, args.variant, options, seed, args.max_moves, times_ms, cpu_ms)
-            outcomes[outcome] += 1
-            moves.append(n)
-            if args.progress:
-                done = k + 1
-                lo, hi = wilson(outcomes["won"], done)
-                print(
-                    f"seed {seed}: {outcome} in {n} moves; {outcomes['won']}/{done} won "
-                    f"[{lo:.3f}, {hi:.3f}], {time.perf_counter() - started:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
+            for arm in arms:
+                outcome, n, home = await play(
+                    solving, arm.name, args.variant, options, seed, args.max_moves, arm.times_ms, arm.cpu_ms
                 )
+                arm.outcomes[outcome] += 1
+                arm.moves.append(n)
+                arm.home.append(home)
+                if args.progress:
+                    done = k + 1
+                    lo, hi = wilson(arm.outcomes["won"], done)
+                    print(
+                        f"{arm.name} seed {seed}: {outcome} in {n} moves, {home} cards home; "
+                        f"{arm.outcomes['won']}/{done} won [{lo:.3f}, {hi:.3f}], "
+                        f"{time.perf_counter() - started:.0f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     finally:
         solving.close()
-    ordered = sorted(times_ms)
-    won = outcomes["won"]
-    lo, hi = wilson(won, args.deals)
     return {
         "variant": args.variant,
         "options": options,
         "deals": args.deals,
         "start_seed": args.start_seed,
-        "won": won,
-        "lost": outcomes["lost"],
-        "stuck": outcomes["stuck"],
-        "win_rate": won / args.deals if args.deals else 0.0,
-        "wilson95": [lo, hi],
-        "hints": len(times_ms),
-        "hint_mean_ms": sum(times_ms) / len(times_ms) if times_ms else 0.0,
-        "hint_p50_ms": percentile(ordered, 50),
-        "hint_p99_ms": percentile(ordered, 99),
-        "hint_max_ms": ordered[-1] if ordered else 0.0,
-        "hint_cpu_mean_ms": sum(cpu_ms) / len(cpu_ms) if cpu_ms else 0.0,
-        "hint_cpu_p99_ms": percentile(sorted(cpu_ms), 99),
-        "hint_cpu_max_ms": max(cpu_ms, default=0.0),
-        "hints_over_budget": sum(1 for t in times_ms if t > args.budget_ms),
-        "mean_moves": sum(moves) / len(moves) if moves else 0.0,
+        "arms": [arm.summary(args) for arm in arms],
         "seconds": time.perf_counter() - started,
         "budgets": {
             "hint_ms": args.budget_ms,
@@ -170,8 +217,9 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="rules option (repeatable); the published rules' options are the default",
+        help="rules option (repeatable); for Klondike the published rules' options are the default",
     )
+    parser.add_argument("--arms", default="service", help="comma-separated: service, look-ahead")
     parser.add_argument("--deals", type=int, default=300)
     parser.add_argument("--start-seed", type=int, default=0)
     parser.add_argument("--budget-ms", type=float, default=defaults.hint_seconds * 1000)
@@ -190,26 +238,30 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args()
-    options = dict(PUBLISHED_RULES)
+    if set(args.arms.split(",")) - {"service", "look-ahead"}:
+        parser.error(f"--arms {args.arms!r}: service, look-ahead")
+    options = dict(PUBLISHED_RULES) if args.variant == "klondike" else {}
     options.update(kv.split("=", 1) for kv in args.option)
     core = pin_to_one_core(args.cpu)
     result = asyncio.run(run(args, options))
     result.update(
         {"compiled_solver": HAVE_C, "cpu": core, "python": platform.python_version(), "load": os.getloadavg()}
     )
-    lo, hi = result["wilson95"]  # type: ignore[misc]
-    print(
-        f"{args.variant} {options}: {result['won']}/{args.deals} won = {100 * result['win_rate']:.1f} % "
-        f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {result['lost']}, stuck {result['stuck']}"
-    )
-    print(
-        f"{result['hints']} hints: mean {result['hint_mean_ms']:.1f} ms, p50 {result['hint_p50_ms']:.1f} ms, "
-        f"p99 {result['hint_p99_ms']:.1f} ms, max {result['hint_max_ms']:.1f} ms, over budget "
-        f"{result['hints_over_budget']}; CPU mean {result['hint_cpu_mean_ms']:.1f} ms, p99 "
-        f"{result['hint_cpu_p99_ms']:.1f} ms, max {result['hint_cpu_max_ms']:.1f} ms; "
-        f"{result['seconds']:.0f} s; "
-        f"load {result['load']}"
-    )
+    print(f"{args.variant} {options}, seeds {args.start_seed}..{args.start_seed + args.deals - 1}:")
+    for arm in result["arms"]:  # type: ignore[attr-defined]
+        lo, hi = arm["wilson95"]
+        print(
+            f"  {arm['arm']}: {arm['won']}/{args.deals} won = {100 * arm['win_rate']:.1f} % "
+            f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {arm['lost']}, stuck {arm['stuck']}; "
+            f"mean cards home {arm['mean_cards_home']:.1f}"
+        )
+        print(
+            f"    {arm['hints']} hints: p50 {arm['hint_p50_ms']:.1f} ms, p99 {arm['hint_p99_ms']:.1f} ms, "
+            f"max {arm['hint_max_ms']:.1f} ms, over budget {arm['hints_over_budget']}; CPU p50 "
+            f"{arm['hint_cpu_p50_ms']:.1f} ms, p99 {arm['hint_cpu_p99_ms']:.1f} ms, max "
+            f"{arm['hint_cpu_max_ms']:.1f} ms"
+        )
+    print(f"  {result['seconds']:.0f} s; load {result['load']}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 

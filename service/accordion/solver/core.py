@@ -103,9 +103,9 @@ class SolveResult:
     turn (``Game.play`` accepts them) and ending in a won game. ``nodes`` counts the
     positions visited (cells of the interval programme for the inner eliminators).
     ``without_redeal`` is True when the position still had French's REDEAL to come:
-    the verdict is about winning without it. ``progress`` (Klondike only, else 0): the most
-    progress of a position the search visited, cards on the foundations plus cards turned up
-    since the position solved (the sampled Hint's score of a world left UNKNOWN).
+    the verdict is about winning without it. ``progress`` (Klondike; Emperor and Spider from the
+    compiled cores; else 0): the most progress of a position the search visited, cards on the
+    foundations (Spider's suits lifted off) plus cards turned up since the position solved (the sampled Hint's score of a world left UNKNOWN).
     """
 
     outcome: Outcome

@@ -49,8 +49,8 @@ class Budget:
 @dataclass(frozen=True)
 class Found:
     """A family's answer: the verdict code, the engine moves of a win (each legal in turn from the
-    position solved), the positions visited, the method and implementation that ran, and Klondike's
-    progress score (``SolveResult.progress``)."""
+    position solved), the positions visited, the method and implementation that ran, and the
+    progress score (``SolveResult.progress``: Klondike's, Emperor's and Spider's cores)."""
 
     code: int
     moves: list[Move]

@@ -13,8 +13,9 @@ heuristic (``engine.tableau_hint``) picks, with moves that keep every chance but
 progress last, so a hint never goes back and forth on a tie. When the first few worlds show
 no win at all, the positions left go to a few worlds searched deeper instead. Cheap cases need
 no sampling: one legal move, or a card to its foundation that nothing left could ever need (the solver's own
-safe move). While the stock was never seen, no card is taken off the waste: drawing on shows the
-talon first, a value sampling cannot see (every world knows its own stock).
+safe move; ``sampling_moves``). In Klondike, while the stock was never seen, no card is taken off
+the waste: drawing on shows the talon first, a value sampling cannot see (every world knows its
+own stock); not in Emperor, whose one pass through the stock buries a card drawn past.
 
 Never peeking: the input is what the player was shown: the view (``Rules.zones``: face-up
 cards, counts of face-down ones, the stock's size), and the stock once it was shown whole
@@ -24,8 +25,10 @@ so two positions that differ only in cards the player never saw get the same wor
 verdicts and the same move. The time budget is only a safety cap (a world cut short by it is
 dropped); a hint that hits it may differ from run to run, never between the hidden cards.
 
-Which games: those whose search record says ``sampling`` (Klondike), on rules that can fill
-and open a position (``TableauRules``). This module imports no game module.
+Which games: those whose search record says ``sampling`` (Klondike, Spider, Emperor), on rules
+that can fill and open a position (``TableauRules``); the search must report ``progress``
+(Klondike's core, Spider's and Emperor's compiled cores). Which moves are weighed, and the ties,
+by game family: ``sampling_moves``, from the search record. This module imports no game module.
 """
 
 from __future__ import annotations
@@ -35,17 +38,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from ..engine.cards import RANK, SUIT
 from ..engine.core import Rules, State
-from ..engine.moves import Draw, Move, Redeal, Transfer, Zone
+from ..engine.moves import Move, Transfer, Zone
 from ..engine.rng import SplitMix64
-from ..engine.search import KlondikeSearch, Search
-from ..engine.tableau import BUILDS_ON, DOWN, FOUNDATIONS, RED, TABLEAU, WASTE, TableauRules
-from ..engine.tableau_hint import tableau_values
+from ..engine.search import KlondikeSearch
+from ..engine.tableau import DOWN, TableauRules
 from .core import StopFlag, solve
+from .sampling_moves import candidates, layout, no_progress, safe_move, tie_values
 
-KING = 13
-# A won world's score; an undecided one scores 1 + its progress (cards up and turned, at most 52 + 21).
+__all__ = ["SampledHint", "can_sample", "candidates", "layout", "safe_move", "sampled_hint", "unseen_cards"]
+
+# A won world's score with 52 cards; an undecided one scores 1 + its progress (cards up and
+# turned, at most 52 + 21). With more cards it grows with the deck (``won_score``).
 WON_SCORE = 80
 # Moves whose score is within this much a world of the best are as good (the heuristic picks).
 MARGIN_PER_WORLD = 1
@@ -55,8 +59,6 @@ DEEPEN_FACTOR = 4
 DEEPEN_MAX = 20
 # Worlds sampled before deciding whether to deepen (see ``sampled_hint``).
 PROBE_WORLDS = 4
-# SUIT_RED[s]: suit s is red (hearts, diamonds).
-SUIT_RED = tuple(next(RED[c] for c in range(len(SUIT)) if SUIT[c] == s) for s in range(4))
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ class SampledHint:
     complete: bool = True
     moves: tuple[Move, ...] = ()
     deepened: bool = False
+
+
+def won_score(rules: TableauRules) -> int:
+    """A won world's score: above any undecided world's (1 + the cards of the deck + the cards
+    turned up; two decks: at most 1 + 104 + 44 for Spider): ``WON_SCORE`` for 52 cards, in
+    proportion for more."""
+    return WON_SCORE * len(rules.deck()) // 52
 
 
 def can_sample(rules: Rules, state: State) -> bool:
@@ -115,113 +124,6 @@ def view_seed(rules: Rules, state: State, known: tuple[int, ...] = ()) -> int:
     options = sorted((k, v) for k, v in rules.values.items() if k != "undo")
     view = (options, rules.zones(state), rules.search(state), known)
     return int.from_bytes(hashlib.blake2b(repr(view).encode(), digest_size=8).digest(), "little")
-
-
-def safe_move(search: Search, state: State, legal: tuple[Move, ...]) -> Move | None:
-    """A card to its foundation that no play could ever want back (the Klondike solver's forced
-    move: rank ≤ 2, or both suits of the other colour up to rank − 1, and with foundation
-    returns the other suit of its colour up to rank − 2): a tableau top, or the waste's top
-    turning one (turning three, taking a waste card changes which cards the stock reaches)."""
-    if not isinstance(search, KlondikeSearch):
-        return None
-    foundations = FOUNDATIONS.get(state)
-    heights = [len(pile) for pile in foundations]
-    for move in legal:
-        if not (isinstance(move, Transfer) and move.dst_zone is Zone.FOUNDATION):
-            continue
-        if move.src_zone is Zone.WASTE and search.draw != 1:
-            continue
-        if move.src_zone not in (Zone.TABLEAU, Zone.WASTE):
-            continue
-        suit = move.dst
-        rank = heights[suit] + 1
-        if rank <= 2:
-            return move
-        others = [s for s in range(4) if s != suit]
-        if all(heights[s] >= rank - 1 for s in others if SUIT_RED[s] != SUIT_RED[suit]) and (
-            not search.foundation_return
-            or all(heights[s] >= rank - 2 for s in others if SUIT_RED[s] == SUIT_RED[suit])
-        ):
-            return move
-    return None
-
-
-def candidates(search: Search, state: State, legal: tuple[Move, ...]) -> tuple[Move, ...]:
-    """The legal moves worth sampling: for Klondike, the solver's own waiting rule (a move that
-    turns no card is of use only when its use comes at once, and can be made then as well):
-    a pile emptied only when a King could go into the space now, a King never from a space to
-    a space, part of a run moved only when the card it uncovers can go up or take another card
-    now, a foundation's card back only when a card could go onto it now. All of them when none
-    is left (a position where only such moves remain)."""
-    if not isinstance(search, KlondikeSearch):
-        return legal
-    tableau, down = TABLEAU.get(state), DOWN.get(state)
-    heights = [len(pile) for pile in FOUNDATIONS.get(state)]
-    waste = WASTE.get(state)
-    movable = [
-        c for pile, n in zip(tableau, down) for c in (pile[n:] if search.partial_runs else pile[n : n + 1])
-    ]  # cards that may head a move
-    if waste:
-        movable.append(waste[-1])
-    free_king = any(RANK[pile[n]] == KING and n > 0 for pile, n in zip(tableau, down) if pile) or (
-        bool(waste) and RANK[waste[-1]] == KING
-    )
-
-    def of_use(card: int, pile: int) -> bool:
-        """``card``, left on top of tableau pile ``pile``, can go up or take another card now."""
-        if heights[SUIT[card]] == RANK[card] - 1:
-            return True
-        own = set(tableau[pile]) if pile >= 0 else set()
-        return any(BUILDS_ON[c][card] for c in movable if c not in own)
-
-    out = []
-    for move in legal:
-        if isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU:
-            if move.src_zone is Zone.TABLEAU:
-                pile, n = tableau[move.src], down[move.src]
-                face_up = len(pile) - n
-                if move.count == face_up:
-                    if n == 0 and (RANK[pile[0]] == KING or not free_king):
-                        continue  # a space made for no King, or a King from a space to a space
-                elif not of_use(pile[-move.count - 1], move.src):
-                    continue
-            elif move.src_zone is Zone.FOUNDATION:
-                card = FOUNDATIONS.get(state)[move.src][-1]
-                if not any(BUILDS_ON[c][card] for c in movable):
-                    continue
-        out.append(move)
-    return tuple(out) or legal
-
-
-def no_progress(state: State, move: Move) -> bool:
-    """A move between tableau piles that turns no card, or a foundation's card coming back: it
-    keeps every chance the position has (it can be undone), so sampling scores it as high as
-    the best move, and a hint that takes it on a small edge of luck may take it back next."""
-    if not (isinstance(move, Transfer) and move.dst_zone is Zone.TABLEAU):
-        return False
-    if move.src_zone is Zone.FOUNDATION:
-        return True
-    if move.src_zone is not Zone.TABLEAU:
-        return False
-    pile, n = TABLEAU.get(state)[move.src], DOWN.get(state)[move.src]
-    return not (n > 0 and move.count == len(pile) - n)
-
-
-def layout(rules: Rules, state: State) -> tuple[object, ...]:
-    """The layout as the player sees it (``Rules.zones``), the pass count left out."""
-    return tuple(rules.zones(state))
-
-
-def tie_values(rules: Rules, state: State, moves: tuple[Move, ...]) -> tuple[int, ...]:
-    """How equal scores are broken: the visible heuristic (``engine.tableau_hint``), with the
-    moves of ``no_progress`` below DRAW (taken on a tie they could go back and forth for ever)."""
-    values = list(tableau_values(rules.zones(state), moves))
-    for i, move in enumerate(moves):
-        if no_progress(state, move):
-            values[i] = -20 + values[i] // 10
-        elif isinstance(move, (Draw, Redeal)):
-            values[i] = max(values[i], -5)
-    return tuple(values)
 
 
 def sampled_hint(
@@ -282,10 +184,12 @@ def sampled_hint(
     legal = candidates(search, state, legal)
     if seen:  # a move of no progress back to a layout the player already had: a circle
         fresh = tuple(
-            m for m in legal if not (no_progress(state, m) and layout(rules, rules.apply(state, m)) in seen)
+            m
+            for m in legal
+            if not (no_progress(rules, state, m) and layout(rules, rules.apply(state, m)) in seen)
         )
         legal = fresh or legal
-    if hold_waste and state.stock and not rules.seen_stock(state):
+    if hold_waste and isinstance(search, KlondikeSearch) and state.stock and not rules.seen_stock(state):
         # The stock never seen: draw on before taking a card off the waste. Each world knows
         # its stock, so sampling cannot value seeing it first; and a card taken off the waste
         # changes which cards later draws reach. The talon is known once the stock runs out.
@@ -391,7 +295,7 @@ def _sample(
     gen: SplitMix64,
     unseen: list[int],
     rules: TableauRules,
-    opened: Rules,
+    opened: TableauRules,
     state: State,
     known: tuple[int, ...],
     legal: tuple[Move, ...],
@@ -408,6 +312,7 @@ def _sample(
     clock cut it short, and for each move the worlds whose win found begins with it."""
     scores = [0] * len(legal)
     firsts = [0] * len(legal)
+    won = won_score(rules)
     nodes = played = wins = 0
     complete = True
     for _ in range(worlds):
@@ -428,13 +333,13 @@ def _sample(
             firsts[first] += 1
         nodes += world_nodes
         played += 1
-        wins += sum(1 for score in world_scores if score == WON_SCORE)
+        wins += sum(1 for score in world_scores if score == won)
         scores = [a + b for a, b in zip(scores, world_scores)]
     return scores, nodes, played, wins, complete, firsts
 
 
 def _world_scores(
-    opened: Rules,
+    opened: TableauRules,
     world: State,
     legal: tuple[Move, ...],
     nodes_per_solve: int,
@@ -442,11 +347,13 @@ def _world_scores(
     impl: str | None,
     stop: StopFlag | None,
 ) -> tuple[list[int], int, int] | None:
-    """Each legal move's score in one world (``WON_SCORE`` won, 0 lost, 1 + the best progress
+    """Each legal move's score in one world (``won_score`` won, 0 lost, 1 + the best progress
     searched when undecided) and the positions
     searched; None when the clock or the flag cut a search short (its verdict would not be
     the node budget's); and the index in ``legal`` of the first move of the win found from
     the world itself (-1: none, or not a candidate)."""
+
+    won = won_score(opened)
 
     def run(position: State) -> tuple[int, int, Move | None] | None:
         left = None
@@ -473,7 +380,7 @@ def _world_scores(
             return None  # perhaps stopped by the clock or the flag, not by the node budget
         first = result.moves[0] if result.won and result.moves else None
         if result.won or result.lost:
-            return (WON_SCORE if result.won else 0), result.nodes, first
+            return (won if result.won else 0), result.nodes, first
         # Undecided: how far the search got (cards up, plus cards turned since the hinted
         # position: those the move itself turned count too), 1 more than a loss at the least.
         turned = sum(DOWN.get(world)) - sum(DOWN.get(position))
@@ -488,7 +395,7 @@ def _world_scores(
     out = []
     for move in legal:
         if move == first:
-            out.append(WON_SCORE)  # the win found starts with it
+            out.append(won)  # the win found starts with it
             continue
         after = run(opened.apply(world, move))
         if after is None:

@@ -197,7 +197,7 @@ class SpiderRules(TableauRules):
 
     def search(self, state: State) -> Search:
         """The solver's description (issue 13); it reads the cards from the state's fields."""
-        return SpiderSearch()
+        return SpiderSearch(sampling=True)
 
 
 register(

@@ -73,6 +73,7 @@ typedef struct {
     double quick_deadline; /* the quick passes stop here (half a time budget), 0: none */
     int quick_over;        /* a quick pass ran out of its share of the time */
     KeySet seen;
+    int root_down, best; /* best: the most progress of a position made (note_progress) */
     int depth;
     EMove path[MAXDEPTH];
     EState st[MAXDEPTH + 1];
@@ -346,11 +347,26 @@ static int count_node(Ctx *c)
     return 0;
 }
 
+/* How far play got in a position: cards on the foundations plus cards turned up since the
+ * root. The sampled Hint scores a world its search left undecided by the best of these (as
+ * Klondike's progress_of); the search itself never reads it. */
+static void note_progress(Ctx *c, const EState *s)
+{
+    int p = c->root_down;
+    for (int t = 0; t < 8; t++)
+        p += s->found[t];
+    for (int i = 0; i < NPILES; i++)
+        p -= s->down[i];
+    if (p > c->best)
+        c->best = p;
+}
+
 static int dfs(Ctx *c)
 {
     const EState *s = &c->st[c->depth];
     if (count_node(c))
         return R_STOP;
+    note_progress(c, s);
     if (is_won(s))
         return R_WIN;
     uint64_t a, b;
@@ -422,8 +438,10 @@ static void beam_apply(void *game, void *s, const void *mv)
 
 static int beam_made(void *game, const void *s)
 {
-    (void)s;
-    return count_node((Ctx *)game);
+    if (count_node((Ctx *)game))
+        return 1;
+    note_progress((Ctx *)game, (const EState *)s);
+    return 0;
 }
 
 static int beam_won(void *game, const void *s)
@@ -542,16 +560,17 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "downs", "found", "talon", "cur", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "restart_nodes", "quick_total", "full_moves_every", "quick_percent",
-                             "beam_first", "beam_last", NULL};
-    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL;
+                             "beam_first", "beam_last", "progress", NULL};
+    PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, full_moves_every = FULL_MOVES_EVERY, quick_percent = QUICK_PERCENT;
     int beam_first = BEAM_FIRST, beam_last = BEAM_LAST;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, restart_nodes = RESTART_NODES,
                        quick_total = QUICK_TOTAL;
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKiiii", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOi|KdOKKKiiiiO", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &restart_nodes,
-                                     &quick_total, &full_moves_every, &quick_percent, &beam_first, &beam_last))
+                                     &quick_total, &full_moves_every, &quick_percent, &beam_first, &beam_last,
+                                     &progress_obj))
         return NULL;
     Ctx *c = (Ctx *)calloc(1, sizeof(Ctx));
     if (c == NULL)
@@ -561,8 +580,16 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     EState root = c->st[0];
-    Py_buffer stop_view;
+    for (int i = 0; i < NPILES; i++)
+        c->root_down += root.down[i];
+    Py_buffer stop_view, progress_view;
+    volatile const uint8_t *progress_out; /* written once, after the search */
     if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
+        free(c);
+        return NULL;
+    }
+    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
+        close_search(&c->seen, &stop_view);
         free(c);
         return NULL;
     }
@@ -627,6 +654,9 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         r = R_STOP; /* no full search (the budget went on the quick passes, which prove nothing) */
     }
     Py_END_ALLOW_THREADS
+    if (progress_out != NULL)
+        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
+    release_stop(&progress_view);
     close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c);
@@ -645,8 +675,9 @@ static PyMethodDef methods[] = {
     {"emperor_solve", (PyCFunction)(void (*)(void))py_emperor_solve, METH_VARARGS | METH_KEYWORDS,
      "emperor_solve(piles, downs, found, talon, cur, max_nodes=0, max_seconds=0, stop=None, quick_nodes=200000, "
      "restart_nodes=50000, quick_total=16000000, full_moves_every=2, quick_percent=75, beam_first=16, "
-     "beam_last=2048) -> "
-     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
+     "beam_last=2048, progress=None) -> "
+     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes); progress, a writable byte, gets the most "
+     "progress of a position searched (cards on the foundations plus cards turned up)"},
     {NULL, NULL, 0, NULL},
 };
 

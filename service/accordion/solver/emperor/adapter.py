@@ -29,6 +29,7 @@ class EmperorCore(Protocol):
         max_nodes: int = 0,
         max_seconds: float = 0.0,
         stop: bytearray | None = None,
+        progress: bytearray | None = None,
     ) -> tuple[int, list[tuple[int, int, int, int, int]], int]: ...
 
 
@@ -53,10 +54,11 @@ def solve_emperor(search: EmperorSearch, rules: Rules, state: State, budget: Bud
     Without the core: the generic search."""
     if CORE is None or not budget.compiled(CORE):
         return solve_generic(search, rules, state, budget)
+    progress = bytearray(1)  # the most progress of a position searched (``SolveResult.progress``)
     code, raw, nodes = CORE.emperor_solve(
-        *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop
+        *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop, progress=progress
     )
-    return Found(code, core_moves(raw, DRAW), nodes, "emperor-dfs", "c")
+    return Found(code, core_moves(raw, DRAW), nodes, "emperor-dfs", "c", progress[0])
 
 
 FAMILY = Family("emperor", EmperorSearch, solve_emperor, compiled=CORE is not None)

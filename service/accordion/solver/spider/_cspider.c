@@ -64,6 +64,7 @@ typedef struct {
     uint8_t stock[MAXSTOCK];
     int slen;
     KeySet seen;
+    int root_down, best; /* best: the most progress of a position made (note_progress) */
     int depth;
     SMove path[MAXDEPTH];
     SState st[MAXDEPTH + 1];
@@ -274,11 +275,24 @@ static int count_node(Ctx *c)
     return 0;
 }
 
+/* How far play got in a position: cards in the suits lifted off plus cards turned up since the
+ * root. The sampled Hint scores a world its search left undecided by the best of these (as
+ * Klondike's progress_of); the search itself never reads it. */
+static void note_progress(Ctx *c, const SState *s)
+{
+    int p = SUITLEN * s->found + c->root_down;
+    for (int i = 0; i < NPILES; i++)
+        p -= s->down[i];
+    if (p > c->best)
+        c->best = p;
+}
+
 static int dfs(Ctx *c)
 {
     const SState *s = &c->st[c->depth];
     if (count_node(c))
         return R_STOP;
+    note_progress(c, s);
     if (is_won(c, s))
         return R_WIN;
     uint64_t a, b;
@@ -364,8 +378,10 @@ static void beam_apply(void *game, void *s, const void *mv) { apply((const Ctx *
 
 static int beam_made(void *game, const void *s)
 {
-    (void)s;
-    return count_node((Ctx *)game);
+    if (count_node((Ctx *)game))
+        return 1;
+    note_progress((Ctx *)game, (const SState *)s);
+    return 0;
 }
 
 static int beam_won(void *game, const void *s) { return is_won((const Ctx *)game, (const SState *)s); }
@@ -571,6 +587,7 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
             made++;
             t = cur;
             apply(c, &t, &moves[q]);
+            note_progress(c, &t);
             if (is_won(c, &t)) {
                 int len = stage_line(c, parent, mv, it.idx);
                 if (len < 0)
@@ -640,6 +657,7 @@ static int stage(Ctx *c, const SState *root, int stage_nodes)
         }
         t = leaf->s;
         apply(c, &t, &deal);
+        note_progress(c, &t);
         if (is_won(c, &t)) {
             r = R_WIN;
             goto done;
@@ -786,8 +804,8 @@ static int append_move(PyObject *moves, const SMove *mv)
 static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles",       "downs", "found", "stock", "max_nodes", "max_seconds",
-                             "stop",        "quick_nodes", "stages", NULL};
-    PyObject *piles, *downs, *stock, *stop_obj = NULL, *stages_obj = NULL;
+                             "stop",        "quick_nodes", "stages", "progress", NULL};
+    PyObject *piles, *downs, *stock, *stop_obj = NULL, *stages_obj = NULL, *progress_obj = NULL;
     int found;
     /* quick_nodes: the quick pass's size, so that a test reaches the beams within a small budget */
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES;
@@ -795,8 +813,9 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     StageSetting settings[MAX_STAGE_SETTINGS];
     int nsettings = (int)(sizeof STAGE_SETTINGS / sizeof STAGE_SETTINGS[0]);
     double max_seconds = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOKO", kwlist, &piles, &downs, &found, &stock,
-                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &stages_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiO|KdOKOO", kwlist, &piles, &downs, &found, &stock,
+                                     &max_nodes, &max_seconds, &stop_obj, &quick_nodes, &stages_obj,
+                                     &progress_obj))
         return NULL;
     memcpy(settings, STAGE_SETTINGS, sizeof STAGE_SETTINGS);
     if (stages_obj != NULL && !read_settings(stages_obj, settings, &nsettings))
@@ -809,8 +828,16 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     SState root = c->st[0];
-    Py_buffer stop_view;
+    for (int i = 0; i < NPILES; i++)
+        c->root_down += root.down[i];
+    Py_buffer stop_view, progress_view;
+    volatile const uint8_t *progress_out; /* written once, after the search */
     if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
+        free(c);
+        return NULL;
+    }
+    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
+        close_search(&c->seen, &stop_view);
         free(c);
         return NULL;
     }
@@ -866,6 +893,9 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     Py_END_ALLOW_THREADS
+    if (progress_out != NULL)
+        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
+    release_stop(&progress_view);
     close_search(&c->seen, &stop_view);
     if (!ok) {
         free(c);
@@ -895,8 +925,9 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef methods[] = {
     {"spider_solve", (PyCFunction)(void (*)(void))py_spider_solve, METH_VARARGS | METH_KEYWORDS,
      "spider_solve(piles, downs, found, stock, max_nodes=0, max_seconds=0, stop=None, "
-     "quick_nodes=1000000, stages=None) -> "
-     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes)"},
+     "quick_nodes=1000000, stages=None, progress=None) -> "
+     "(outcome, [(src_zone, src, dst_zone, dst, count)], nodes); progress, a writable byte, gets the most "
+     "progress of a position searched (13 a suit lifted off, 1 a card turned up)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,6 +28,7 @@ class SpiderCore(Protocol):
         max_nodes: int = 0,
         max_seconds: float = 0.0,
         stop: bytearray | None = None,
+        progress: bytearray | None = None,
     ) -> tuple[int, list[tuple[int, int, int, int, int]], int]: ...
 
 
@@ -54,10 +55,11 @@ def solve_spider(search: SpiderSearch, rules: Rules, state: State, budget: Budge
     """Without the core: the generic search."""
     if CORE is None or not budget.compiled(CORE):
         return solve_generic(search, rules, state, budget)
+    progress = bytearray(1)  # the most progress of a position searched (``SolveResult.progress``)
     code, raw, nodes = CORE.spider_solve(
-        *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop
+        *core_args(state), budget.max_nodes, budget.max_seconds, stop=budget.stop, progress=progress
     )
-    return Found(code, spider_moves(raw), nodes, "spider-dfs", "c")
+    return Found(code, spider_moves(raw), nodes, "spider-dfs", "c", progress[0])
 
 
 FAMILY = Family("spider", SpiderSearch, solve_spider, compiled=CORE is not None)
