@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from accordion.engine import new_game
 from accordion.sessions.winnable import SEED_BYTES, pool_name
 from accordion.store import GameStore, open_store
-from accordion.engine import new_game
 from accordion.v1 import accordion_pb2 as pb
 
 from .conftest import Running
@@ -40,7 +40,9 @@ def pools_command(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def fill(redis_url: str, count: int, *games: str) -> str:
-    return pools_command("fill", "--redis-url", redis_url, "--count", str(count), "--processes", "1", *games).stdout
+    return pools_command(
+        "fill", "--redis-url", redis_url, "--count", str(count), "--processes", "1", *games
+    ).stdout
 
 
 async def pooled_seeds(store: GameStore, pool: str = POOL) -> set[int]:
@@ -50,7 +52,9 @@ async def pooled_seeds(store: GameStore, pool: str = POOL) -> set[int]:
     return {int.from_bytes(m[:SEED_BYTES], "big") for m in members}
 
 
-async def winnable(client: Client, variant: str = VARIANT, options: dict[str, str] | None = None) -> pb.NewGameResponse:
+async def winnable(
+    client: Client, variant: str = VARIANT, options: dict[str, str] | None = None
+) -> pb.NewGameResponse:
     reply = await client.stub.NewGame(
         pb.NewGameRequest(variant=variant, options=OPEN if options is None else options, winnable_only=True),
         timeout=5,
@@ -126,7 +130,10 @@ async def wait_for_size(store: GameStore, size: int, seconds: float = 120.0) -> 
 
 @pytest.mark.parametrize("backend", ["memory", "redis"])
 async def test_a_pool_refills_itself_below_its_watermark(
-    backend: str, start_server: Callable[..., Any], connect: Callable[[str], Client], request: pytest.FixtureRequest
+    backend: str,
+    start_server: Callable[..., Any],
+    connect: Callable[[str], Client],
+    request: pytest.FixtureRequest,
 ) -> None:
     url = "memory://" if backend == "memory" else str(request.getfixturevalue("redis_url"))
     running: Running = await start_server(url, winnable_pool_target=4, winnable_pool_low_water=2)

@@ -33,7 +33,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from .memory_pools import MemoryPools
 from .base import (
     MAX_FINGERPRINT,
     GameExists,
@@ -46,6 +45,7 @@ from .base import (
     VersionConflict,
     WatchEvent,
 )
+from .memory_pools import MemoryPools
 
 # Same bounds as the Redis backend, so both behave alike: the event log keeps about the
 # last EVENT_LOG_LEN events; at least the last REPLIES_KEPT replies of a game are kept.
