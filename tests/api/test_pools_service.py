@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from accordion.api.solving import POOL_CLIENT
 from accordion.engine import new_game
 from accordion.sessions.winnable import SEED_BYTES, pool_name
 from accordion.store import GameStore, open_store
@@ -155,3 +156,29 @@ async def pooled_seeds_any(store: GameStore) -> set[int]:
     if hasattr(store, "_pools"):
         return {int.from_bytes(i[:SEED_BYTES], "big") for i in store._pools._items.get(POOL, [])}
     return await pooled_seeds(store)
+
+
+async def test_a_refill_takes_one_solve_worker_and_a_players_solve_runs_beside_it(
+    start_server: Callable[..., Any], connect: Callable[[str], Client]
+) -> None:
+    """The refill's searches queue on the Solve workers as one client of the fair share: while
+    four-suit Spider's pool refills (its deals take seconds each), it holds one of the two
+    workers, never both, and a player's Solve is answered WON on the other."""
+    running: Running = await start_server(
+        "memory://", solver_threads=2, winnable_pool_target=50, winnable_pool_low_water=50
+    )
+    servicer = running.server.servicer
+    spider = new_game("spider", {}, seed=0)
+    servicer.winnable._refill_later(pool_name(spider), "spider", {})  # as after a deal taken
+    pool = servicer.solving._solve_pool
+    for _ in range(600):  # the refill's first search starts
+        if pool.running >= 1:
+            break
+        await asyncio.sleep(0.05)
+    refill = pool._clients[POOL_CLIENT]
+    assert len(refill.running) == 1
+    client = connect(running.addr)
+    reply = await client.new_game("klondike", options=OPEN, seed=3)
+    answer = await client.call("Solve", pb.SolveRequest(game_id=reply.game.id), timeout=30)
+    assert answer.outcome == pb.SOLVE_OUTCOME_WON
+    assert len(refill.running) <= 1 and pool.running <= 2
