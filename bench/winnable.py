@@ -185,10 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--total-s", type=float, default=None, help="seconds for all of one call's searches")
     ap.add_argument("--grpc", action="store_true", help="through a real server process over gRPC")
-    ap.add_argument("--fill-rate", type=float, default=None, metavar="SECONDS", help="pool fill rate per variant")
+    ap.add_argument(
+        "--fill-rate", type=float, default=None, metavar="SECONDS", help="pool fill rate per variant"
+    )
     ap.add_argument("--cpu", type=int, default=None, help="the core --fill-rate pins itself to")
     ap.add_argument("--pool-nodes", type=int, default=Budgets().pool_deal_nodes, help="positions per deal")
-    ap.add_argument("--pool-seconds", type=float, default=Budgets().pool_deal_seconds, help="seconds per deal")
+    ap.add_argument(
+        "--pool-seconds", type=float, default=Budgets().pool_deal_seconds, help="seconds per deal"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.option)
@@ -199,7 +203,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.pool_seconds:g} s per deal at most, solver {'c' if HAVE_C else 'python'}, "
             f"core {core}, load {os.getloadavg()[0]:.2f}"
         )
-        print(f"{'variant':<22} {'options':<14} {'tried':>6} {'won':>6} {'won %':>6} {'s/deal':>8} {'deals/min':>10}")
+        print(
+            f"{'variant':<22} {'options':<14} {'tried':>6} {'won':>6} {'won %':>6} "
+            f"{'s/deal':>8} {'deals/min':>10}"
+        )
         for v in args.variant:
             print(fill_rate(v, options, args.fill_rate, args.pool_nodes, args.pool_seconds), flush=True)
         return 0

@@ -95,6 +95,8 @@ LONG_FIRST = (
     "tests/store/test_memory_cap_process.py",  # 50,000 NewGames through a real server
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
+    # Four-suit Spider's pool filled by the command, then its line replayed: ~60-80 s each.
+    "tests/api/test_pools_every_game.py::test_a_winnable_deal_is_answered_in_5_s_and_won_by_its_line[spider",
     "tests/api/test_solver_cancel.py",
     "tests/workers/",
     "tests/rest/",

@@ -10,9 +10,9 @@ draws random seeds (``secrets``: the deployment's own, never a published list), 
 with every card known in ``--processes`` processes, within ``--deal-nodes`` positions (and
 ``--deal-seconds``), and adds each deal WON to its pool until the pool holds ``--count`` (or
 ``--max-tries`` deals were tried: 50 for each deal missing unless told; a pool left short makes
-the exit status 1). It prints counts and rates, never a seed. The servers take from the same pools (sessions/winnable.py)
-and refill them themselves below their watermark; this command is for filling ahead (a new
-deployment, a slow game such as four-suit Spider).
+the exit status 1). It prints counts and rates, never a seed. The servers take from the same
+pools (sessions/winnable.py) and refill them themselves below their watermark; this command
+is for filling ahead (a new deployment, a slow game such as four-suit Spider).
 """
 
 from __future__ import annotations
@@ -128,7 +128,9 @@ async def fill(
     return Filled(name, size, proven, tried, time.monotonic() - started)
 
 
-def _first_done(running: set[Future[bytes | None]]) -> tuple[set[Future[bytes | None]], set[Future[bytes | None]]]:
+def _first_done(
+    running: set[Future[bytes | None]],
+) -> tuple[set[Future[bytes | None]], set[Future[bytes | None]]]:
     done, pending = wait(running, return_when=FIRST_COMPLETED)
     return set(done), set(pending)
 

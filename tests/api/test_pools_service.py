@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from accordion.api.solving import POOL_CLIENT
+from accordion.engine import new_game
 from accordion.sessions.winnable import SEED_BYTES, pool_name
 from accordion.store import GameStore, open_store
-from accordion.engine import new_game
 from accordion.v1 import accordion_pb2 as pb
 
 from .conftest import Running
@@ -40,7 +41,9 @@ def pools_command(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def fill(redis_url: str, count: int, *games: str) -> str:
-    return pools_command("fill", "--redis-url", redis_url, "--count", str(count), "--processes", "1", *games).stdout
+    return pools_command(
+        "fill", "--redis-url", redis_url, "--count", str(count), "--processes", "1", *games
+    ).stdout
 
 
 async def pooled_seeds(store: GameStore, pool: str = POOL) -> set[int]:
@@ -50,7 +53,9 @@ async def pooled_seeds(store: GameStore, pool: str = POOL) -> set[int]:
     return {int.from_bytes(m[:SEED_BYTES], "big") for m in members}
 
 
-async def winnable(client: Client, variant: str = VARIANT, options: dict[str, str] | None = None) -> pb.NewGameResponse:
+async def winnable(
+    client: Client, variant: str = VARIANT, options: dict[str, str] | None = None
+) -> pb.NewGameResponse:
     reply = await client.stub.NewGame(
         pb.NewGameRequest(variant=variant, options=OPEN if options is None else options, winnable_only=True),
         timeout=5,
@@ -126,7 +131,10 @@ async def wait_for_size(store: GameStore, size: int, seconds: float = 120.0) -> 
 
 @pytest.mark.parametrize("backend", ["memory", "redis"])
 async def test_a_pool_refills_itself_below_its_watermark(
-    backend: str, start_server: Callable[..., Any], connect: Callable[[str], Client], request: pytest.FixtureRequest
+    backend: str,
+    start_server: Callable[..., Any],
+    connect: Callable[[str], Client],
+    request: pytest.FixtureRequest,
 ) -> None:
     url = "memory://" if backend == "memory" else str(request.getfixturevalue("redis_url"))
     running: Running = await start_server(url, winnable_pool_target=4, winnable_pool_low_water=2)
@@ -148,3 +156,29 @@ async def pooled_seeds_any(store: GameStore) -> set[int]:
     if hasattr(store, "_pools"):
         return {int.from_bytes(i[:SEED_BYTES], "big") for i in store._pools._items.get(POOL, [])}
     return await pooled_seeds(store)
+
+
+async def test_a_refill_takes_one_solve_worker_and_a_players_solve_runs_beside_it(
+    start_server: Callable[..., Any], connect: Callable[[str], Client]
+) -> None:
+    """The refill's searches queue on the Solve workers as one client of the fair share: while
+    four-suit Spider's pool refills (its deals take seconds each), it holds one of the two
+    workers, never both, and a player's Solve is answered WON on the other."""
+    running: Running = await start_server(
+        "memory://", solver_threads=2, winnable_pool_target=50, winnable_pool_low_water=50
+    )
+    servicer = running.server.servicer
+    spider = new_game("spider", {}, seed=0)
+    servicer.winnable._refill_later(pool_name(spider), "spider", {})  # as after a deal taken
+    pool = servicer.solving._solve_pool
+    for _ in range(600):  # the refill's first search starts
+        if pool.running >= 1:
+            break
+        await asyncio.sleep(0.05)
+    refill = pool._clients[POOL_CLIENT]
+    assert len(refill.running) == 1
+    client = connect(running.addr)
+    reply = await client.new_game("klondike", options=OPEN, seed=3)
+    answer = await client.call("Solve", pb.SolveRequest(game_id=reply.game.id), timeout=30)
+    assert answer.outcome == pb.SOLVE_OUTCOME_WON
+    assert len(refill.running) <= 1 and pool.running <= 2

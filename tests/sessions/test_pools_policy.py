@@ -80,5 +80,10 @@ async def test_a_refill_stops_at_the_target_and_is_bounded_when_nothing_wins() -
     assert await winnable.refill(name, VARIANT, {}) == 3 and solver.proved == 3  # not below: nothing
     losing = Solver(wins=False)
     empty = pool_name(engine.new_game(VARIANT, {"open": "true"}, seed=0))
-    assert await deals(store, losing, target=3, low_water=2, tries_per_deal=4).refill(empty, VARIANT, {"open": "true"}) == 0
+    assert (
+        await deals(store, losing, target=3, low_water=2, tries_per_deal=4).refill(
+            empty, VARIANT, {"open": "true"}
+        )
+        == 0
+    )
     assert losing.proved == 12  # 4 tries for each of the 3 deals missing, then it gives up

@@ -31,7 +31,6 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from .memory_pools import MemoryPools
 from .base import (
     MAX_FINGERPRINT,
     GameExists,
@@ -45,6 +44,7 @@ from .base import (
 )
 from .expiring import ExpiringTable
 from .credentials import NO_ACCESS, holds
+from .memory_pools import MemoryPools
 
 # Same bounds as the Redis backend, so both behave alike: the event log keeps about the
 # last EVENT_LOG_LEN events; at least the last REPLIES_KEPT replies of a game are kept.
