@@ -105,7 +105,8 @@ class SolveResult:
     ``without_redeal`` is True when the position still had French's REDEAL to come:
     the verdict is about winning without it. ``progress`` (Klondike; Emperor and Spider from the
     compiled cores; else 0): the most progress of a position the search visited, cards on the
-    foundations (Spider's suits lifted off) plus cards turned up since the position solved (the sampled Hint's score of a world left UNKNOWN).
+    foundations (Spider's suits lifted off) plus cards turned up since the position solved (the
+    sampled Hint's score of a world left UNKNOWN).
     """
 
     outcome: Outcome

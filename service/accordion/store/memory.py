@@ -42,8 +42,8 @@ from .base import (
     VersionConflict,
     WatchEvent,
 )
-from .expiring import ExpiringTable
 from .credentials import NO_ACCESS, holds
+from .expiring import ExpiringTable
 from .memory_pools import MemoryPools
 
 # Same bounds as the Redis backend, so both behave alike: the event log keeps about the
