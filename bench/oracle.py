@@ -91,8 +91,8 @@ vs this branch, alternating runs, --pairs 3000, A−B / control:
 
 At this load the figure cannot tell main from the fix (intervals of ±6–10 µs; each excludes 0
 once in six). In-process, where the noise is smaller (bench/oracle_sessions.py, same session),
-Sessions.play's wrong-token − unknown-id was +0.7 to +1.0 µs on main in four runs and -0.2 to
-+0.2 µs with the fix in four. The price: a wrong token or an unknown id now costs Redis the LOAD
+Sessions.play's wrong-token − unknown-id was +0.7 to +1.0 µs on main in five runs and -0.2 to
++0.2 µs with the fix in five. The price: a wrong token or an unknown id now costs Redis the LOAD
 script (~3–4.5 µs of Redis CPU, INFO commandstats, against 0.1–0.3 µs for the HMGET); an honest
 read of a game the process holds is still one HMGET.
 """
