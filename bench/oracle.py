@@ -72,6 +72,29 @@ The last pair was not within the noise: a wrong token on an existing game answer
       memory +2.2 [-6.3, 10.5] / -4.1 [-12.3, 7.0]  redis +3.6 [-8.6, 14.6] / +2.8 [-10.1, 14.6]
   (--seed 7 for the second). Within the noise here, but the tighter runs above put Redis's
   A−B at about +5 µs with intervals excluding 0 in four of five: issue 28 stays open for it.
+
+The fix (oracle28, 2026-11-29): the store checks the token. ``load(game_id, credential=…)``
+answers a wrong credential as an unknown id; on Redis inside the LOAD script, which answers
+nil for both, so the server receives the same bytes and runs the same code for both (the same
+exception, the same store-failure count; the cache is not touched for a token it does not
+vouch for). tests/security/test_existence_oracle.py holds the sameness deterministically
+(MONITOR: the same commands and replies). Measured 01:00–01:13 UTC, load average 20–29 (every
+other engineer building and testing), compiled builds, main 55ac8bc (PYTHONPATH to an export)
+vs this branch, alternating runs, --pairs 3000, A−B / control:
+
+    main    redis +3.6 [-2.4, 10.3] / -2.9    +5.3 [-1.7, 11.6] / -0.5   +4.5 [-5.0, 12.5] / -1.9
+                  +1.3 [-5.3, 8.4] / -3.2     +2.5 [-3.1, 9.1] / -1.3    +5.7 [0.2, 11.5] / -4.1
+    fixed   redis +3.2 [-2.9, 9.0] / -1.1     +2.9 [-2.7, 8.3] / -1.1    +1.6 [-4.3, 11.3] / +2.5
+                  +5.9 [0.7, 11.8] / +3.1     +3.2 [-4.1, 10.3] / +3.3   -0.5 [-8.1, 9.3] / +1.6
+    main    memory +1.1 [-6.4, 8.5] / +9.2    -1.2 [-9.0, 6.9] / -6.4
+    fixed   memory -2.7 [-7.7, 2.5] / -2.3    +8.8 [-2.8, 20.5] / -2.2
+
+At this load the figure cannot tell main from the fix (intervals of ±6–10 µs; each excludes 0
+once in six). In-process, where the noise is smaller (bench/oracle_sessions.py, same session),
+Sessions.play's wrong-token − unknown-id was +0.7 to +1.0 µs on main in five runs and -0.2 to
++0.2 µs with the fix in five. The price: a wrong token or an unknown id now costs Redis the LOAD
+script (~3–4.5 µs of Redis CPU, INFO commandstats, against 0.1–0.3 µs for the HMGET); an honest
+read of a game the process holds is still one HMGET.
 """
 
 from __future__ import annotations

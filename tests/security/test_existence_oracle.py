@@ -24,8 +24,10 @@ import pytest
 from redis.asyncio import Redis
 
 from accordion import engine, sessions
+from accordion.sessions import tokens
 from accordion.sessions.flow import Observer
 from accordion.store import open_store
+from accordion.store.credentials import holds
 from accordion.v1 import accordion_pb2 as pb
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 from server_launcher import ServerProcess
@@ -243,3 +245,19 @@ async def test_redis_is_asked_the_same_and_answers_the_same(
                 )
     await client.aclose()
     await monitoring.aclose()
+
+
+def test_the_layout_is_the_access_records() -> None:
+    """The stores' credential check (``store.credentials``) reads what ``sessions.tokens.Access``
+    writes (its owner): were the record's layout to change, the stores would refuse the game's
+    own tokens, and this fails first. (Here, not in tests/store: the store's tests import nothing
+    that mypyc compiles.)"""
+    for generation, code in ((0, ""), (0, "ABCDEFGHJKMNPQRS"), (300, "ABCDEFGHJKMNPQRS")):
+        play = tokens.new_token()
+        record = tokens.Access.for_token(play, generation, code).dump()
+        watch = tokens.watch_token(play, generation)
+        assert holds(record, tokens.hash_token(play)) and holds(record, tokens.hash_token(watch))
+        assert not holds(record, tokens.hash_token(tokens.new_token()))
+        assert not holds(record, tokens.hash_token(tokens.watch_token(play, generation + 1)))
+    legacy = tokens.Access(tokens.hash_token("earlier")).dump()
+    assert holds(legacy, tokens.hash_token("earlier")) and not holds(legacy, tokens.hash_token("later"))

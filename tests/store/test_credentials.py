@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from accordion.sessions import tokens
 from accordion.store import GameNotFound, GameRecord, GameStore, MemoryStore
 from accordion.store.credentials import holds
 from accordion.store.redis import RedisStore
@@ -100,17 +99,3 @@ async def test_redis_answers_a_wrong_credential_as_an_unknown_id(redis_url: str)
     finally:
         await client.aclose()
         await store.close()
-
-
-def test_the_layout_is_the_access_records() -> None:
-    """``credentials`` reads what ``sessions.tokens.Access`` writes (its owner): were the record's
-    layout to change, the stores would refuse the game's own tokens, and this fails first."""
-    for generation, code in ((0, ""), (0, "ABCDEFGHJKMNPQRS"), (300, "ABCDEFGHJKMNPQRS")):
-        play = tokens.new_token()
-        record = tokens.Access.for_token(play, generation, code).dump()
-        watch = tokens.watch_token(play, generation)
-        assert holds(record, tokens.hash_token(play)) and holds(record, tokens.hash_token(watch))
-        assert not holds(record, tokens.hash_token(tokens.new_token()))
-        assert not holds(record, tokens.hash_token(tokens.watch_token(play, generation + 1)))
-    legacy = tokens.Access(tokens.hash_token("earlier")).dump()
-    assert holds(legacy, tokens.hash_token("earlier")) and not holds(legacy, tokens.hash_token("later"))

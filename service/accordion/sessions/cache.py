@@ -55,6 +55,14 @@ class GameCache:
         del self._games[game_id]
         return entry
 
+    def vouches(self, game_id: str, presented: bytes) -> bool:
+        """Whether ``presented`` is the cached game's play token's hash (then a load need not
+        ask the store to check it). The same work whether or not the game is cached, as in
+        ``take_for``."""
+        entry = self._games.get(game_id)
+        held = tokens.is_play(presented, entry.token_hash if entry is not None else _NOBODY)
+        return held and entry is not None
+
     def order(self) -> list[str]:
         """The cached ids, least recently used first (for tests)."""
         return list(self._games)

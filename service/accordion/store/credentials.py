@@ -11,7 +11,8 @@ The layout read here is the access record's (``accordion.sessions.tokens.Access`
 the truth of it and judges the role again): a 32-byte hash alone is the play token's (what
 earlier versions wrote); else a format byte 0x01, the play hash, the watch hash, then fields the
 store never reads. Both stores (and the Lua copy of this function) must agree:
-tests/store/test_credentials.py holds them to it.
+tests/store/test_credentials.py holds them to it, and tests/security/test_existence_oracle.py
+holds this reading to what ``Access`` writes.
 """
 
 from __future__ import annotations

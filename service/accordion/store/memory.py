@@ -199,11 +199,9 @@ class MemoryStore(GameStore):
         self._check_open()
         now = self._table.sweep()
         game = self._table.get(game_id, now)
-        # A wrong credential is refused as an unknown id is, after the same compares (and it does
-        # not count as a use of the game).
-        if credential and not holds(game.record.token_hash if game is not None else NO_ACCESS, credential):
-            raise GameNotFound(game_id)
-        if game is None:
+        # A wrong credential: as an unknown id, after the same compares (and not a use of the game).
+        held = not credential or holds(game.record.token_hash if game is not None else NO_ACCESS, credential)
+        if game is None or not held:
             raise GameNotFound(game_id)
         self._table.use(game_id, game, now)
         return game.record

@@ -70,9 +70,10 @@ return {'ok', v}
 # ``credentials.NO_ACCESS``), so neither Redis's answer nor this process's work on it tells that
 # the game exists (issue 28). The strings are compared as SHA-1s of each (the double-hash
 # compare): what Lua's compare reads is then unrelated to the stored hashes, as with
-# hmac.compare_digest. Both compares always run.
+# hmac.compare_digest. Both compares always run. The game's data is read only for a credential
+# that opens it (a wrong one must not cost Redis the copy of a record an unknown id does not have).
 LOAD = Script("""
-local r = redis.call('HMGET', KEYS[1], 'v', 't', 'd')
+local r = redis.call('HMGET', KEYS[1], 'v', 't')
 local t = r[2] or ('\\1' .. string.rep('\\0', 64))
 local play, watch = '', ''
 if #t == 32 then
@@ -83,7 +84,7 @@ end
 local c = redis.sha1hex(ARGV[1])
 local p, w = redis.sha1hex(play), redis.sha1hex(watch)
 local held = #ARGV[1] == 32 and (p == c or w == c)
-if r[1] and held then return r end
+if r[1] and held then return {r[1], t, redis.call('HGET', KEYS[1], 'd')} end
 return false
 """)
 
