@@ -14,15 +14,16 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from ..engine.core import Rules, State
-from ..engine.moves import Move, Zone, transfer
+from ..engine.moves import ZONE_CODES, ZONE_OF_CODE, Move, Zone, transfer
 from ..engine.search import Search
 
 # A search's verdict, as every core and twin returns it (first of its (code, moves, nodes)).
 UNKNOWN, WON, LOST = 0, 1, 2
 
-# The tableau cores' zone numbers 0..3 (``_ccommon.h``: Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE).
-CORE_ZONES = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)
-Z_STOCK = 2
+# The tableau cores answer in the zones' stable codes (engine/moves.py ZONE_CODES; _ccommon.h's
+# Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE, held equal to them by tests/engine/test_zones_declared.py).
+CORE_ZONES = ZONE_OF_CODE
+Z_STOCK = ZONE_CODES[Zone.STOCK]
 
 S = TypeVar("S", bound=Search)
 S_contra = TypeVar("S_contra", bound=Search, contravariant=True)

@@ -7,6 +7,7 @@ seen is keyed by the exact canonical position (C uses two 64-bit hashes of the s
 
 from __future__ import annotations
 
+from ...engine.moves import ZONE_CODES, Zone
 from ..family import LOST, UNKNOWN, WON
 from ._pycommon import RestartingSearch, deep_recursion
 from ._pycommon import Stop as _Stop
@@ -28,8 +29,10 @@ BEAM_LAST_WIDTH = 2048
 # A beam's worth of a position (as _cklondike.c's worth): cards home, face down, in the talon, spaces.
 W_HOME, W_DOWN, W_TALON, W_SPACE = 10, 25, 15, 5
 
-# Zones of the primitive moves handed back (as in _cklondike.c).
-Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = 0, 1, 2, 3
+# Zones of the primitive moves handed back: the zones' stable codes (as _cklondike.c's).
+Z_TAB, Z_FOUND, Z_STOCK, Z_WASTE = (
+    ZONE_CODES[z] for z in (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)
+)
 DRAW_MOVE = (Z_STOCK, 0, Z_WASTE, 0, 0)
 REDEAL_MOVE = (Z_WASTE, 0, Z_STOCK, 0, 0)
 
