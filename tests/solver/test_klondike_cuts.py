@@ -146,8 +146,8 @@ def test_the_table_grows_with_the_node_budget() -> None:
     position), and the search proves the loss in the same positions as the Python twin, whose set
     has no limit. With the limit fixed (as MAX_SLOTS fixed every search before issue 31), the
     search revisits the positions it dropped and ends UNKNOWN: this test then fails."""
-    from accordion.solver import _cklondike, _pyklondike  # type: ignore[attr-defined]
-    from accordion.solver.core import _klondike_solve
+    from accordion.solver.klondike import _cklondike, _pyklondike  # type: ignore[attr-defined]
+    from accordion.solver.klondike.adapter import klondike_solve as _klondike_solve
 
     options = {"partial_runs": True, "foundation_return": True}
     for seed in range(40):

@@ -45,11 +45,13 @@
 #define MAXMOVES 200
 #define MAXDEPTH 1000
 /* The table's limits (see table_limit): at least MAX_SLOTS; for a node budget (or none) up to
- * MAX_SLOTS_ANY (16 GiB, reached only by a search of 2^29 positions), for a time budget alone
- * TABLE_RATE positions a second up to MAX_SLOTS_TIMED (2 GiB). Before issue 31 MAX_SLOTS was the
- * limit of every search, so a full search past about 4 M positions could never end. */
+ * MAX_SLOTS_ANY (16 GiB, reached only by a search of 2^29 positions); with a time budget (the
+ * service's searches: Solve, Hint, winnable deals), TABLE_RATE positions a second up to
+ * MAX_SLOTS_TIMED (256 MiB), so a Solve holds at most twice what it held before whatever node
+ * budget its caller names. Before issue 31 MAX_SLOTS was the limit of every search, so a full
+ * search past about 4 M positions could never end. */
 #define MAX_SLOTS ((size_t)1 << 23)
-#define MAX_SLOTS_TIMED ((size_t)1 << 27)
+#define MAX_SLOTS_TIMED ((size_t)1 << 24)
 #define MAX_SLOTS_ANY ((size_t)1 << 30)
 #define TABLE_RATE 4e6
 /* Positions of the first quick pass, which looks for a win only, of each restart, and of all of
@@ -1070,7 +1072,7 @@ static size_t table_limit(size_t least, unsigned long long max_nodes, double max
     else if (max_seconds > 0)
         want = 2.0 * TABLE_RATE * max_seconds;
     size_t cap = least;
-    size_t top = max_nodes || max_seconds <= 0 ? MAX_SLOTS_ANY : MAX_SLOTS_TIMED;
+    size_t top = max_seconds > 0 ? MAX_SLOTS_TIMED : MAX_SLOTS_ANY; /* a clock: a service's search */
     while (cap < top && (want == 0 || (double)cap < want))
         cap <<= 1;
     return cap;
