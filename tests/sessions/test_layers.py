@@ -96,7 +96,7 @@ def test_the_walk_sees_what_it_must() -> None:
     flow = imports(found["accordion.sessions.flow"], frozenset(found))
     assert {"accordion.sessions.tokens", "accordion.sessions.watching", "accordion.store"} <= flow
     assert "accordion.sessions" in imports(found["accordion.api.servicer"], frozenset(found))
-    assert "accordion.solver._csolver" in imports(found["accordion.solver.core"], frozenset(found))
+    assert "accordion.solver.row._csolver" in imports(found["accordion.solver.row.adapter"], frozenset(found))
 
 
 def test_each_layer_imports_only_below_it() -> None:

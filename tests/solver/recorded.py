@@ -11,6 +11,7 @@ nothing is checked), look at what changed, and merge FILE into ``recorded.json``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -27,9 +28,18 @@ def _table() -> dict[str, list[object]]:
     return table
 
 
+def move_text(move: object) -> str:
+    """A move as the pure-Python build's ``repr`` writes it, in either build: the compiled engine's
+    dataclasses also show their ``kind``, left out here. A core's tuple is its own ``repr``."""
+    if dataclasses.is_dataclass(move):
+        shown = (f for f in dataclasses.fields(move) if f.repr and f.name != "kind")
+        return f"{type(move).__name__}({', '.join(f'{f.name}={getattr(move, f.name)!r}' for f in shown)})"
+    return repr(move)
+
+
 def digest(moves: Sequence[object]) -> str:
-    """A short fingerprint of a line: its moves' reprs (engine moves or a core's tuples)."""
-    return hashlib.sha256(repr([repr(m) for m in moves]).encode()).hexdigest()[:16]
+    """A short fingerprint of a line (engine moves or a core's tuples), the same in both builds."""
+    return hashlib.sha256(repr([move_text(m) for m in moves]).encode()).hexdigest()[:16]
 
 
 def summary(code: int, moves: Sequence[object], nodes: int) -> list[object]:

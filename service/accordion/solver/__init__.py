@@ -12,8 +12,9 @@
 ``solve`` answers WON (with the moves), LOST (proven by exhaustive search) or
 UNKNOWN (budget spent); ``hint``/``best_move`` give the next move for a Hint;
 ``find_winnable_seed`` finds a deal the solver wins, for "winnable deals only".
-The searches run in a compiled core (``_csolver``, built at install time) when it
-is there, and in pure Python (``_pysolver``) with the same verdicts when not.
+Each family of games has its folder here (``registry.py`` maps the engine's search records to
+them): its compiled core, built at install time, and where the core is not built, Python: the
+row games' and Klondike's twins (the same verdicts), the other games through the generic search.
 See docs/solver.md.
 """
 

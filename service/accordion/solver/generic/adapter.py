@@ -8,11 +8,14 @@ import time
 from collections.abc import Iterator
 
 from ...engine.core import Rules, State
-from ...engine.moves import Deal, Move, Redeal
+from ...engine.moves import Move, Redeal
 from ...engine.search import GenericSearch, Search
 from ..family import LOST, UNKNOWN, WON, Budget, Family, Found
 
-_CHANCE = (Deal, Redeal)  # a shuffle of the remaining cards: never planned through
+# French's REDEAL shuffles the cards left: a chance move, never planned through. A DEAL is not:
+# the solver sees only positions that hide nothing, so the stock's order is known (Spider dealt
+# open, searched here where its core is not built).
+_CHANCE = (Redeal,)
 
 
 def generic_solve(
