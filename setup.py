@@ -7,6 +7,10 @@
   codec, validation and the servicer. ``accordion.build_info.COMPILED_MODULES`` lists them;
   ``tests/ops/test_compiled.py`` fails when one of them is not compiled in a compiled build.
 
+The build runs on every core (``ParallelBuildExt``): mypyc writes one C file per module
+(``multi_file``), and they, like the solver's cores, are compiled side by side. ``build_ext -j N``
+(``--parallel N``) sets the jobs; ``-j 1`` builds one file at a time.
+
 Both are optional: without a C compiler, or without mypy (which ships mypyc), the same
 Python source runs instead, with the same results, only slower. ``ACCORDION_PURE=1`` forces
 the pure-Python build. A mypyc type error is never silent: the build stops with mypy's
@@ -70,7 +74,6 @@ SOLVER_CORES = [
     "_cemperor",
     "_cspider",
 ]  # the Makefile's $(STAMP) lists them too
-
 
 
 class ParallelBuildExt(build_ext):
