@@ -19,6 +19,7 @@ message (a module that mypyc rejects must be fixed, not skipped).
 
 import os
 import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,11 +52,13 @@ def _mypyc_extensions() -> list[Extension]:
         debug_level="0",
         multi_file=True,
     )
+    # Link-time optimization: what gcc inlined across modules in one file it still inlines across
+    # the per-module files (its link step runs on every core too). gcc's spelling; another
+    # compiler (clang) builds without it.
+    lto = ["-flto=auto"] if "gcc" in (sysconfig.get_config_var("CC") or "") else []
     for ext in extensions:
-        # Link-time optimization: what gcc would inline across modules in one file it still
-        # inlines across the per-module files (its link step runs on every core too).
-        ext.extra_compile_args = [*ext.extra_compile_args, "-flto=auto"]
-        ext.extra_link_args = [*ext.extra_link_args, "-flto=auto"]
+        ext.extra_compile_args = [*ext.extra_compile_args, *lto]
+        ext.extra_link_args = [*ext.extra_link_args, *lto]
         ext.optional = True  # no C compiler: the Python source runs (the test of the build says which)
     return extensions
 
