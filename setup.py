@@ -10,6 +10,10 @@
   ``compiled_sources()`` is the list this file compiles); ``tests/ops/test_compiled.py`` fails
   when one of them is not compiled in a compiled build.
 
+The build runs on every core (``ParallelBuildExt``): mypyc writes one C file per module
+(``multi_file``), and they, like the solver's cores, are compiled side by side. ``build_ext -j N``
+(``--parallel N``) sets the jobs; ``-j 1`` builds one file at a time.
+
 Both are optional: without a C compiler, or without mypy (which ships mypyc), the same
 Python source runs instead, with the same results, only slower. ``ACCORDION_PURE=1`` forces
 the pure-Python build. A mypyc type error is never silent: the build stops with mypy's
@@ -18,8 +22,12 @@ message (a module that mypyc rejects must be fixed, not skipped).
 
 import os
 import sys
+import sysconfig
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "service"))
 from accordion.build_info import compiled_sources  # noqa: E402  (plain data, no imports of ours)
@@ -39,12 +47,21 @@ def _mypyc_extensions() -> list[Extension]:
     # --ignore-missing-imports: an isolated build (`pip install .`, the image) has mypy but not the
     # dependencies' stubs; their types are then Any to mypyc, which compiles the same code.
     # `make typecheck` is where missing stubs are an error.
+    # multi_file: one C file per module instead of one for all, so that ParallelBuildExt compiles
+    # them side by side (one big file was the build's critical path: one core at -O3 for minutes).
     extensions = mypycify(
         ["--config-file", "pyproject.toml", "--ignore-missing-imports", *sources],
         opt_level="3",
         debug_level="0",
+        multi_file=True,
     )
+    # Link-time optimization: what gcc inlined across modules in one file it still inlines across
+    # the per-module files (its link step runs on every core too). gcc's spelling; another
+    # compiler (clang) builds without it.
+    lto = ["-flto=auto"] if "gcc" in (sysconfig.get_config_var("CC") or "") else []
     for ext in extensions:
+        ext.extra_compile_args = [*ext.extra_compile_args, *lto]
+        ext.extra_link_args = [*ext.extra_link_args, *lto]
         ext.optional = True  # no C compiler: the Python source runs (the test of the build says which)
     return extensions
 
@@ -73,4 +90,56 @@ SOLVER_CORES = [
     "spider/_cspider",
 ]  # the Makefile's $(STAMP) lists them too
 
-setup(ext_modules=[*(_solver_core(name) for name in SOLVER_CORES), *_mypyc_extensions()])
+
+class ParallelBuildExt(build_ext):
+    """build_ext on every core by default: the extensions side by side (setuptools' own
+    ``--parallel``), and one extension's C files side by side too (mypyc's multi_file output is
+    one extension of many files, which setuptools would compile one after the other).
+    ``--parallel N`` (``-j N``) sets the number of jobs; ``-j 1`` builds serially."""
+
+    def finalize_options(self) -> None:
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+        super().finalize_options()
+
+    def build_extension(self, ext: Any) -> None:
+        jobs = self.parallel if isinstance(self.parallel, int) and not isinstance(self.parallel, bool) else 1
+        if jobs > 1 and len(ext.sources) > 1:
+            self.compiler.compile = _compiling_in_parallel(self.compiler, jobs)
+        super().build_extension(ext)
+
+
+def _compiling_in_parallel(compiler: Any, jobs: int) -> Any:
+    """``compiler.compile`` with its files compiled on ``jobs`` threads (each runs the C compiler
+    as a process): distutils' own steps, only not one at a time."""
+
+    def compile_in_parallel(  # CCompiler.compile's signature
+        sources: list[str],
+        output_dir: str | None = None,
+        macros: Any = None,
+        include_dirs: Any = None,
+        debug: bool = False,
+        extra_preargs: Any = None,
+        extra_postargs: Any = None,
+        depends: Any = None,
+    ) -> list[str]:
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs
+        )
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+
+        def one(obj: str) -> None:
+            src, ext = build[obj]
+            compiler._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, [obj for obj in objects if obj in build]))  # list(): raise what failed
+        return list(objects)
+
+    return compile_in_parallel
+
+
+setup(
+    ext_modules=[*(_solver_core(name) for name in SOLVER_CORES), *_mypyc_extensions()],
+    cmdclass={"build_ext": ParallelBuildExt},
+)

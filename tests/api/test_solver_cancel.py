@@ -149,22 +149,32 @@ async def test_a_hint_answers_within_its_budget_while_solves_saturate(
     spawn_server: Callable[..., ServerProcess], connect: Callable[[str], Client]
 ) -> None:
     server = spawn_server(env=SOLVE_ENV)
+    client, game_id = (await hard_games(connect, server.addr, 1))[0]  # a hint that searches its whole budget
+    # The control, on the idle server and the machine as loaded as it is now: the same Hint.
+    started = time.monotonic()
+    hint = await client.call("Hint", pb.HintRequest(game_id=game_id), timeout=30)
+    control = time.monotonic() - started
+    assert hint.move.notation
     solves = start_solves(await hard_games(connect, server.addr, 8))
     try:
         await asyncio.sleep(0.5)
-        client, game_id = (await hard_games(connect, server.addr, 1))[
-            0
-        ]  # a hint that searches its whole budget
         waits = []
         for _ in range(3):
             started = time.monotonic()
-            hint = await client.call("Hint", pb.HintRequest(game_id=game_id), timeout=10)
+            hint = await client.call("Hint", pb.HintRequest(game_id=game_id), timeout=30)
             waits.append(time.monotonic() - started)
             assert hint.move.notation
-        print(f"Hint latency with 8 Solves queued: {', '.join(f'{w * 1000:.0f} ms' for w in waits)}")
-        # Its 0.25 s search, plus the call and a loaded machine's scheduling; behind the
-        # Solves it would wait for their 30 s budgets.
-        assert min(waits) < 0.25 + 0.25 and max(waits) < 0.25 + 0.75, waits
+        print(
+            f"Hint latency with 8 Solves queued: {', '.join(f'{w * 1000:.0f} ms' for w in waits)} "
+            f"(control, no Solves: {control * 1000:.0f} ms)"
+        )
+        # Queued behind the Solves, a Hint would wait for their 30 s budgets (the Solves are still
+        # searching: asserted below). Beside them it takes its own 0.25 s search and the call, as
+        # the control did: a loaded machine slows both alike, so the bound is a multiple of the
+        # control (at least 2.5 s, 10x the Hint's budget; at most 20 s, well short of the Solves'
+        # 30 s), not milliseconds (bench/ has those).
+        bound = min(20.0, 10 * max(control, 0.25))
+        assert max(waits) < bound, (waits, control)
         assert not any(t.done() for t in solves)  # the Solves were still searching throughout
     finally:
         await cancel_all(solves)

@@ -282,9 +282,12 @@ def test_tls_and_an_api_key(secure_server: Any, tmp_path: Path) -> None:
     assert report["tls"] is True and report["errors"] == 0 and report["methods"]["ApplyMove"]["requests"] > 0
     check_sane(report)
     assert f"{secure_server.addr} (TLS)" in done.stdout
-    keyless, report = run_load(*base, "--duration", "10", tmp_path=tmp_path)
+    keyless, report = run_load(*base, "--duration", "30", tmp_path=tmp_path)  # stops early: ~1 s
     assert keyless.returncode == 1 and set(report["errors_by_code"]) == {"UNAUTHENTICATED"}
-    assert report["window_s"] < 5 and report["error_samples"]["UNAUTHENTICATED"] in keyless.stderr
+    assert (
+        report["window_s"] < WELL_BEFORE_THE_END
+        and report["error_samples"]["UNAUTHENTICATED"] in keyless.stderr
+    )
 
 
 @pytest.mark.parametrize(

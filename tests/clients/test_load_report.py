@@ -319,4 +319,6 @@ def test_the_html_report_of_a_failed_run_shows_the_error_message_escaped(
         ]
     ]
     assert any("stopped early" in item for item in page.items)
-    assert not math.isnan(report["window_s"]) and report["window_s"] < 2.0
+    # Stopped early: ~1 s of only failures on a quiet machine, far from the 20 s asked for (a
+    # loaded machine adds seconds: tests/clients/test_load.py's WELL_BEFORE_THE_END).
+    assert not math.isnan(report["window_s"]) and report["window_s"] < 10.0
