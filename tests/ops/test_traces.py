@@ -50,15 +50,16 @@ class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
         with self.lock:
             return [span for _, span in self.spans if span.trace_id.hex() == trace_id]
 
-    def wait_for(self, trace_id: str, name: str) -> list[trace_pb2.Span]:
-        """The trace's spans once one named ``name`` is among them."""
+    def wait_for(self, trace_id: str, *names: str) -> list[trace_pb2.Span]:
+        """The trace's spans once one named each of ``names`` is among them (with --workers each
+        process exports its own spans, in its own time: the last call's may come first)."""
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
             found = self.of_trace(trace_id)
-            if any(span.name == name for span in found):
+            if set(names) <= {span.name for span in found}:
                 return found
             time.sleep(0.05)
-        raise AssertionError(f"no span {name!r} in trace {trace_id} within {WAIT:g} s: {self.spans}")
+        raise AssertionError(f"no span {names!r} in trace {trace_id} within {WAIT:g} s: {self.spans}")
 
 
 def _attributes(pairs: Any) -> dict[str, Any]:
@@ -131,7 +132,9 @@ def _check(spans: Receiver, addr: str) -> None:
         client.list_variants()  # (a trace of its own)
         secrets = (game.token, game.watch_token, idempotency_key)
 
-    found = spans.wait_for(trace_id, "accordion.v1.AccordionService/WatchGame")
+    found = spans.wait_for(
+        trace_id, "accordion.v1.AccordionService/WatchGame", "accordion.v1.AccordionService/Score"
+    )
     unsampled_id = unsampled.split("-")[1]  # (its spans, were there any, ended before these)
     assert spans.of_trace(unsampled_id) == []
     by_name: dict[str, list[trace_pb2.Span]] = {}
