@@ -75,7 +75,7 @@ def _solver_core(path: str) -> Extension:
     return Extension(
         "accordion.solver." + path.replace("/", "."),
         sources=[f"{SOLVER}/{path}.c"],
-        depends=[f"{SOLVER}/_ccommon.h"],
+        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h"],
         include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,

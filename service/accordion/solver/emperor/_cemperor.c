@@ -23,6 +23,7 @@
  * caller's stop flag are read every 1024 positions.
  */
 #include "_ccommon.h"
+#include "_cschedule.h"
 
 #define NPILES 10
 #define MAXPILE 48
@@ -70,9 +71,10 @@ typedef struct {
     int cut;   /* the quick pass's cut: a card off a face-up card only to use the card uncovered */
     int noisy;    /* a restart: the move order is shaken by ``rng`` */
     uint64_t rng; /* SplitMix64 state of the restart noise */
-    double quick_deadline; /* the quick passes stop here (half a time budget), 0: none */
+    double quick_deadline; /* the quick passes stop here (their share of a time budget), 0: none */
     int quick_over;        /* a quick pass ran out of its share of the time */
     KeySet seen;
+    EState root; /* the position searched: every pass of the scheduler starts here */
     int root_down, best; /* best: the most progress of a position made (note_progress) */
     int depth;
     EMove path[MAXDEPTH];
@@ -486,6 +488,43 @@ static int beam(Ctx *c, const EState *root, int width)
     return beam_pass(&EMPEROR_BEAM, c, root, width, MAXDEPTH, c->path, &c->depth);
 }
 
+/* ---- what the pass scheduler (_cschedule.h) asks of Emperor ---- */
+
+/* One quick pass from the root: noisy, with the cut or the full search's moves. */
+static int sched_quick_pass(void *core, int noisy, int cut, uint64_t rng)
+{
+    Ctx *c = (Ctx *)core;
+    c->noisy = noisy;
+    c->cut = cut;
+    c->rng = rng;
+    c->depth = 0;
+    c->st[0] = c->root;
+    return dfs(c);
+}
+
+/* One beam from the root over the cut's moves or the full search's. */
+static int sched_beam(void *core, int width, int cut)
+{
+    Ctx *c = (Ctx *)core;
+    c->noisy = 0;
+    c->cut = cut;
+    return beam(c, &c->root, width);
+}
+
+static int sched_full(void *core)
+{
+    Ctx *c = (Ctx *)core;
+    c->noisy = 0;
+    c->cut = 0;
+    c->quick = 0;
+    c->depth = 0;
+    c->truncated = 0;
+    c->st[0] = c->root;
+    return dfs(c);
+}
+
+static int sched_reset(void *core) { return ks_reset(&((Ctx *)core)->seen); }
+
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
 
 static int expand(const Ctx *c, EState s, PyObject *out)
@@ -593,66 +632,26 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return NULL;
     }
-    int r = R_DEAD, ok = 1;
+    int r, ok = 1;
+    /* Passes that look for a win only, and whose failure proves nothing: first the beams, of
+     * width beam_first, twice that, ... up to beam_last, each over the first quick pass's moves
+     * (the cut), then over the full search's (they win different deals); then the quick
+     * passes: the first in the plain move order with the cut (quick_nodes positions), then
+     * restarts with the move order shaken (restart_nodes positions each), every
+     * full_moves_every-th of them with the full search's moves, until quick_total positions in
+     * all, beams included (never more than quick_percent of a node or time budget: the full
+     * search keeps the rest). Then, from scratch, the full search, whose LOST is a proof
+     * (_cschedule.h). */
+    Schedule plan = {quick_nodes, restart_nodes, quick_total, full_moves_every, quick_percent, 100,
+                     beam_first,  beam_last,     1};
+    ScheduleCore core = {c,          &c->nodes,  &c->max_nodes, &c->stopped, &c->quick_over, sched_quick_pass,
+                         sched_beam, sched_full, sched_reset};
+    c->root = root;
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds * (100 - quick_percent) / 100 : 0;
-    /* Passes that look for a win only, and whose failure proves nothing: first the beams, of
-     * width beam_first, twice that, ... up to beam_last, each from the root with a fresh table;
-     * then the quick passes: the first in the plain move order with the cut
-     * (quick_nodes positions), then restarts with the move order shaken (restart noise seeded by
-     * the pass's number, restart_nodes positions each), every full_moves_every-th of them with
-     * the full search's moves, until quick_total positions in all, beams included (never more
-     * than quick_percent of a node or time budget: the full search keeps the rest). A depth-first search that
-     * went wrong near the root stays wrong for the rest of its budget; a restart does not. A
-     * pass that runs out of moves has seen its whole space, so the full search starts at once.
-     * Then, from scratch, the full search, whose LOST is a proof. */
+    c->quick_deadline = schedule_quick_deadline(&plan, c->deadline, max_seconds);
     c->quick = 1;
-    if (max_nodes && quick_total > max_nodes / 100 * (uint64_t)quick_percent)
-        quick_total = max_nodes / 100 * (uint64_t)quick_percent;
-    c->max_nodes = quick_total;
-    /* each width twice: over the first quick pass's moves (the cut), then over the full search's
-     * (they win different deals) */
-    for (int w = beam_first, full = 0; w > 0 && w <= beam_last && r == R_DEAD && c->nodes < quick_total;
-         w = full ? w * 2 : w, full = !full) {
-        c->cut = !full;
-        r = beam(c, &root, w);
-        ok = r >= 0 && ks_reset(&c->seen);
-        if (!ok)
-            break;
-    }
-    /* (the first pass runs even with quick_total 0, which asks for no restarts) */
-    for (int pass = 0; ok && r != R_WIN && !c->stopped && !c->quick_over && (c->nodes < quick_total || c->nodes == 0);
-         pass++) {
-        uint64_t limit = c->nodes + (pass > 0 ? restart_nodes : quick_nodes);
-        if (pass > 0 && limit > quick_total)
-            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
-        c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
-        c->noisy = pass > 0;
-        c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
-        c->rng = (uint64_t)pass;
-        c->depth = 0;
-        c->st[0] = root;
-        r = dfs(c);
-        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
-            c->quick_over)
-            break;
-        ok = ks_reset(&c->seen);
-    }
-    c->noisy = 0;
-    c->cut = 0;
-    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ok = ks_reset(&c->seen);
-        c->quick = 0;
-        c->depth = 0;
-        c->truncated = 0;
-        c->max_nodes = max_nodes;
-        c->st[0] = root;
-        if (ok)
-            r = dfs(c);
-    } else if (r != R_WIN) {
-        r = R_STOP; /* no full search (the budget went on the quick passes, which prove nothing) */
-    }
+    r = schedule_run(&plan, &core, max_nodes, &ok);
     Py_END_ALLOW_THREADS
     if (progress_out != NULL)
         *(uint8_t *)progress_view.buf = (uint8_t)c->best;

@@ -34,6 +34,7 @@
  * every 1024 positions, as in _csolver.c.
  */
 #include "_ccommon.h"
+#include "_cschedule.h"
 
 #define MAXP 10
 #define MAXPILE 40
@@ -115,6 +116,7 @@ typedef struct {
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;
+    KState *root; /* the position searched: every pass of the scheduler starts here */
     KeySet seen;
     int depth;
     KMove path[MAXDEPTH];
@@ -932,21 +934,41 @@ static int beam(Ctx *c, KState *root, int width)
     return beam_pass(&KLONDIKE_BEAM, c, root, width, MAXDEPTH, c->path, &c->depth);
 }
 
-/* One beam of `width` from the root with a fresh table and the full search's moves (with the
- * quick passes' cuts the beams died out, every child seen or a dead end, and won fewer deals),
- * within the quick passes' share of the budget (quick_total): R_WIN with the line, else R_STOP
- * (no beam claims a loss). *ok is cleared when memory ran out. */
-static int quick_beam(Ctx *c, KState *root, int width, uint64_t max_nodes, uint64_t quick_total, int *ok)
+/* ---- what the pass scheduler (_cschedule.h) asks of Klondike ---- */
+
+/* One quick pass from the root: noisy, with the cuts or the full search's moves. */
+static int sched_quick_pass(void *core, int noisy, int cut, uint64_t rng)
 {
-    c->max_nodes = max_nodes && max_nodes < quick_total ? max_nodes : quick_total;
+    Ctx *c = (Ctx *)core;
+    c->noisy = noisy;
+    c->cut = cut;
+    c->rng = rng;
+    c->depth = 0;
+    return dfs(c, c->root);
+}
+
+/* One beam from the root with the full search's moves (with the quick passes' cuts the beams
+ * died out, every child seen or a dead end, and won fewer deals). */
+static int sched_beam(void *core, int width, int cut)
+{
+    Ctx *c = (Ctx *)core;
+    c->noisy = 0;
+    c->cut = cut;
+    return beam(c, c->root, width);
+}
+
+static int sched_full(void *core)
+{
+    Ctx *c = (Ctx *)core;
     c->noisy = 0;
     c->cut = 0;
-    *ok = ks_reset(&c->seen);
-    int r = *ok ? beam(c, root, width) : -1;
-    if (r < 0)
-        *ok = 0;
-    return r == R_WIN ? R_WIN : R_STOP;
+    c->quick = 0;
+    c->depth = 0;
+    c->truncated = 0;
+    return dfs(c, c->root);
 }
+
+static int sched_reset(void *core) { return ks_reset(&((Ctx *)core)->seen); }
 
 /* ---- the win as primitive moves: (src_zone, src, dst_zone, dst, count) ---- */
 
@@ -1142,72 +1164,40 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
         free(c);
         return NULL;
     }
-    int r, ok = 1;
-    Py_BEGIN_ALLOW_THREADS
-    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    c->quick_deadline = max_seconds > 0 ? c->deadline - max_seconds / 2 : 0;
+    int r = R_DEAD, ok = 1;
     /* First quick passes with cuts that may lose wins (talon cards onto piles only when a card
      * can follow at once, parts of runs only to send the card beneath up, no returns): most
-     * won deals are won in the first. A depth-first search that went wrong near the root stays
-     * wrong, so the next passes start again with the move order shaken (restart noise, seeded
-     * by the pass's number), quick_nodes positions the first, restart_nodes (at most
-     * quick_nodes) each restart, until quick_total (QUICK_NODES, RESTART_NODES and
-     * QUICK_TOTAL unless a test asks for less; no restart with passes limited, and never more
-     * than half a node budget or half a time budget: the full search wins some deals at once and
-     * alone proves losses). Every full_moves_every-th restart drops the cuts and takes the full
-     * search's moves, still shaken: the cuts lose some wins whatever the order (seed 47 turning
-     * three: the full search wins in 2,000 positions what no cut pass finds), and those are
-     * reached without waiting for the full search. A pass that runs out of moves has seen its
-     * whole space (a cut pass: the whole cut space, so no cut pass can win; a full-move pass:
-     * every position), so the full search starts at once. After each pass that reached its
-     * size, one beam (see quick_beam()), widths beam_first, twice that, ... beam_last, in the
-     * same share of the budget: they win deals whose wins the depth-first passes reach late or
-     * never, and the narrow ones first cost the restarts little. Then, from
-     * scratch, the full search, whose LOST is a proof. Before all that, never_free or stuck may
-     * prove the loss outright. */
-    r = R_DEAD;
+     * won deals are won in the first. The restarts shake the move order, quick_nodes positions
+     * the first pass, restart_nodes (at most quick_nodes) each restart, until quick_total
+     * (QUICK_NODES, RESTART_NODES and QUICK_TOTAL unless a test asks for less; no restart with
+     * passes limited, and never more than half a node budget or half a time budget: the full
+     * search wins some deals at once and alone proves losses). Every full_moves_every-th restart
+     * drops the cuts and takes the full search's moves, still shaken: the cuts lose some wins
+     * whatever the order (seed 47 turning three: the full search wins in 2,000 positions what no
+     * cut pass finds). After each pass that reached its size, one beam, widths beam_first, twice
+     * that, ... beam_last, in the same share of the budget: they win deals whose wins the
+     * depth-first passes reach late or never, and the narrow ones first cost the restarts
+     * little. Then, from scratch, the full search, whose LOST is a proof (_cschedule.h). Before
+     * all that, never_free or stuck may prove the loss outright. */
+    Schedule plan = {quick_nodes,
+                     restart_nodes < quick_nodes ? restart_nodes : quick_nodes,
+                     redeals >= 0 ? 0 : quick_total, /* passes limited: the cut that waits for a card to follow costs wins */
+                     full_moves_every,
+                     1,
+                     2,
+                     beam_first,
+                     beam_last,
+                     0};
+    ScheduleCore core = {c,          &c->nodes,  &c->max_nodes, &c->stopped, &c->quick_over, sched_quick_pass,
+                         sched_beam, sched_full, sched_reset};
+    c->root = &root;
+    Py_BEGIN_ALLOW_THREADS
+    c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
+    c->quick_deadline = schedule_quick_deadline(&plan, c->deadline, max_seconds);
     c->quick = 1;
     int lost_at_root = never_free(c, &root) || (dead_ends && stuck(c, &root)); /* then no search: LOST, 0 positions */
-    if (redeals >= 0)
-        quick_total = 0; /* passes limited: the cut that waits for a card to follow costs wins */
-    if (max_nodes && quick_total > max_nodes / 2)
-        quick_total = max_nodes / 2; /* half a node budget stays for the full search */
-    int beam_width = beam_first; /* the next beam's: after each quick pass, until beam_last */
-    for (int pass = 0; ok && !lost_at_root; pass++) {
-        uint64_t limit = c->nodes + (pass > 0 && restart_nodes < quick_nodes ? restart_nodes : quick_nodes);
-        if (pass > 0 && limit > quick_total)
-            limit = quick_total; /* the last restart is cut short: the full search keeps its share */
-        c->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
-        c->noisy = pass > 0;
-        c->cut = !(pass > 0 && full_moves_every > 0 && pass % full_moves_every == 0);
-        c->rng = (uint64_t)pass;
-        c->depth = 0;
-        r = dfs(c, &root);
-        if (r != R_STOP || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
-            c->quick_over)
-            break;
-        if (beam_width > 0 && beam_width <= beam_last) {
-            r = quick_beam(c, &root, beam_width, max_nodes, quick_total, &ok);
-            beam_width *= 2;
-            if (!ok || r == R_WIN || c->stopped || (max_nodes && c->nodes >= max_nodes) || c->nodes >= quick_total ||
-                c->quick_over)
-                break;
-        }
-        ok = ks_reset(&c->seen);
-    }
-    c->noisy = 0;
-    c->cut = 0;
-    if (ok && !lost_at_root && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ok = ks_reset(&c->seen);
-        c->quick = 0;
-        c->depth = 0;
-        c->truncated = 0;
-        c->max_nodes = max_nodes;
-        if (ok)
-            r = dfs(c, &root);
-    } else if (!lost_at_root && r != R_WIN) {
-        r = R_STOP; /* no full search (the budget went on the quick passes, whose cuts prove nothing) */
-    }
+    if (!lost_at_root)
+        r = schedule_run(&plan, &core, max_nodes, &ok);
     Py_END_ALLOW_THREADS
     if (progress_out != NULL)
         *(uint8_t *)progress_view.buf = (uint8_t)c->best;
