@@ -36,10 +36,13 @@ def search_every_move(
     pending: list[tuple[State, Iterator[Move]]] = []  # a position and the moves not tried from it
     s = state
     while True:
-        if rules.is_won(s):
-            return True
         k = key(s)
         if k not in seen:
+            # a position seen before was not won (the search would have ended there), and every
+            # key tells apart what ``is_won`` reads (the cards off the foundations): asked once
+            # a position, not once a move (Klondike's small positions: ~8 moves to a new one)
+            if rules.is_won(s):
+                return True
             seen.add(k)
             if len(seen) > limit:
                 return None

@@ -8,6 +8,7 @@ of moves that uncover nothing shows up as a disagreement on small late-game posi
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ import pytest
 
 from accordion.engine import new_game
 from accordion.engine.core import Rules, State
-from accordion.solver import HAVE_C, HiddenInformationError, Outcome, StopFlag, hint, solve
+from accordion.solver import HAVE_C, HiddenInformationError, Outcome, SolveResult, StopFlag, hint, solve
 
 from .helpers import assert_the_verdict, check_line, open_game, replay, search_every_move
 
@@ -32,12 +33,20 @@ RULES = [
 ]
 
 
+@functools.cache
+def solved(variant: str, options: tuple[tuple[str, object], ...], seed: int, max_nodes: int) -> SolveResult:
+    """The default search (the C core when it is built) of an open deal within ``max_nodes``:
+    worked out once a test process, for every test that needs that deal's verdict or line (a
+    ``SolveResult`` is frozen; a line is replayed on a fresh ``Game``)."""
+    return solve(open_game(variant, dict(options), seed), max_nodes=max_nodes)
+
+
 @pytest.mark.parametrize("variant,options", RULES)
 def test_won_lines_replay_to_a_win(variant: str, options: dict[str, object]) -> None:
     won = 0
     for seed in range(12):
         game = open_game(variant, options, seed)
-        result = solve(game, max_nodes=300_000)
+        result = solved(variant, tuple(sorted(options.items())), seed, 300_000)
         if result.won:
             won += 1
             replay(game, result.moves)
@@ -378,11 +387,7 @@ def test_budgets_and_stop_answer_unknown(impl: str) -> None:
     flag = StopFlag()
     flag.set()
     t0 = time.perf_counter()
-    hard = [
-        s
-        for s in range(40)
-        if solve(open_game("klondike", {}, s), max_nodes=3_000, impl="c" if HAVE_C else impl).unknown
-    ]
+    hard = [s for s in range(40) if solved("klondike", (), s, 3_000).unknown]
     assert hard, "some deal needs more than 3,000 positions"
     result = solve(open_game("klondike", {}, hard[0]), stop=flag, impl=impl)
     assert result.outcome is Outcome.UNKNOWN and result.nodes <= 1024
@@ -397,9 +402,11 @@ def test_a_budget_spent_on_the_quick_passes_proves_nothing(impl: str) -> None:
     space within a tiny budget, and then no positions are left for the full search, whose
     verdict alone is a proof: the answer is UNKNOWN, never a verdict the deal contradicts."""
     decided = 0
+    options = {"partial_runs": True, "foundation_return": True}
     for seed in range(12):
-        game = open_game("klondike", {"partial_runs": True, "foundation_return": True}, seed)
-        truth = solve(game, max_nodes=300_000, impl="c" if HAVE_C else impl)
+        game = open_game("klondike", options, seed)
+        # the default search is the C core where it is built, else the Python twin (as impl is)
+        truth = solved("klondike", tuple(sorted(options.items())), seed, 300_000)
         if truth.unknown:
             continue
         decided += 1
