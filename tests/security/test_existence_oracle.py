@@ -231,6 +231,8 @@ async def test_redis_is_asked_the_same_and_answers_the_same(
                     who, args = _command(await monitor.connection.read_response())
                     if args[:2] == [b"ECHO", f"end of {kind}".encode()]:
                         break
+                    if args[:1] == [b"PING"]:  # a connection's health check, whenever it falls due
+                        continue
                     sent[kind].append((who, args))
         assert sent["existing"], "the server asked Redis nothing"
         as_unknown = [

@@ -130,7 +130,9 @@ def check_state_string(text: str, state: engine.State, open_: bool) -> None:
 
 def card_patterns(c: int) -> list[re.Pattern[str]]:
     words = {card_text(c), card_code(c)}
-    out = [re.compile(rf"(?<![0-9A-Za-z]){re.escape(w)}(?![0-9A-Za-z])") for w in words]
+    # Not inside a word, nor inside an id or token (base64url: "-" and "_" too: a game id
+    # "AD_Ks75…" names no ace of diamonds).
+    out = [re.compile(rf"(?<![0-9A-Za-z_-]){re.escape(w)}(?![0-9A-Za-z_-])") for w in words]
     out.append(re.compile(rf"(?<![0-9]){re.escape(card_text(c, symbols=True))}"))
     rank, suit = c % 13, c // 13
     out.append(
