@@ -386,3 +386,10 @@ class TableauRules(Rules):
         """The same rules dealt ``open``: the game a whole deal is decided in (``dealt_open``) and
         a sampled world (``with_hidden``) is solved in."""
         return type(self)({**self.values, OPEN.name: True})
+
+
+def can_sample(rules: Rules, state: State) -> bool:
+    """Whether a Hint on this hidden position may be made by sampling its hidden cards: a tableau
+    game that hides a card and whose search record says ``sampling`` (the session layer's gate
+    and the solver's sampled Hint both ask this)."""
+    return isinstance(rules, TableauRules) and rules.hides_anything(state) and rules.search(state).sampling

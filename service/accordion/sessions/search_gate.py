@@ -16,7 +16,7 @@ from enum import Enum
 
 from accordion.engine import Game
 from accordion.engine.search import NoSearch
-from accordion.engine.tableau import TableauRules
+from accordion.engine.tableau import can_sample
 
 from .errors import HiddenCards
 
@@ -49,6 +49,6 @@ def hint_search(game: Game) -> HintSearch:
     rules, state = game.rules, game.state
     if not rules.hides_anything(state):
         return HintSearch.WHOLE
-    if isinstance(rules, TableauRules) and rules.search(state).sampling:
+    if can_sample(rules, state):
         return HintSearch.SAMPLED
     return HintSearch.VIEW

@@ -43,6 +43,7 @@ from ..engine.moves import Move, Transfer, Zone
 from ..engine.rng import SplitMix64
 from ..engine.search import KlondikeSearch
 from ..engine.tableau import DOWN, TableauRules
+from ..engine.tableau import can_sample as can_sample  # (the solver's name for it too)
 from .core import StopFlag, solve
 from .sampling_moves import candidates, layout, no_progress, safe_move, tie_values
 
@@ -92,11 +93,6 @@ def won_score(rules: TableauRules) -> int:
     turned up; two decks: at most 1 + 104 + 44 for Spider): ``WON_SCORE`` for 52 cards, in
     proportion for more."""
     return WON_SCORE * len(rules.deck()) // 52
-
-
-def can_sample(rules: Rules, state: State) -> bool:
-    """Whether a Hint on this hidden position may be made by sampling its hidden cards."""
-    return isinstance(rules, TableauRules) and rules.hides_anything(state) and rules.search(state).sampling
 
 
 def known_stock(rules: TableauRules, state: State, remember: bool) -> tuple[int, ...]:
