@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Sequence
 
 import pytest
 
-from accordion.engine import Game, new_game
-from accordion.engine.core import Rules, State
-from accordion.engine.moves import DRAW, Move, Zone, transfer
-from accordion.engine.tableau import DOWN, FOUNDATIONS, TABLEAU, WASTE
+from accordion.engine import new_game
+from accordion.engine.core import State
 from accordion.solver import HiddenInformationError, Outcome, hint, solve
 from accordion.solver.emperor import adapter as emperor_family
 from accordion.solver.spider import adapter as spider_family
@@ -31,9 +28,9 @@ from .helpers import (
     check_line,
     open_game,
     replay,
-    search_every_move,
 )
-from .recorded import check_recorded, check_result
+from .recorded import check_result
+from .two_deck_positions import brute_force, small_emperor, small_spider
 
 HAVE_TWO_DECK_C = emperor_family.CORE is not None and spider_family.CORE is not None
 # "python": the generic search through the engine's rules, what runs where the cores are not built.
@@ -80,69 +77,6 @@ def test_c_gives_the_recorded_results(variant: str, options: dict[str, object]) 
 
 
 # --- small positions: every verdict equals a brute force over the engine's own moves ----------
-
-
-def brute_force(rules: Rules, state: State, limit: int = 4_000) -> bool | None:
-    """Whether the position can be won: depth-first through every legal move, positions seen once.
-    With no stock left the piles' order is left out of the position seen (no rule then names a
-    pile: only a DEAL puts card j on pile j), which keeps Spider's many spaces small enough."""
-
-    def key(s: State) -> object:
-        if s.stock:
-            return s
-        return tuple(sorted(zip(DOWN.get(s), TABLEAU.get(s)))), FOUNDATIONS.get(s), WASTE.get(s)
-
-    return search_every_move(rules, state, limit, key)
-
-
-def small_emperor(rules: Rules, rng: random.Random) -> State:
-    """A late-game Emperor position: two suits open (both their foundations up to a random rank
-    7..12), the others complete; the cards left over the ten piles (one each first, the ones
-    under the top face down), the waste and the stock."""
-    open_suits = rng.sample(range(4), 2)
-    heights = [rng.randint(7, 12) if f % 4 in open_suits else 13 for f in range(8)]
-    out = [f % 4 * 13 + r for f in range(8) for r in range(heights[f], 13)]
-    rng.shuffle(out)
-    piles: list[list[int]] = [[] for _ in range(10)]
-    waste: list[int] = []
-    stock: list[int] = []
-    for j, card in enumerate(out):
-        where = rng.random()
-        (
-            piles[j]
-            if j < 10
-            else waste
-            if where < 0.2
-            else stock
-            if where < 0.5
-            else piles[rng.randrange(10)]
-        ).append(card)
-    state = rules.layout(
-        tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(stock), foundations=8
-    )
-    foundations = tuple(tuple(f % 4 * 13 + r for r in range(heights[f])) for f in range(8))
-    return state._replace(foundations=foundations, waste=tuple(waste))
-
-
-def small_spider(rules: Rules, rng: random.Random, suits: int) -> State:
-    """A late-game Spider position: seven suits lifted off, the eighth's cards over a few piles
-    (some face down) and a stock of 0, 4 or 10 (with fewer than ten cards on the tableau no DEAL
-    can ever be made: lost, which the search must prove by exhausting every move)."""
-    kinds = [k % suits for k in range(8)]
-    rng.shuffle(kinds)
-    out = [kinds[7] * 13 + r for r in range(13)]
-    rng.shuffle(out)
-    stock_size = rng.choice((0, 0, 4, 10))
-    stock, rest = out[:stock_size], out[stock_size:]
-    piles: list[list[int]] = [[] for _ in range(10)]
-    for card in rest:
-        piles[rng.randrange(4)].append(card)
-    down = tuple(rng.randint(max(0, len(p) - 3), max(0, len(p) - 1)) for p in piles)
-    state = rules.layout(tuple(map(tuple, piles)), down, tuple(stock), foundations=8)
-    foundations = tuple(
-        tuple(kinds[k] * 13 + r for r in reversed(range(13))) if k < 7 else () for k in range(8)
-    )
-    return state._replace(foundations=foundations)
 
 
 CASES = [
@@ -236,129 +170,6 @@ def test_emperor_deadlock_is_proven_lost() -> None:
 # --- Spider's beams (docs/solver.md, "Spider"): reached with a small quick pass ----------------
 
 
-def spider_run(state: State, max_nodes: int, **settings: object) -> tuple[int, list[Move], int]:
-    """One Spider search by the core with the given settings: (outcome code, engine moves, nodes),
-    as the family's adapter hands the position over and reads the line back."""
-    code, raw, nodes = spider_family._cspider.spider_solve(
-        *spider_family.core_args(state), max_nodes, 0.0, None, **settings
-    )
-    return code, spider_family.spider_moves(raw), nodes
-
-
-def spider_with_quick_pass(
-    state: State, quick_nodes: int, max_nodes: int
-) -> tuple[int, Sequence[object], int]:
-    """One Spider search with a quick pass of ``quick_nodes`` (1,000,000 in play) and no staged
-    pass (two and four suits run it first), so that a small budget reaches the beams: (outcome
-    code, engine moves, nodes)."""
-    return spider_run(state, max_nodes, quick_nodes=quick_nodes, stages=())
-
-
-@needs_cores
-def test_spider_beam_wins_and_replays() -> None:
-    """Two suits, seed 6: a narrow beam (before the quick pass) wins at 24,959 positions; the
-    core gives the recorded line and node count, and the line replays through the engine to a
-    WON game."""
-    game = open_game("spider", {"suits": 2}, 6)
-    code, moves, nodes = spider_with_quick_pass(game.state, 100, 30_000)
-    check_recorded("spider-2suits-seed6-beam", code, moves, nodes)
-    assert code == 1 and 100 < nodes < 30_000
-    replay(game, tuple(moves))
-
-
-@needs_cores
-@pytest.mark.parametrize("suits", [1, 2, 4])
-def test_spider_beams_give_the_recorded_results(suits: int) -> None:
-    for seed in range(3):
-        state = open_game("spider", {"suits": suits}, seed).state
-        check_recorded(f"spider-{suits}suits-seed{seed}-beams", *spider_with_quick_pass(state, 200, 5_000))
-
-
-@needs_cores
-def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
-    """Four suits, seed 35: the staged pass (stages of 5,000 positions here, 20,000 in play) wins
-    at 20,995 positions with runs moved through spaces (told as their unit moves); the core
-    gives the recorded line and node count, and the line replays through the engine to a WON game.
-    Without the staged pass nothing wins four suits within such a budget (0 of 100 deals at 3 M)."""
-    game = open_game("spider", {"suits": 4}, 35)
-    code, moves, nodes = spider_run(game.state, 25_000, stages=((5_000, 2, 0, 0),))
-    check_recorded("spider-4suits-seed35-staged", code, moves, nodes)
-    assert code == 1 and nodes == 20_995
-    replay(game, tuple(moves))
-
-
-def spider_with_stages(
-    seed: int, stages: tuple[tuple[int, int, int, int], ...], max_nodes: int, suits: int = 4
-) -> tuple[int, Sequence[object], int]:
-    """One Spider search with the staged pass's settings ``stages`` (first stage size, positions
-    a stage DEALs from, piles they must differ in, share of the budget): (outcome code, engine
-    moves, nodes)."""
-    state = open_game("spider", {"suits": suits}, seed).state
-    return spider_run(state, max_nodes, stages=stages)
-
-
-@needs_cores
-def test_spider_stage_settings_in_turn_each_from_scratch() -> None:
-    """The portfolio: a first setting (stages of 2,000 positions) that does not win seed 35
-    within its share of 5,000 positions, then one (stages of 3,000) that wins it alone at 12,995:
-    the second starts from scratch, so it wins at 5,001 + 12,995 with the line it finds alone;
-    the core gives the recorded result and the line replays."""
-    alone = spider_with_stages(35, ((3_000, 2, 0, 0),), 30_000)
-    assert alone[0] == 1 and alone[2] == 12_995
-    assert spider_with_stages(35, ((2_000, 2, 0, 0),), 5_000)[0] == 0
-    portfolio = ((2_000, 2, 0, 5_000), (3_000, 2, 0, 0))
-    result = spider_with_stages(35, portfolio, 30_000)
-    check_recorded("spider-4suits-seed35-portfolio", *result)
-    assert result == (1, alone[1], 5_001 + 12_995)
-    replay(open_game("spider", {"suits": 4}, 35), tuple(alone[1]))
-
-
-@needs_cores
-def test_spider_stage_deals_from_positions_apart() -> None:
-    """Diverse DEAL positions: seed 591 with stages of 2,000 positions is won at 32,358 when the
-    second position a stage DEALs from differs from the first in at least 3 piles, not within
-    33,000 from the two best; the core gives the recorded result and the line replays."""
-    assert spider_with_stages(591, ((2_000, 2, 0, 0),), 33_000)[0] == 0
-    result = spider_with_stages(591, ((2_000, 2, 3, 0),), 33_000)
-    check_recorded("spider-4suits-seed591-apart", *result)
-    assert result[0] == 1 and result[2] == 32_358
-    replay(open_game("spider", {"suits": 4}, 591), tuple(result[1]))
-
-
-@needs_cores
-def test_spider_two_suits_run_the_staged_pass() -> None:
-    """Two suits run the staged pass first too: seed 24 with stages of 1,000 positions is won at
-    5,115 (the other passes need about 150,000); the core gives the recorded result and the line replays."""
-    assert spider_with_stages(24, (), 6_000, suits=2)[0] == 0
-    result = spider_with_stages(24, ((1_000, 2, 0, 0),), 6_000, suits=2)
-    check_recorded("spider-2suits-seed24-staged", *result)
-    assert result[0] == 1 and result[2] == 5_115
-    replay(open_game("spider", {"suits": 2}, 24), tuple(result[1]))
-
-
-@needs_cores
-def test_spider_lost_only_after_the_full_search() -> None:
-    """A lost late-game position (a stock that can never be dealt) proven LOST in n positions is
-    LOST with a budget of n and UNKNOWN with n - 1 and with budgets below it (the quick pass and
-    the beams prove nothing, even when one of them ends exactly at the budget)."""
-    rules = open_game("spider", {"suits": 1}, 0).rules
-    rng = random.Random("spider-lost")
-    for _ in range(50):
-        state = small_spider(rules, rng, 1)
-        if brute_force(rules, state) is False:
-            break
-    else:
-        raise AssertionError("no lost position found")
-    code, _, nodes = spider_with_quick_pass(state, 1_000_000, 0)
-    assert code == 2  # LOST
-    assert spider_with_quick_pass(state, 1_000_000, nodes)[0] == 2
-    budgets = [nodes - 1, *sorted(random.Random(0).sample(range(1, nodes), 40))]
-    assert [spider_with_quick_pass(state, 1_000_000, b)[0] for b in budgets] == [0] * len(budgets)
-
-
-# --- what is refused, and budgets --------------------------------------------------------------
-
-
 @pytest.mark.parametrize("variant", ["emperor", "spider"])
 def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver(variant: str) -> None:
     game = new_game(variant, {}, seed=3)
@@ -373,115 +184,3 @@ def test_hidden_deal_is_refused_and_hint_does_not_ask_the_solver(variant: str) -
 def test_budgets_and_stop_answer_unknown(impl: str, variant: str, options: dict[str, object]) -> None:
     game = open_game(variant, options, 0)
     assert_budgets_and_stop_end_the_search(game, impl, (Outcome.UNKNOWN, Outcome.WON))
-
-
-# --- Emperor's restarts (docs/solver.md, "Emperor") ------------------------------------------
-
-
-def emperor_args(game: Game) -> tuple[list[bytes], list[int], list[int], bytes, int]:
-    """The position as the Emperor cores take it (as ``solver.core`` hands it over)."""
-    state = game.state
-    waste = WASTE.get(state)
-    return (
-        [bytes(p) for p in TABLEAU.get(state)],
-        list(DOWN.get(state)),
-        [len(f) for f in FOUNDATIONS.get(state)],
-        bytes(waste) + bytes(state.stock),
-        len(waste),
-    )
-
-
-# Small passes, so that the restarts, the noise and the full-move restarts all run within a budget
-# that keeps these tests quick (no beams: they would take the quick passes' share).
-SMALL_PASSES = {"quick_nodes": 3_000, "restart_nodes": 1_000, "quick_total": 25_000, "beam_first": 0}
-
-
-@needs_cores
-def test_emperor_restart_wins_what_one_pass_does_not() -> None:
-    """Seed 103: no win in 60,000 positions without restarts (the first pass, then the full
-    search), a win found by a restart with its move order shaken; the core gives the
-    recorded line and node count, and the line replays through the engine."""
-    from accordion.solver.emperor import _cemperor
-
-    game = open_game("emperor", {}, 103)
-    plain = _cemperor.emperor_solve(
-        *emperor_args(game), max_nodes=60_000, **{**SMALL_PASSES, "quick_total": 0}
-    )
-    assert plain[0] == 0  # UNKNOWN
-    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, **SMALL_PASSES)
-    check_recorded("emperor-seed103-restart", *c)
-    assert c[0] == 1
-    assert SMALL_PASSES["quick_nodes"] < c[2] < SMALL_PASSES["quick_total"]  # in a restart
-    replay_core_line(game, c[1])
-
-
-def replay_core_line(game: Game, line: list[tuple[int, int, int, int, int]]) -> None:
-    """Plays a core's primitive moves (src_zone, src, dst_zone, dst, count) through the engine."""
-    zones = (Zone.TABLEAU, Zone.FOUNDATION, Zone.STOCK, Zone.WASTE)  # the cores' zone numbers
-    replay(
-        game,
-        tuple(
-            DRAW if src_zone == 2 else transfer(zones[src_zone], src, zones[dst_zone], dst, count)
-            for src_zone, src, dst_zone, dst, count in line
-        ),
-    )
-
-
-@needs_cores
-@pytest.mark.parametrize("seed", [0, 39, 224])
-def test_emperor_restarts_give_the_recorded_results(seed: int) -> None:
-    """The core through the whole schedule (first pass, shaken restarts with and without the
-    cut, the full search): the recorded outcome, line and nodes."""
-    from accordion.solver.emperor import _cemperor
-
-    game = open_game("emperor", {}, seed)
-    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **SMALL_PASSES)
-    check_recorded(f"emperor-seed{seed}-restarts", *c)
-
-
-@needs_cores
-@pytest.mark.parametrize("seed", [1, 100004])
-def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
-    """Seeds 1 and 100004: no win in 60,000 positions without the beams (the quick passes and the
-    full search), a win by a beam (16, then 32, ... wide) in the same budget, under 30,000
-    positions; the core gives the recorded line and
-    node count, and the line replays."""
-    from accordion.solver.emperor import _cemperor
-
-    game = open_game("emperor", {}, seed)
-    passes = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000, beam_first=0)
-    assert passes[0] == 0  # UNKNOWN
-    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
-    check_recorded(f"emperor-seed{seed}-beam", *c)
-    assert c[0] == 1
-    assert c[2] < 30_000
-    replay_core_line(game, c[1])
-
-
-@needs_cores
-def test_emperor_full_move_beam_wins() -> None:
-    """Seed 26: the beams over the cut's moves alone do not win it (nor did that search in 4 M
-    positions), the beam over the full search's moves that follows the first does, at 37,041
-    positions; the core gives the recorded result and the line replays."""
-    from accordion.solver.emperor import _cemperor
-
-    game = open_game("emperor", {}, 26)
-    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
-    check_recorded("emperor-seed26-full-move-beam", *c)
-    assert c[0] == 1
-    assert c[2] == 37_041
-    replay_core_line(game, c[1])
-
-
-@needs_cores
-@pytest.mark.parametrize("seed", [0, 39, 224])
-def test_emperor_beams_then_restarts_give_the_recorded_results(seed: int) -> None:
-    """The core through the whole schedule with beams (16, 32, 64 wide, each over the cut's
-    moves then the full ones; then the first pass, the restarts and the full search): the
-    recorded outcome, line and nodes."""
-    from accordion.solver.emperor import _cemperor
-
-    game = open_game("emperor", {}, seed)
-    passes = {**SMALL_PASSES, "beam_first": 16, "beam_last": 64}
-    c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=30_000, **passes)
-    check_recorded(f"emperor-seed{seed}-beams-restarts", *c)
