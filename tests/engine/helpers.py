@@ -1,8 +1,12 @@
-"""Building positions for tests: a deal that starts with the cards a test names."""
+"""Building positions for tests: a deal that starts with the cards a test names; and the words a
+move is refused with."""
 
 from __future__ import annotations
 
-from accordion.engine import Game, new_game, parse_cards
+import pytest
+
+from accordion.engine import Game, IllegalMoveError, new_game, parse_cards
+from accordion.engine.moves import Move
 
 
 def deal_starting_with(first: str, copies: int = 1) -> list[int]:
@@ -35,3 +39,11 @@ def all_dealt_ending_with(last: str, variant: str = "accordion", **options: obje
 def stacks_from(game: Game, card: str) -> set[str]:
     """The legal STACK moves of the pile topped by ``card``."""
     return {t for t in stacks(game) if t.split(">")[0] == card}
+
+
+def refusal(game: Game, move: str | Move) -> str:
+    """The words a move is refused with; the refusal lists exactly the legal moves."""
+    with pytest.raises(IllegalMoveError) as caught:
+        game.play(move)
+    assert caught.value.legal == tuple(game.legal_texts())
+    return str(caught.value)

@@ -4,19 +4,21 @@ Each row is a real seeded deal (the moves listed first are played from it), a mo
 legal there (as notation, or as a structured value where notation cannot say it), and the words
 the engine must give: ``<move in notation> is not legal: <why>; legal now: …``. The words were
 checked by hand against the layout each seed deals (the comments show the part that matters).
+Hand-built positions, Klondike's options and a finished game: test_words_positions.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from accordion.engine import Game, IllegalMoveError, all_variants, new_game
-from accordion.engine.moves import DEAL, DRAW, Claim, Move, Remove, Stack, Transfer, Zone
+from accordion.engine import all_variants, new_game
+from accordion.engine.moves import Claim, Move, Remove, Stack, Transfer, Zone
 from accordion.engine.words import GENERIC
 
-from .tableau_helpers import position
+from .helpers import refusal
 
 T, F, W = Zone.TABLEAU, Zone.FOUNDATION, Zone.WASTE
+
 
 # (variant, seed, moves played first, the move, its notation, why)
 CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
@@ -357,13 +359,6 @@ CASES: list[tuple[str, int, list[str], str | Move, str, str]] = [
 ]
 
 
-def _refusal(game: Game, move: str | Move) -> str:
-    with pytest.raises(IllegalMoveError) as caught:
-        game.play(move)
-    assert caught.value.legal == tuple(game.legal_texts())
-    return str(caught.value)
-
-
 @pytest.mark.parametrize(
     ("variant", "seed", "before", "move", "notation", "why"), CASES, ids=[f"{c[0]}-{c[4]}" for c in CASES]
 )
@@ -375,75 +370,12 @@ def test_an_illegal_move_is_explained_in_the_players_words(
         game.play(text)
     state = game.state
     listing = ", ".join(game.legal_texts())
-    assert _refusal(game, move) == f"{notation} is not legal: {why}; legal now: {listing}"
+    assert refusal(game, move) == f"{notation} is not legal: {why}; legal now: {listing}"
     assert game.state == state, "nothing changed"
 
 
 def test_every_variant_has_a_row() -> None:
     assert {v.id for v in all_variants()} <= {c[0] for c in CASES}
-
-
-@pytest.mark.parametrize(
-    ("piles", "down", "move", "why"),
-    [
-        # A space takes only a King (or a run a King heads).
-        (["9C", "", "KD"], [0, 0, 0], "1>2", "only a King can go into an empty pile, not 9♣"),
-        # The seed's Klondike moves a face-up run as a unit.
-        (
-            ["AH 10S 9H 8S", "9D", "10C", ""],
-            [1, 0, 0, 0],
-            Transfer(T, 0, T, 2, 2),
-            "a face-up run moves as a whole: pile 1's 3 face-up cards go together",
-        ),
-        # The top card of a run goes to the foundations alone: the run rule is not the reason.
-        (
-            ["AH 10S 9H 8S", "9D", "10C", ""],
-            [1, 0, 0, 0],
-            "1>f",
-            "8♠ cannot go to the foundations yet: a ♠ foundation must be up to 7 first",
-        ),
-    ],
-)
-def test_klondike_spaces_and_runs(piles: list[str], down: list[int], move: str | Move, why: str) -> None:
-    game = position("klondike", piles, down=down)
-    assert f" is not legal: {why}; legal now: " in _refusal(game, move)
-
-
-@pytest.mark.parametrize(
-    ("options", "before", "move", "why"),
-    [
-        ({"passes": 1}, ["draw"] * 8, "redeal", "no pass is left: this game allows 1 pass through the stock"),
-        ({"foundation_return": True}, [], Transfer(F, 0, T, 2, 1), "foundation 1 is empty"),
-    ],
-)
-def test_klondike_options_have_their_words(
-    options: dict[str, object], before: list[str], move: str | Move, why: str
-) -> None:
-    game = new_game("klondike", options, seed=1)
-    for text in before:
-        game.play(text)
-    assert f" is not legal: {why}; legal now: " in _refusal(game, move)
-
-
-def test_spider_deals_only_when_no_pile_is_empty() -> None:
-    game = position(
-        "spider",
-        ["KS QS", "", "AH", "2H", "3H", "4H", "5H", "6H", "7H", "8H"],
-        down=[0] * 10,
-        foundations=[""] * 8,
-    )
-    assert _refusal(game, DEAL).startswith(
-        "deal is not legal: you can deal only when no pile is empty; legal now: "
-    )
-
-
-def test_the_game_over_is_said_once_for_any_move() -> None:
-    game = new_game("klondike", seed=1)
-    game.play("resign")
-    for move in ("draw", DRAW, "w>1", "resign"):
-        assert _refusal(game, move).endswith(
-            " is not legal: the game is over; legal now: nothing (the game is over)"
-        )
 
 
 def test_no_row_gets_the_generic_sentence() -> None:
