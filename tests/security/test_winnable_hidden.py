@@ -36,7 +36,7 @@ from accordion.engine import new_game
 from accordion.solver import solve
 from accordion.v1 import accordion_pb2 as pb
 from tests.api.helpers import Client, expect_error
-from tests.security.test_hidden_information import _games_in, card_patterns, check_game_message, hidden_cards
+from tests.security.hidden_truth import _games_in, card_patterns, check_game_message, hidden_cards
 
 VARIANT = "klondike"
 ASKED = 0xA5C3_5EED_0BAD_F00D  # the seed asked for: distinctive, so it can be looked for
