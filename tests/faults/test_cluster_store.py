@@ -18,8 +18,8 @@ from redis.crc import key_slot
 from accordion.store import GameRecord, open_store
 from accordion.store.redis import RedisStore
 
+from ..store.helpers import cas
 from ..store.test_store import (  # noqa: F401  (collected and run here, on the cluster)
-    cas,
     test_cas_bumps_version_and_returns_none,
     test_claim_request_first_wins_until_ttl,
     test_close_ends_watchers,

@@ -21,7 +21,7 @@ from accordion.store import (
     open_store,
 )
 
-from .test_store import Clock, cas, record
+from .helpers import Clock, cas, record
 
 
 def capped(n: int, clock: Clock | None = None, evict_idle: float = 0.0) -> MemoryStore:
