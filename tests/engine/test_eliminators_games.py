@@ -30,13 +30,7 @@ from accordion.engine import (
 from accordion.engine.games.french import RNG
 from accordion.engine.moves import REDEAL, Deal, Redeal
 
-from .eliminators import (
-    ELIMINATORS,
-    ONE_BETWEEN,
-    pos,
-    row_text,
-    rules_of,
-)
+from .eliminators import ELIMINATORS, ONE_BETWEEN, pos, row_text, rules_of
 
 # --- French: REDEAL -----------------------------------------------------------------
 
