@@ -1,6 +1,6 @@
 """Sentinel: the master dies mid-load, the sentinels promote the replica, nothing is lost.
 
-One master, one replica, three sentinels (quorum 2; tests/faults/cluster.py); two
+One master, one replica, three sentinels (quorum 2; tests/faults/sentinel.py); two
 ``accordion-server`` processes with ``REDIS_URL=redis+sentinel://…/accordion`` and
 ``--redis-wait-replicas 1``. The master is SIGKILLed mid-load; the servers find the new
 master through the sentinels; the old master is started again as a replica of the master the
@@ -19,8 +19,8 @@ import pytest
 
 from accordion.v1 import accordion_pb2_grpc as pb_grpc
 
-from .cluster import LocalSentinel
 from .play import Load, round_robin_channel, start_servers
+from .sentinel import LocalSentinel
 
 # Fault injection: many processes (clusters, Sentinels, killed servers) and real timeouts, so one
 # at a time, beside the parallel phase of `make test` (tests/conftest.py).

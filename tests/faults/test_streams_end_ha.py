@@ -18,7 +18,8 @@ from redis_server import free_port
 from server_launcher import launch
 from stream_attack import assert_watches_end, redis_clients
 
-from .cluster import LocalCluster, LocalSentinel
+from .cluster import LocalCluster
+from .sentinel import LocalSentinel
 
 
 async def attack_through(store_url: str, *ports: int) -> None:
