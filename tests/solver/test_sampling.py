@@ -26,21 +26,10 @@ from accordion.sessions.search_gate import hint_search
 from accordion.solver import HAVE_C, can_sample, sampled_hint
 from accordion.solver.sampling import WON_SCORE, candidates, safe_move, unseen_cards
 
+from .twins import hidden_cards, twin
+
 PUBLISHED = {"partial_runs": "true", "foundation_return": "true"}
 SMALL = {"worlds": 4, "nodes_per_solve": 1500, "max_nodes": 10**9, "max_seconds": None}
-
-
-def hidden_cards(state: engine.State, stock: bool = True) -> list[int]:
-    down = [c for pile, n in zip(TABLEAU.get(state), DOWN.get(state)) for c in pile[:n]]
-    return down + (list(state.stock) if stock else [])
-
-
-def twin(rules: TableauRules, state: engine.State, seed: int) -> engine.State:
-    """The same position with the cards the player cannot know shuffled among their places."""
-    known = rules.seen_stock(state)
-    cards = hidden_cards(state, stock=not known)
-    random.Random(seed).shuffle(cards)
-    return rules.with_hidden(state, cards, stock=not known)
 
 
 def positions(variant: str, seed: int, steps: int, options: dict[str, str]) -> list[engine.Game]:

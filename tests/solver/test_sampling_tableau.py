@@ -29,6 +29,8 @@ from accordion.sessions.search_gate import hint_search
 from accordion.solver import HAVE_C, can_sample, sampled_hint, solve
 from accordion.solver.sampling import candidates, safe_move, unseen_cards, won_score
 
+from .twins import hidden_cards, twin
+
 SMALL = {"worlds": 3, "nodes_per_solve": 400, "max_nodes": 10**9, "max_seconds": None}
 VARIANTS = [
     ("spider", {"suits": "1"}),
@@ -38,18 +40,6 @@ VARIANTS = [
     ("emperor", {}),
 ]
 compiled = pytest.mark.skipif(not HAVE_C, reason="the compiled solver is not built")
-
-
-def hidden_cards(state: engine.State) -> list[int]:
-    down = [c for pile, n in zip(TABLEAU.get(state), DOWN.get(state)) for c in pile[:n]]
-    return down + list(state.stock)
-
-
-def twin(rules: TableauRules, state: engine.State, seed: int) -> engine.State:
-    """The same position with the cards the player cannot know shuffled among their places."""
-    cards = hidden_cards(state)
-    random.Random(seed).shuffle(cards)
-    return rules.with_hidden(state, cards)
 
 
 def positions(variant: str, options: dict[str, str], seed: int, steps: int) -> list[engine.Game]:
