@@ -27,12 +27,11 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The stop flag argument: None, or a writable buffer of at least one byte (a bytearray).
- * On success *view holds the export (release it with release_stop) and *flag points at its
- * first byte, or is NULL for None. */
-static int get_stop(PyObject *obj, Py_buffer *view, volatile const uint8_t **flag)
+/* A byte the caller shares with a search (its stop flag, its progress byte): None, or a writable
+ * buffer of at least one byte (a bytearray); `name` is the argument's, for the error. On success
+ * *view holds the export (release it with release_stop), or view->obj is NULL for None. */
+static int get_byte_buffer(PyObject *obj, const char *name, Py_buffer *view)
 {
-    *flag = NULL;
     view->obj = NULL;
     if (obj == NULL || obj == Py_None)
         return 1;
@@ -41,10 +40,21 @@ static int get_stop(PyObject *obj, Py_buffer *view, volatile const uint8_t **fla
     if (view->len < 1) {
         PyBuffer_Release(view);
         view->obj = NULL;
-        PyErr_SetString(PyExc_ValueError, "stop is a writable buffer of at least one byte");
+        PyErr_Format(PyExc_ValueError, "%s is a writable buffer of at least one byte", name);
         return 0;
     }
-    *flag = (volatile const uint8_t *)view->buf;
+    return 1;
+}
+
+/* The stop flag argument (get_byte_buffer): *flag points at its first byte, or is NULL for None;
+ * another thread sets it to nonzero to stop the search. */
+static int get_stop(PyObject *obj, Py_buffer *view, volatile const uint8_t **flag)
+{
+    *flag = NULL;
+    if (!get_byte_buffer(obj, "stop", view))
+        return 0;
+    if (view->obj != NULL)
+        *flag = (volatile const uint8_t *)view->buf;
     return 1;
 }
 
@@ -142,6 +152,40 @@ static inline void close_search(KeySet *table, Py_buffer *stop_view)
 {
     release_stop(stop_view);
     ks_free(table);
+}
+
+/* The start of a solve that reports its progress (Klondike's, Spider's, Emperor's): open_search,
+ * then the caller's progress byte (get_byte_buffer: None, or one writable byte). 0 with the
+ * exception set, and nothing held, when either fails. */
+static inline int open_search_progress(KeySet *table, size_t cap, size_t max_cap, int huge, PyObject *stop_obj,
+                                       Py_buffer *stop_view, volatile const uint8_t **stop, PyObject *progress_obj,
+                                       Py_buffer *progress_view)
+{
+    if (!open_search(table, cap, max_cap, huge, stop_obj, stop_view, stop))
+        return 0;
+    if (!get_byte_buffer(progress_obj, "progress", progress_view)) {
+        close_search(table, stop_view);
+        return 0;
+    }
+    return 1;
+}
+
+/* The end of such a solve's search: `progress` (the most progress of a position searched, written
+ * once, after the search) into the caller's byte, which is released, then close_search. */
+static inline void close_search_progress(KeySet *table, Py_buffer *stop_view, Py_buffer *progress_view, int progress)
+{
+    if (progress_view->obj != NULL) {
+        *(uint8_t *)progress_view->buf = (uint8_t)progress;
+        PyBuffer_Release(progress_view);
+    }
+    close_search(table, stop_view);
+}
+
+/* The list a solve's line goes into: a new empty list, or NULL with MemoryError set when its
+ * search ran out of memory (`ok` cleared); solve_result then answers NULL. */
+static inline PyObject *line_list(int ok)
+{
+    return ok ? PyList_New(0) : PyErr_NoMemory();
 }
 
 /* The outcome of a search: WON, else UNKNOWN when `unknown` (a search that did not see its whole
