@@ -918,16 +918,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_END_ALLOW_THREADS
     close_search(&c->seen, &stop_view);
-    if (!ok) {
-        free(c->frames);
-        free(c->keys);
-        free(c->moves);
-        free(c->line);
-        free(c);
-        return PyErr_NoMemory();
-    }
     int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
-    PyObject *moves = PyList_New(0);
+    PyObject *moves = line_list(ok);
     if (moves != NULL && outcome == OUT_WON) {
         reset_to_root(c, &root);
         if (!expand(c, moves))
