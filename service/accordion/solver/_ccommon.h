@@ -217,4 +217,17 @@ static inline PyObject *solve_result(int outcome, PyObject *moves, uint64_t node
     return moves == NULL ? NULL : Py_BuildValue("(iNK)", outcome, moves, (unsigned long long)nodes);
 }
 
+/* A core's module: its method table (each solve function with its arguments' docstring), its name
+ * and docstring; single-phase, with no state of its own. Each extension has its own copy of this
+ * function and of its definition, filled once, by the module's init. */
+static PyObject *create_core_module(const char *name, const char *doc, PyMethodDef *methods)
+{
+    static struct PyModuleDef def = {PyModuleDef_HEAD_INIT};
+    def.m_name = name;
+    def.m_doc = doc;
+    def.m_size = -1;
+    def.m_methods = methods;
+    return PyModule_Create(&def);
+}
+
 #endif
