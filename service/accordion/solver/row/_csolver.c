@@ -197,12 +197,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_csolver",
-    "The compiled core of accordion.solver; see accordion/solver/_pysolver.py for the same in Python.",
-    -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__csolver(void)
 {
     for (int a = 0; a < NCARDS; a++)
@@ -210,5 +204,7 @@ PyMODINIT_FUNC PyInit__csolver(void)
             MATCH[a][b] = (a % 13 == b % 13) || (a / 13 == b / 13);
     uint64_t s = 0x5EED0ACC0D10ULL;
     ZOBRIST_FILL(ZOBRIST, &s);
-    return PyModule_Create(&module);
+    return create_core_module("_csolver",
+                              "The compiled row searches of accordion.solver; row/_pysolver.py is their twin.",
+                              methods);
 }
