@@ -1214,11 +1214,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cklondike",
-    "The compiled Klondike search of accordion.solver; _pyklondike.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cklondike(void)
 {
     for (int x = 0; x < 52; x++) {
@@ -1244,5 +1239,7 @@ PyMODINIT_FUNC PyInit__cklondike(void)
         ZOBRIST_FILL(ZRED[w], &seed);
     }
     ZOBRIST_FILL(ZUP, &seed); /* after the others, which keep their values */
-    return PyModule_Create(&module);
+    return create_core_module("_cklondike",
+                              "The compiled Klondike search of accordion.solver; _pyklondike.py is its twin.",
+                              methods);
 }
