@@ -668,11 +668,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cemperor",
-    "The compiled Emperor search of accordion.solver; _pyemperor.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cemperor(void)
 {
     uint64_t seed = 0x656D7065726F72ULL;
@@ -682,5 +677,7 @@ PyMODINIT_FUNC PyInit__cemperor(void)
         ZOBRIST_FILL(ZT[w], &seed);
         ZOBRIST_FILL(ZCUR[w], &seed);
     }
-    return PyModule_Create(&module);
+    return create_core_module("_cemperor",
+                              "The compiled Emperor search of accordion.solver (emperor/README.md).",
+                              methods);
 }
