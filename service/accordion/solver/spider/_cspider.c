@@ -919,11 +919,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cspider",
-    "The compiled Spider search of accordion.solver; _pyspider.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cspider(void)
 {
     uint64_t seed = 0x737069646572ULL;
@@ -933,5 +928,7 @@ PyMODINIT_FUNC PyInit__cspider(void)
         ZOBRIST_FILL(ZIDX[w], &seed);
         ZOBRIST_FILL(ZS[w], &seed);
     }
-    return PyModule_Create(&module);
+    return create_core_module("_cspider",
+                              "The compiled Spider search of accordion.solver (spider/README.md).",
+                              methods);
 }
