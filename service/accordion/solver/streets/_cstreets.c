@@ -942,16 +942,13 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cstreets",
-    "The compiled open-tableau search of accordion.solver; _pystreets.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cstreets(void)
 {
     uint64_t seed = 0x73747265657473ULL;
     ZOBRIST_FILL(ZP, &seed);
     for (int x = 0; x < 52; x++)
         LOWER[x] = ((1ULL << (x % 13)) - 1) << (x - x % 13);
-    return PyModule_Create(&module);
+    return create_core_module("_cstreets",
+                              "The compiled open-tableau search of accordion.solver (streets/README.md).",
+                              methods);
 }
