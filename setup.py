@@ -2,7 +2,8 @@
 
 * The solver's searches in C: one core per family of games, in that family's folder of
   ``accordion/solver/`` (``row/_csolver``, ``klondike/_cklondike``, ``streets/_cstreets``,
-  ``emperor/_cemperor``, ``spider/_cspider``), sharing ``solver/_ccommon.h``.
+  ``emperor/_cemperor``, ``spider/_cspider``), sharing ``solver/_ccommon.h`` and the headers
+  it includes.
 * The hot path compiled with mypyc from the same typed Python (issue 17): the engine with
   every game and the session layer (whole packages, by glob, so a new module is compiled
   too), the wire codec and validation; the servicer stays interpreted. ``accordion.build_info``
@@ -24,6 +25,7 @@ import os
 import sys
 import sysconfig
 from concurrent.futures import ThreadPoolExecutor
+from glob import glob
 from typing import Any
 
 from setuptools import Extension, setup
@@ -71,11 +73,14 @@ SOLVER = "service/accordion/solver"
 
 def _solver_core(path: str) -> Extension:
     """One of the solver's C searches, ``family/_cname`` (``accordion.solver.family._cname``),
-    optional like the rest; ``_ccommon.h`` is found in ``solver/``."""
+    optional like the rest; ``_ccommon.h`` is found in ``solver/``. It depends on every header
+    the cores share (``solver/_c*.h``) and its family's own (``family/_c*.h``): a header edit
+    rebuilds it."""
+    family = path.split("/")[0]
     return Extension(
         "accordion.solver." + path.replace("/", "."),
         sources=[f"{SOLVER}/{path}.c"],
-        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h"],
+        depends=sorted([*glob(f"{SOLVER}/_c*.h"), *glob(f"{SOLVER}/{family}/_c*.h")]),
         include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,

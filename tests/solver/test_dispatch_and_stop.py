@@ -4,6 +4,8 @@
   game module.
 - A ``StopFlag`` set from another thread ends a long search within a second, answering
   UNKNOWN, in the compiled core and in the pure-Python path alike.
+- The tableau cores that report their progress check the progress byte as they check the stop
+  flag, and release both, whether the call fails or searches.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ast
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,9 @@ from accordion.engine import (
     new_game,
 )
 from accordion.solver import IMPLEMENTATIONS, Outcome, StopFlag, UnsupportedGameError, solve
+from accordion.solver.emperor import adapter as emperor_adapter
+from accordion.solver.klondike import adapter as klondike_adapter
+from accordion.solver.spider import adapter as spider_adapter
 
 SOLVER_DIR = Path(accordion.solver.__file__).parent
 
@@ -185,3 +191,54 @@ def test_a_flag_set_before_the_search_stops_it_at_the_first_check(impl: str, vid
     stopped = solve(game, impl=impl, stop=stop)
     assert not free.unknown and free.nodes > 1024
     assert stopped.unknown and stopped.nodes <= 1024
+
+
+def klondike_core(stop: object, progress: object) -> object:
+    game = new_game("klondike", {"open": "true"}, seed=1)
+    core, search = klondike_adapter.CORE, game.rules.search(game.state)
+    return klondike_adapter.klondike_solve(core, search, game.state, 2000, 0.0, stop, progress)  # type: ignore[arg-type]
+
+
+def emperor_core(stop: object, progress: object) -> object:
+    state = new_game("emperor", {"open": "true"}, seed=1).state
+    core, args = emperor_adapter.CORE, emperor_adapter.core_args(state)
+    return core.emperor_solve(*args, 2000, stop=stop, progress=progress)  # type: ignore[union-attr, arg-type]
+
+
+def spider_core(stop: object, progress: object) -> object:
+    state = new_game("spider", {"open": "true", "suits": "1"}, seed=1).state
+    core, args = spider_adapter.CORE, spider_adapter.core_args(state)
+    return core.spider_solve(*args, 2000, stop=stop, progress=progress)  # type: ignore[union-attr, arg-type]
+
+
+# Each core that reports its progress (whether it is built; a call on a dealt game for 2,000
+# positions with the given stop and progress arguments).
+PROGRESS_CORES: dict[str, tuple[bool, Callable[[object, object], object]]] = {
+    "klondike": (klondike_adapter.CORE is not None, klondike_core),
+    "emperor": (emperor_adapter.CORE is not None, emperor_core),
+    "spider": (spider_adapter.CORE is not None, spider_core),
+}
+
+
+@pytest.mark.parametrize("family", sorted(PROGRESS_CORES))
+def test_the_progress_byte_is_checked_as_the_stop_flag_and_both_are_released(family: str) -> None:
+    """One writable byte or None for each; the error names the argument at fault. A bytearray
+    whose buffer is still held cannot grow, so ``extend`` shows that each was released: after an
+    error in the other argument, and after a search (which wrote the best progress, above 0 from
+    a fresh deal)."""
+    built, call = PROGRESS_CORES[family]
+    if not built:
+        pytest.skip("the compiled core is not built")
+    with pytest.raises(ValueError, match="^stop is a writable buffer of at least one byte$"):
+        call(bytearray(), None)
+    stop = bytearray(1)
+    with pytest.raises(ValueError, match="^progress is a writable buffer of at least one byte$"):
+        call(stop, bytearray())
+    with pytest.raises(BufferError):
+        call(stop, b"\0")  # bytes: not writable
+    stop.extend(b"\0")  # released after the progress byte's error
+    progress = bytearray(1)
+    call(bytearray(1), progress)
+    assert progress[0] > 0
+    progress.extend(b"\0")  # released after the search
+    assert len(stop) == len(progress) == 2

@@ -622,13 +622,8 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
     for (int i = 0; i < NPILES; i++)
         c->root_down += root.down[i];
     Py_buffer stop_view, progress_view;
-    volatile const uint8_t *progress_out; /* written once, after the search */
-    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
-        free(c);
-        return NULL;
-    }
-    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
-        close_search(&c->seen, &stop_view);
+    if (!open_search_progress(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop, progress_obj,
+                              &progress_view)) {
         free(c);
         return NULL;
     }
@@ -653,16 +648,9 @@ static PyObject *py_emperor_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->quick = 1;
     r = schedule_run(&plan, &core, max_nodes, &ok);
     Py_END_ALLOW_THREADS
-    if (progress_out != NULL)
-        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
-    release_stop(&progress_view);
-    close_search(&c->seen, &stop_view);
-    if (!ok) {
-        free(c);
-        return PyErr_NoMemory();
-    }
+    close_search_progress(&c->seen, &stop_view, &progress_view, c->best);
     int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
-    PyObject *moves = PyList_New(0);
+    PyObject *moves = line_list(ok);
     if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
         Py_CLEAR(moves);
     PyObject *res = solve_result(outcome, moves, c->nodes);
@@ -680,11 +668,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cemperor",
-    "The compiled Emperor search of accordion.solver; _pyemperor.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cemperor(void)
 {
     uint64_t seed = 0x656D7065726F72ULL;
@@ -694,5 +677,7 @@ PyMODINIT_FUNC PyInit__cemperor(void)
         ZOBRIST_FILL(ZT[w], &seed);
         ZOBRIST_FILL(ZCUR[w], &seed);
     }
-    return PyModule_Create(&module);
+    return create_core_module("_cemperor",
+                              "The compiled Emperor search of accordion.solver (emperor/README.md).",
+                              methods);
 }

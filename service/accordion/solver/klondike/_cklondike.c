@@ -1152,15 +1152,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     for (int i = 0; i < c->npiles; i++)
         c->root_down += root.down[i];
     Py_buffer stop_view, progress_view;
-    volatile const uint8_t *progress_out; /* written once, after the search */
     size_t max_slots = table_limit(min_table_slots ? (size_t)min_table_slots : MAX_SLOTS, max_nodes, max_seconds);
-    if (!open_search(&c->seen, max_slots < ((size_t)1 << 14) ? max_slots : (size_t)1 << 14, max_slots, 0, stop_obj,
-                     &stop_view, &c->stop)) {
-        free(c);
-        return NULL;
-    }
-    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
-        close_search(&c->seen, &stop_view);
+    if (!open_search_progress(&c->seen, max_slots < ((size_t)1 << 14) ? max_slots : (size_t)1 << 14, max_slots, 0,
+                              stop_obj, &stop_view, &c->stop, progress_obj, &progress_view)) {
         free(c);
         return NULL;
     }
@@ -1199,16 +1193,9 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     if (!lost_at_root)
         r = schedule_run(&plan, &core, max_nodes, &ok);
     Py_END_ALLOW_THREADS
-    if (progress_out != NULL)
-        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
-    release_stop(&progress_view);
-    close_search(&c->seen, &stop_view);
-    if (!ok) {
-        free(c);
-        return PyErr_NoMemory();
-    }
+    close_search_progress(&c->seen, &stop_view, &progress_view, c->best);
     int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
-    PyObject *moves = PyList_New(0);
+    PyObject *moves = line_list(ok);
     if (moves != NULL && outcome == OUT_WON && !expand(c, root, moves))
         Py_CLEAR(moves);
     PyObject *res = solve_result(outcome, moves, c->nodes);
@@ -1225,11 +1212,6 @@ static PyMethodDef methods[] = {
      "dead_ends=False the dead-end test, equivalent_runs=False the equivalent runs (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cklondike",
-    "The compiled Klondike search of accordion.solver; _pyklondike.py is the same in Python.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__cklondike(void)
@@ -1257,5 +1239,7 @@ PyMODINIT_FUNC PyInit__cklondike(void)
         ZOBRIST_FILL(ZRED[w], &seed);
     }
     ZOBRIST_FILL(ZUP, &seed); /* after the others, which keep their values */
-    return PyModule_Create(&module);
+    return create_core_module("_cklondike",
+                              "The compiled Klondike search of accordion.solver; _pyklondike.py is its twin.",
+                              methods);
 }

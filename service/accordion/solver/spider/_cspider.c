@@ -831,13 +831,8 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     for (int i = 0; i < NPILES; i++)
         c->root_down += root.down[i];
     Py_buffer stop_view, progress_view;
-    volatile const uint8_t *progress_out; /* written once, after the search */
-    if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop)) {
-        free(c);
-        return NULL;
-    }
-    if (!get_stop(progress_obj, &progress_view, &progress_out)) { /* the same check: one writable byte */
-        close_search(&c->seen, &stop_view);
+    if (!open_search_progress(&c->seen, (size_t)1 << 14, MAX_SLOTS, 0, stop_obj, &stop_view, &c->stop, progress_obj,
+                              &progress_view)) {
         free(c);
         return NULL;
     }
@@ -893,16 +888,9 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
         }
     }
     Py_END_ALLOW_THREADS
-    if (progress_out != NULL)
-        *(uint8_t *)progress_view.buf = (uint8_t)c->best;
-    release_stop(&progress_view);
-    close_search(&c->seen, &stop_view);
-    if (!ok) {
-        free(c);
-        return PyErr_NoMemory();
-    }
+    close_search_progress(&c->seen, &stop_view, &progress_view, c->best);
     int outcome = search_outcome(r == R_WIN, !full_done || c->truncated);
-    PyObject *moves = PyList_New(0);
+    PyObject *moves = line_list(ok);
     SState at = root; /* replayed along the line: a run through spaces is told as its moves */
     for (int q = 0; moves != NULL && outcome == OUT_WON && q < c->depth; q++) {
         const SMove *mv = &c->path[q];
@@ -931,11 +919,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cspider",
-    "The compiled Spider search of accordion.solver; _pyspider.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cspider(void)
 {
     uint64_t seed = 0x737069646572ULL;
@@ -945,5 +928,7 @@ PyMODINIT_FUNC PyInit__cspider(void)
         ZOBRIST_FILL(ZIDX[w], &seed);
         ZOBRIST_FILL(ZS[w], &seed);
     }
-    return PyModule_Create(&module);
+    return create_core_module("_cspider",
+                              "The compiled Spider search of accordion.solver (spider/README.md).",
+                              methods);
 }

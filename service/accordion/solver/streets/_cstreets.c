@@ -918,16 +918,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_END_ALLOW_THREADS
     close_search(&c->seen, &stop_view);
-    if (!ok) {
-        free(c->frames);
-        free(c->keys);
-        free(c->moves);
-        free(c->line);
-        free(c);
-        return PyErr_NoMemory();
-    }
     int outcome = search_outcome(r == R_WIN, r == R_STOP || c->truncated);
-    PyObject *moves = PyList_New(0);
+    PyObject *moves = line_list(ok);
     if (moves != NULL && outcome == OUT_WON) {
         reset_to_root(c, &root);
         if (!expand(c, moves))
@@ -950,16 +942,13 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_cstreets",
-    "The compiled open-tableau search of accordion.solver; _pystreets.py is the same in Python.", -1, methods,
-};
-
 PyMODINIT_FUNC PyInit__cstreets(void)
 {
     uint64_t seed = 0x73747265657473ULL;
     ZOBRIST_FILL(ZP, &seed);
     for (int x = 0; x < 52; x++)
         LOWER[x] = ((1ULL << (x % 13)) - 1) << (x - x % 13);
-    return PyModule_Create(&module);
+    return create_core_module("_cstreets",
+                              "The compiled open-tableau search of accordion.solver (streets/README.md).",
+                              methods);
 }
