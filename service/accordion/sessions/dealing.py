@@ -15,6 +15,7 @@ from . import replies, tokens
 from .cache import Cached
 from .errors import DealCodeNotFound, DealCodeOptions, GameCorrupt, RequestIdReused, StoreUnavailable
 from .record import Stored, decode_head, load_stored
+from .seed_gate import shown_seeds_tried
 from .store_calls import StoreCalls
 
 FIRST_VERSION = 1
@@ -107,7 +108,9 @@ class Dealing(StoreCalls):
         (``deal_code``: the game is that code's game exactly, so it keeps it; else a new code).
         With a request id, a retry (same id, same ``fingerprint``, same ``caller``) gets the
         first game and token; the same id for another request is RequestIdReused; under another
-        caller it is another id."""
+        caller it is another id. ``seeds_tried`` (NewGame(winnable_only)'s count) is kept and
+        answered only where the seed shows (``seed_gate.shown_seeds_tried``), since it names it."""
+        seeds_tried = shown_seeds_tried(game, seeds_tried)
         token = tokens.new_token()
         stored = Stored.new(game, FIRST_VERSION)
         # The code's record is written first: a game never names a code that does not answer
