@@ -50,7 +50,7 @@ class CodedDeal:
     (None: dealt from the seed), and the code (canonical)."""
 
     variant: engine.Variant
-    options: dict[str, object]  # the variant's option values (str, int or bool)
+    options: dict[str, engine.OptionValue]  # the variant's option values
     seed: int
     deal: tuple[int, ...] | None
     code: str
@@ -69,7 +69,7 @@ class CodedDeal:
             value, coded = asked[name], self.options.get(name)
             if value == coded:
                 continue
-            if name == "undo" and engine.undo_is_stricter(value, str(coded)):
+            if name == "undo" and engine.undo_is_stricter(str(value), str(coded)):
                 values[name] = value
                 continue
             raise DealCodeOptions(
