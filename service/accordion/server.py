@@ -53,13 +53,14 @@ from accordion.api.ratelimit import Limit, MemoryRateLimiter, RateLimiter, Redis
 from accordion.api.server_watch import ServerWatch
 from accordion.api.solving import Budgets
 from accordion.build_info import build_kind
-from accordion.config import OPTIONS, banner
+from accordion.config import OPTIONS
 from accordion.config import Config as Config  # re-exported: older code imports them from here
 from accordion.config import parse_args as parse_args
 from accordion.listening import ListenError as ListenError  # re-exported, as Config above
 from accordion.listening import bind_failure, check_free, server_options
 from accordion.netaddr import parse_networks
 from accordion.sessions.winnable import PoolSettings
+from accordion.startup_banner import banner
 from accordion.store import GameStore, open_store
 from accordion.tls import server_credentials
 

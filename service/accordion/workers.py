@@ -55,9 +55,10 @@ from typing import Any
 import structlog
 
 from accordion.api.access_log import flush_access_log
-from accordion.config import Config, banner
+from accordion.config import Config
 from accordion.listening import ListenError
 from accordion.server import AccordionServer, configure_logging, freeze_startup_objects, run_loop
+from accordion.startup_banner import banner
 
 MAX_RESTARTS = 5
 RESTART_WINDOW = 60.0

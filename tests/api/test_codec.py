@@ -23,6 +23,7 @@ from accordion.engine.moves import Zone, remove, stack
 from accordion.engine.rng import SplitMix64
 from accordion.sessions import record, replies, tokens
 from accordion.sessions.record import Stored, load_stored
+from accordion.sessions.seed_gate import seed_is_public
 from accordion.v1 import accordion_pb2 as pb
 
 VARIANTS = [v.id for v in engine.all_variants()]
@@ -54,7 +55,7 @@ def reference_game(game: engine.Game, game_id: str, version: int) -> pb.Game:
         can_undo=game.move_count > 0,
         zones=[wire.encode_zone(z) for z in zones],
     )
-    if wire.seed_is_public(game):
+    if seed_is_public(game):
         msg.seed = game.seed
     return msg
 

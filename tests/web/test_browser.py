@@ -1,6 +1,7 @@
 """The web page in a real headless Chromium (Debian's `chromium`, `make web-test` installs it):
-`npm run build` of clients/web, then its browser tests (clients/web/test/browser.test.mjs,
-node:test + playwright-core attached to /usr/bin/chromium) against the stack on free ports."""
+`npm run build` of clients/web, then its browser tests (every file in clients/web/test/, their
+shared set-up in clients/web/test-support/browser.mjs; node:test + playwright-core attached to
+/usr/bin/chromium) against the stack on free ports."""
 
 from __future__ import annotations
 

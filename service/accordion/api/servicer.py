@@ -196,10 +196,8 @@ class AccordionServicer:
                 deadline,
                 limits.current_client(),
             )
-            # The count names the seed dealt (the one asked for, plus the count, less one), and a
-            # seed names every card: it is shown exactly when the seed is (``seed_is_public``).
-            game = found.game
-            seeds_tried = found.seeds_tried if wire.seed_is_public(game) else 0
+            # (The session layer shows the count only where it shows the seed: sessions/seed_gate.py.)
+            game, seeds_tried = found.game, found.seeds_tried
         rid = request.request_id
         dealt = await self.sessions.deal(
             game,

@@ -19,6 +19,7 @@ from accordion.engine.cards import card_text
 from accordion.engine.core import option_text
 from accordion.engine.moves import Claim, Move, MoveKind, Remove, Stack, Transfer, Zone
 from accordion.engine.zones import PileView, ZoneView
+from accordion.sessions.seed_gate import shown_seed
 from accordion.v1 import accordion_pb2 as pb
 
 Serialized = NewType("Serialized", bytes)  # a reply message already serialized: sent as it is
@@ -74,17 +75,6 @@ def encode_move(move: Move, notation: str) -> pb.Move:
 
 def encode_legal(game: Game) -> list[pb.Move]:
     return [encode_move(m, t) for m, t in zip(game.legal_moves(), game.legal_texts(), strict=True)]
-
-
-def seed_is_public(game: Game) -> bool:
-    """Whether showing the seed reveals nothing hidden: nothing hidden now (the engine's
-    ``hides_anything``: a stock, a face-down card, unless the game was dealt open) and no
-    chance to come.
-
-    Not "or game over": undo takes back any last move (a resignation, or the move that ended
-    the game), so a seed shown for a finished game would tell the stock's order, a face-down
-    card, or French's shuffles to come, of a game that can go on."""
-    return not game.rules.draws_after_deal and not game.rules.hides_anything(game.state)
 
 
 def encode_zone(view: ZoneView) -> pb.Zone:
@@ -323,8 +313,9 @@ def game_bytes(game: Game, game_id: str, version: int) -> bytes:
     parts.append(_field(b"\x6a", game.render().encode()))
     parts.append(_field(b"\x72", game.state_string(hide_stock=True).encode()))
     parts.extend(_field(b"\x7a", extra.encode()) for extra in rules.summary(state))
-    if not rules.draws_after_deal and not rules.hides_anything(state):
-        parts.append(b"\x80\x01" + varint(game.seed))  # seed_is_public; optional: sent even if 0
+    seed = shown_seed(game)  # the session layer's rule (sessions/seed_gate.py), not the wire's
+    if seed is not None:
+        parts.append(b"\x80\x01" + varint(seed))  # optional: sent even if 0
     if moves:
         parts.append(b"\x88\x01\x01")  # can_undo
     if zones:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from mypy_extensions import mypyc_attr
 
@@ -34,6 +34,11 @@ from .zones import ZoneView
 
 _NO_TEXTS: Mapping[str, str] = {}
 
+# An option's value: a switch (bool), a number (int, from a range) or a choice (str). Option
+# values come in as text or as values (``Option.parse`` reads either: typed ``object``) and are
+# kept as these; ``option_text`` writes them back.
+OptionValue: TypeAlias = bool | int | str
+
 
 class Status(str, Enum):
     IN_PROGRESS = "IN_PROGRESS"
@@ -46,11 +51,11 @@ class Option:
     """A rules option: its allowed values (``str`` choices or an ``int`` range) and default."""
 
     name: str
-    default: Any
-    allowed: tuple[Any, ...] | range
+    default: OptionValue
+    allowed: tuple[OptionValue, ...] | range
     description: str
 
-    def parse(self, value: Any) -> Any:
+    def parse(self, value: object) -> OptionValue:
         """The option's value from ``value`` or its text form.
 
         Raises:
@@ -82,7 +87,7 @@ class Option:
         return [option_text(v) for v in self.allowed]
 
 
-def option_text(value: Any) -> str:
+def option_text(value: object) -> str:
     """An option value as text: ``true``/``false`` for a switch, else ``str``."""
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
@@ -141,8 +146,8 @@ class Rules:
         cls.state_type = state_type(cls.__name__, cls.fields)
         cls.fields_by_tag = {f.tag: f for f in cls.fields}
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values: dict[str, Any] = dict(values)
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
+        self.values: dict[str, OptionValue] = dict(values)
 
     def state(self, row: Row, stock: Pile = (), **extras: Any) -> State:
         """A position of this game: ``row``, ``stock`` and any declared field by name (the rest default).
@@ -324,7 +329,7 @@ class Variant:
     rules: type[Rules]
     description: str
     aliases: tuple[str, ...] = ()
-    preset: Mapping[str, Any] = field(default_factory=dict)
+    preset: Mapping[str, OptionValue] = field(default_factory=dict)
 
     @property
     def options(self) -> tuple[Option, ...]:
@@ -334,7 +339,7 @@ class Variant:
             for o in (*self.rules.options, *COMMON_OPTIONS)
         )
 
-    def resolve(self, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def resolve(self, values: Mapping[str, object] | None = None) -> dict[str, OptionValue]:
         """Every option's value: the given ones parsed, the rest defaulted.
 
         Raises:
@@ -354,12 +359,12 @@ class Variant:
             for name, o in known.items()
         }
 
-    def defaults(self) -> dict[str, Any]:
+    def defaults(self) -> dict[str, OptionValue]:
         """Every option's default in this variant (``options``' defaults, by name)."""
         preset = self.preset
         return {o.name: preset.get(o.name, o.default) for o in (*self.rules.options, *COMMON_OPTIONS)}
 
-    def make_rules(self, values: Mapping[str, Any] | None = None) -> Rules:
+    def make_rules(self, values: Mapping[str, object] | None = None) -> Rules:
         return self.rules(self.resolve(values))
 
 

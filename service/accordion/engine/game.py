@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import card_text, parse_cards
-from .core import Rules, State, Status, Variant, find_variant
+from .core import OptionValue, Rules, State, Status, Variant, find_variant
 from .errors import (
     EngineError,
     IllegalMoveError,
@@ -39,7 +39,7 @@ class Replay:
     """Everything needed to rebuild a game exactly: variant, options, seed or deal, moves."""
 
     variant: str
-    options: Mapping[str, Any]
+    options: Mapping[str, object]  # as given (values or their text): new_game resolves them
     seed: int
     deal: tuple[int, ...] | None = None
     moves: tuple[str, ...] = ()
@@ -73,7 +73,7 @@ class GameView:
     """What a player may see: everything but the stock's order."""
 
     variant: str
-    options: Mapping[str, Any]
+    options: Mapping[str, OptionValue]
     row: tuple[tuple[int, ...], ...]
     stock_size: int
     status: Status
@@ -114,7 +114,7 @@ class Game:
         return self._state
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, OptionValue]:
         return dict(self.rules.values)
 
     def legal_moves(self) -> tuple[Move, ...]:
@@ -376,7 +376,7 @@ class Game:
 
 def new_game(
     variant: str | Variant,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     seed: int | None = None,
     deal: Sequence[int] | str | None = None,
 ) -> Game:

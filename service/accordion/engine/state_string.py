@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cards import card_code, parse_card
-from .core import Rules, State, Variant, find_variant, option_text
+from .core import OptionValue, Rules, State, Variant, find_variant, option_text
 from .errors import EngineError, InvalidDealError, InvalidStateError
 
 _CODES = tuple(card_code(c) for c in range(52))  # the two-character form of every card, by value
@@ -45,10 +45,10 @@ def _codes(text: str) -> list[int]:
     return [parse_card(text[i : i + 2]) for i in range(0, len(text), 2)]
 
 
-_DEFAULTS: dict[str, dict[str, Any]] = {}
+_DEFAULTS: dict[str, dict[str, OptionValue]] = {}
 
 
-def _defaults(variant: Variant) -> dict[str, Any]:
+def _defaults(variant: Variant) -> dict[str, OptionValue]:
     """Each option's default, by variant id (``Variant.options`` builds new records each time)."""
     found = _DEFAULTS.get(variant.id)
     if found is None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from .cards import DECK_SIZE, RANK, SUIT, SUIT_SYMBOLS, card_code
-from .core import Option, Rules
+from .core import Option, OptionValue, Rules
 from .errors import InvalidStateError
 from .fields import CARDS, COUNTS, PILES, Field, Pile, Row, State
 from .moves import Draw, Move, Transfer, Zone, transfer
@@ -97,7 +97,7 @@ class TableauRules(Rules):
 
     open: bool
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         self.open = bool(values.get("open", False))
 

@@ -8,6 +8,7 @@
   built on ``dealing`` (NewGame, deal codes, ShareGame) and ``store_calls`` (what it holds, each
   store call under its timer, authorize and load); ``observer``: what it tells metrics;
   ``search_gate``: the hidden-information gate (what Solve and Hint may search);
+  ``seed_gate``: when a reply shows the seed (and NewGame's seeds_tried, which names it);
   ``watching``: WatchGame's stream, which reads through ``watching.WatchSource`` (no cycle);
   ``starts.start_game``: the game a NewGame names (a seed, drawn if none; cards; a deal code).
 * ``errors``: what it raises; ``tokens``: game ids, tokens and request-id keys.

@@ -15,6 +15,7 @@ from . import replies, tokens
 from .cache import Cached
 from .errors import DealCodeNotFound, DealCodeOptions, GameCorrupt, RequestIdReused, StoreUnavailable
 from .record import Stored, decode_head, load_stored
+from .seed_gate import shown_seeds_tried
 from .store_calls import StoreCalls
 
 FIRST_VERSION = 1
@@ -49,7 +50,7 @@ class CodedDeal:
     (None: dealt from the seed), and the code (canonical)."""
 
     variant: engine.Variant
-    options: dict[str, object]  # the variant's option values (str, int or bool)
+    options: dict[str, engine.OptionValue]  # the variant's option values
     seed: int
     deal: tuple[int, ...] | None
     code: str
@@ -68,7 +69,7 @@ class CodedDeal:
             value, coded = asked[name], self.options.get(name)
             if value == coded:
                 continue
-            if name == "undo" and engine.undo_is_stricter(value, str(coded)):
+            if name == "undo" and engine.undo_is_stricter(str(value), str(coded)):
                 values[name] = value
                 continue
             raise DealCodeOptions(
@@ -107,7 +108,9 @@ class Dealing(StoreCalls):
         (``deal_code``: the game is that code's game exactly, so it keeps it; else a new code).
         With a request id, a retry (same id, same ``fingerprint``, same ``caller``) gets the
         first game and token; the same id for another request is RequestIdReused; under another
-        caller it is another id."""
+        caller it is another id. ``seeds_tried`` (NewGame(winnable_only)'s count) is kept and
+        answered only where the seed shows (``seed_gate.shown_seeds_tried``), since it names it."""
+        seeds_tried = shown_seeds_tried(game, seeds_tried)
         token = tokens.new_token()
         stored = Stored.new(game, FIRST_VERSION)
         # The code's record is written first: a game never names a code that does not answer

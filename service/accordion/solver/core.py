@@ -34,10 +34,9 @@ path both look at the flag every 1024 positions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from ..engine.core import Rules, State
 from ..engine.errors import EngineError
@@ -305,7 +304,7 @@ def _open_equivalent(game: Game) -> tuple[Rules, State]:
 
 def find_winnable_seed(
     variant: str,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     start_seed: int = 0,
     max_tries: int = 100,
     budget: float | None = 0.5,

@@ -9,12 +9,12 @@ and change only where a pile may go or what counts as a win.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, final
+from typing import ClassVar, final
 
 from mypy_extensions import mypyc_attr
 
 from ..cards import DECK_SIZE, MATCH
-from ..core import Option, Rules, State, Variant, register
+from ..core import Option, OptionValue, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Stack, stack
 from ..rng import SplitMix64
 from ..search import Search, StackSearch
@@ -60,7 +60,7 @@ class StackingRules(Rules):
     leap: int
     win_piles: int
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         # A variant without an option (no ``leap`` in 23 Skidoo, no ``win_piles`` in
         # Accordion's Revenge) has the fixed value.

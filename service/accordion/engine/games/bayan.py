@@ -20,10 +20,10 @@ Readings:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, final
+from typing import ClassVar, final
 
 from ..cards import DECK_SIZE, MATCH
-from ..core import Option, Rules, State, Variant, register
+from ..core import Option, OptionValue, Rules, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Remove, remove
 from ..rng import SplitMix64
 from ..search import Removal, RemoveSearch, Search
@@ -46,7 +46,7 @@ class BayanRules(Rules):
     move_kinds = (MoveKind.REMOVE, MoveKind.DEAL)
     dealing: str
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         self.dealing = str(values.get("dealing", "all"))
 

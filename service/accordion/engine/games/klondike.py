@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..cards import RANK, SUIT
-from ..core import Option, State, Variant, register
+from ..core import Option, OptionValue, State, Variant, register
 from ..fields import COUNT, Field
 from ..moves import DRAW, REDEAL, Draw, Move, MoveKind, Redeal, Transfer
 from ..rng import SplitMix64
@@ -70,7 +70,7 @@ class KlondikeRules(TableauRules):
     partial_runs: bool
     foundation_return: bool
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         self.draw = int(values.get("draw", 3))
         self.passes = int(values.get("passes", 0))

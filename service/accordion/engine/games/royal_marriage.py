@@ -10,10 +10,10 @@ always the couple. Option ``suit`` (spec) picks the couple's suit; hearts by def
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, final
+from typing import ClassVar, final
 
 from ..cards import DECK_SIZE, card_text, make_card
-from ..core import Option, Variant, register
+from ..core import Option, OptionValue, Variant, register
 from ..errors import InvalidDealError
 from ..rng import SplitMix64
 from .eliminators import EliminatorRules
@@ -31,7 +31,7 @@ class RoyalMarriageRules(EliminatorRules):
     gaps = (1, 2)
     suit: str
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         self.suit = str(values.get("suit", "hearts"))
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cards import RANK
-from ..core import Option, Row, State, Variant, register
+from ..core import Option, OptionValue, Row, State, Variant, register
 from ..moves import DEAL, Deal, Move, MoveKind, Transfer
 from ..rng import SplitMix64
 from ..search import Search, SpiderSearch
@@ -85,7 +85,7 @@ class SpiderRules(TableauRules):
     suits: int
     dealt: int
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, OptionValue]) -> None:
         super().__init__(values)
         self.suits = int(values.get("suits", 4))
         self.dealt = DEALT[str(values.get("layout", "seed"))]
