@@ -28,6 +28,7 @@
  * and the caller's stop flag are read every 1024 positions, as in _csolver.c.
  */
 #include "_ccommon.h"
+#include "_cschedule.h"
 
 /* Restarts: the first attempt may visit this many positions, each next one twice as many. */
 #define FIRST_ATTEMPT 20000
@@ -37,6 +38,7 @@
 #include "_cstreets_pos.h"
 #include "_cstreets_dfs.h"
 #include "_cstreets_bf.h"
+#include "_cstreets_passes.h"
 
 /* ---- the win as moves: (dst_zone 0 tableau / 1 foundation, src, dst) ---- */
 
@@ -111,56 +113,6 @@ static int read_position(PyObject *piles, PyObject *found, Ctx *c)
     return 1;
 }
 
-/* The root position, to go back to for each attempt and to write out a win's moves. */
-typedef struct {
-    uint8_t card[MAXP][MAXPILE], n[MAXP], found[4], pile_of[52], idx_of[52];
-    uint64_t ph[2][MAXP], pm[2][MAXP], ksum[2], inpiles;
-    int rises;
-} Root;
-
-static void save_root(const Ctx *c, Root *r)
-{
-    memcpy(r->card, c->card, sizeof r->card);
-    memcpy(r->n, c->n, sizeof r->n);
-    memcpy(r->found, c->found, sizeof r->found);
-    memcpy(r->pile_of, c->pile_of, sizeof r->pile_of);
-    memcpy(r->idx_of, c->idx_of, sizeof r->idx_of);
-    memcpy(r->ph, c->ph, sizeof r->ph);
-    memcpy(r->pm, c->pm, sizeof r->pm);
-    memcpy(r->ksum, c->ksum, sizeof r->ksum);
-    r->inpiles = c->inpiles;
-    r->rises = c->rises;
-}
-
-static void reset_to_root(Ctx *c, const Root *r)
-{
-    memcpy(c->card, r->card, sizeof r->card);
-    memcpy(c->n, r->n, sizeof r->n);
-    memcpy(c->found, r->found, sizeof r->found);
-    memcpy(c->pile_of, r->pile_of, sizeof r->pile_of);
-    memcpy(c->idx_of, r->idx_of, sizeof r->idx_of);
-    memcpy(c->ph, r->ph, sizeof r->ph);
-    memcpy(c->pm, r->pm, sizeof r->pm);
-    memcpy(c->ksum, r->ksum, sizeof r->ksum);
-    c->inpiles = r->inpiles;
-    c->rises = r->rises;
-    c->depth = 0;
-    c->truncated = 0;
-}
-
-/* The depth-first win's moves: each frame's last move tried. */
-static int line_from_frames(Ctx *c)
-{
-    free(c->line);
-    c->nline = c->depth;
-    c->line = (SMove *)malloc((size_t)(c->depth + 1) * sizeof(SMove));
-    if (c->line == NULL)
-        return 0;
-    for (int q = 0; q < c->depth; q++)
-        c->line[q] = c->moves[c->frames[q].at + c->frames[q].next - 1];
-    return 1;
-}
-
 static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"piles", "found", "build", "space_any", "max_nodes", "max_seconds", "stop",
@@ -194,7 +146,8 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
                 c->hosts[x] |= 1ULL << h;
     c->space_any = space_any;
     c->frozen_test = frozen_test;
-    c->max_nodes = max_nodes;
+    c->budget = max_nodes;
+    c->best_first_nodes = best_first_nodes;
     Py_buffer stop_view;
     if (!open_search(&c->seen, (size_t)1 << 14, MAX_SLOTS, 1, stop_obj, &stop_view, &c->stop)) {
         free(c);
@@ -202,38 +155,25 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
     }
     Root root;
     save_root(c, &root);
-    int r, ok = 1, best_first_done = best_first_nodes == 0;
-    c->attempt_nodes = first_attempt;
-    Py_BEGIN_ALLOW_THREADS
-    c->start = now_seconds();
-    c->deadline = max_seconds > 0 ? c->start + max_seconds : 0;
+    c->root = &root;
     /* Restarts: attempt a visits at most first_attempt * 2^a positions, its table fresh, the
      * moves of equal rank after the first attempt in an order shuffled by noise seeded by a.
      * A win is a win; an attempt that ends without reaching its limit (or the depth cut) has
      * searched everything reachable, so its LOST is a proof whatever the order. The attempt
      * that could not be followed by a whole one runs to the end of the budget (last_attempt).
-     * Between the first attempt and the second, the best-first pass (best_first). */
-    for (;;) {
-        c->attempt_end = c->nodes + c->attempt_nodes;
-        c->rng = (uint64_t)c->attempt;
-        r = dfs(c);
-        if (r == R_WIN && !line_from_frames(c))
-            r = R_STOP, ok = 0;
-        if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
-            break;
-        reset_to_root(c, &root);
-        if (!best_first_done) {
-            best_first_done = 1;
-            r = best_first(c, best_first_nodes);
-            if (r != R_STOP || c->stopped || (c->max_nodes && c->nodes > c->max_nodes))
-                break;
-            reset_to_root(c, &root);
-        }
-        c->attempt++;
-        c->attempt_nodes *= 2;
-        if (!(ok = ks_reset(&c->seen)))
-            break;
-    }
+     * Between the first attempt and the second, the best-first pass (best_first). The pass
+     * scheduler shared with Klondike and Emperor (_cschedule.h) runs them: attempts doubling,
+     * no limit on them but the budget, the best-first pass as its one beam, and every pass's
+     * LOST a proof, so no full search after them. */
+    Schedule plan = {first_attempt, 2 * first_attempt, UINT64_MAX, 0, 1, 1, best_first_nodes ? 1 : 0, 1, 0, 1, 1};
+    ScheduleCore core = {c, &c->nodes, &c->max_nodes, &c->stopped, &c->quick_over, sched_attempt, sched_best_first,
+                         NULL, sched_reset};
+    int r, ok;
+    Py_BEGIN_ALLOW_THREADS
+    c->start = now_seconds();
+    c->deadline = max_seconds > 0 ? c->start + max_seconds : 0;
+    r = schedule_run(&plan, &core, max_nodes, &ok);
+    ok = ok && !c->oom;
     Py_END_ALLOW_THREADS
     close_search(&c->seen, &stop_view);
     if (!ok) {

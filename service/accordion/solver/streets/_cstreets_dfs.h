@@ -122,13 +122,13 @@ static int gen_moves(Ctx *c, SMove *m, int last)
 }
 
 /* Whether the attempt that reached its allowance goes on to the end of the budget instead of
- * restarting: when what is left (of max_nodes; of the clock, at the rate so far) is less than
+ * restarting: when what is left (of the budget; of the clock, at the rate so far) is less than
  * the next attempt's allowance, that attempt could not finish anyway, and this one keeps its
  * table and its progress (a search that ends within the budget still proves the loss). */
 static int last_attempt(const Ctx *c)
 {
-    uint64_t next = 2 * c->attempt_nodes;
-    if (c->max_nodes && c->max_nodes - c->nodes < next)
+    uint64_t next = 2 * c->attempt_nodes; /* the schedule's restarts_double */
+    if (c->budget && c->budget - c->nodes < next)
         return 1;
     if (c->deadline > 0) {
         double now = now_seconds(), left = c->deadline - now, spent = now - c->start;
@@ -143,12 +143,10 @@ static int last_attempt(const Ctx *c)
 static int enter(Ctx *c)
 {
     c->nodes++;
-    if (c->max_nodes && c->nodes > c->max_nodes)
-        return R_STOP;
-    if (c->nodes > c->attempt_end) {
-        if (!last_attempt(c))
+    if (c->max_nodes && c->nodes > c->max_nodes) { /* the budget, or the attempt's allowance */
+        if ((c->budget && c->nodes > c->budget) || !last_attempt(c))
             return R_STOP;
-        c->attempt_end = UINT64_MAX;
+        c->max_nodes = c->budget; /* the last attempt runs on */
     }
     if ((c->nodes & 1023) == 0 &&
         ((c->stop != NULL && *c->stop) || (c->deadline > 0 && now_seconds() > c->deadline))) {

@@ -30,14 +30,19 @@ typedef struct {
     uint64_t inpiles;     /* the cards in the piles as a set (bit x: card x), kept as cards come and go */
     int rises;            /* cards sitting on a card of their rank or lower: 0 is a win */
     uint64_t hosts[52];     /* bit h of hosts[x]: card x goes on card h */
-    uint64_t nodes, max_nodes;
+    /* max_nodes: the limit the search reads, set by the pass scheduler (_cschedule.h) to the
+     * attempt's or the best-first pass's end; budget: the caller's (0: none) */
+    uint64_t nodes, max_nodes, budget;
     double start, deadline;
     volatile const uint8_t *stop;
     int stopped, truncated;
-    int attempt;          /* restarts so far (see streets_solve) */
+    int attempt;          /* whether the attempt is a restart (its moves shaken by noise) */
     uint64_t rng;         /* the attempt's noise generator */
-    uint64_t attempt_end; /* the node count at which this attempt gives up */
-    uint64_t attempt_nodes; /* this attempt's allowance (attempt_end - its first node) */
+    uint64_t attempt_nodes; /* this attempt's allowance (the scheduler's limit - its first node) */
+    int quick_over;       /* never raised: the attempts keep no share of the clock apart */
+    int oom;              /* memory ran out where the scheduler cannot tell (a win's line) */
+    uint64_t best_first_nodes; /* the best-first pass's allowance */
+    const struct Root *root; /* the position to go back to for each pass */
     KeySet seen;
     int depth;
     struct Frame *frames; /* one per position on the current line, grown on demand */
