@@ -24,6 +24,11 @@ typedef struct {
      * then the full search's: they win different deals; Emperor); 0, one after each quick pass
      * that reached its size, over the full search's moves (Klondike). */
     int beams_before;
+    /* Streets' (issue 30; 0, 0 keep the schedule above as it was for Klondike and Emperor): */
+    int restarts_double; /* each restart twice the one before (the first: restart_nodes) */
+    /* Every pass and beam searches with sound cuts only: one that runs out of moves (R_DEAD)
+     * proves the loss, and no full search follows the passes (ScheduleCore.full unused). */
+    int passes_prove;
 } Schedule;
 
 /* A core's search, as the scheduler drives it. The scheduler sets *max_nodes (the limit the
@@ -84,9 +89,12 @@ static inline int schedule_run(const Schedule *s, const ScheduleCore *k, uint64_
         }
     }
     int width = s->beams_before ? 0 : s->beam_first; /* the next beam's, after a quick pass */
+    uint64_t restart = s->restart_nodes;
     for (int pass = 0; *ok && r != R_WIN && !*k->stopped && !*k->quick_over && (*k->nodes < quick_total || *k->nodes == 0);
          pass++) {
-        uint64_t limit = *k->nodes + (pass > 0 ? s->restart_nodes : s->quick_nodes);
+        uint64_t limit = *k->nodes + (pass > 0 ? restart : s->quick_nodes);
+        if (pass > 0 && s->restarts_double)
+            restart *= 2;
         if (pass > 0 && limit > quick_total)
             limit = quick_total; /* the last restart is cut short: the full search keeps its share */
         *k->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
@@ -107,11 +115,14 @@ static inline int schedule_run(const Schedule *s, const ScheduleCore *k, uint64_
                 *ok = 0;
                 break;
             }
-            r = r == R_WIN ? R_WIN : R_STOP; /* no beam claims a loss */
-            if (r == R_WIN || schedule_spent(k, max_nodes, quick_total))
+            if (!s->passes_prove)
+                r = r == R_WIN ? R_WIN : R_STOP; /* no beam claims a loss */
+            if (r != R_STOP || schedule_spent(k, max_nodes, quick_total))
                 break;
         }
     }
+    if (s->passes_prove)
+        return r; /* R_WIN, R_DEAD (a pass saw its whole space) or R_STOP */
     if (*ok && r != R_WIN && !*k->stopped && (max_nodes == 0 || *k->nodes < max_nodes)) {
         if (!(*ok = k->reset(k->core)))
             return R_STOP;
