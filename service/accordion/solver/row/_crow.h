@@ -50,6 +50,21 @@ static inline int count_node(Budget *b)
     return -1;
 }
 
+/* A row argument (a buffer of min_len..MAXROW cards) into `out`, the buffer released: its length,
+ * or -1 with ValueError set (`bounds`, the message, says what a row may be, or cards_valid's). */
+static int read_row(Py_buffer *buf, Py_ssize_t min_len, const char *bounds, uint8_t *out)
+{
+    Py_ssize_t n = buf->len;
+    if (n > MAXROW || n < min_len) {
+        PyBuffer_Release(buf);
+        PyErr_SetString(PyExc_ValueError, bounds);
+        return -1;
+    }
+    memcpy(out, buf->buf, (size_t)n);
+    PyBuffer_Release(buf);
+    return cards_valid(out, n) ? (int)n : -1;
+}
+
 /* The restart schedule shared with the Python path. */
 #define FIRST_LIMIT 500ULL
 static uint64_t next_limit(uint64_t limit) { return limit + limit / 32; }

@@ -42,16 +42,9 @@ static PyObject *py_stack_solve(PyObject *self, PyObject *args, PyObject *kw)
                                      &strict, &win_piles, &goal, &max_nodes, &max_seconds, &restarts,
                                      &stop_obj))
         return NULL;
-    int n = (int)buf.len;
-    if (n > MAXROW || n < 1) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "a row has 1 to 128 piles");
-        return NULL;
-    }
     uint8_t tops[MAXROW];
-    memcpy(tops, buf.buf, (size_t)n);
-    PyBuffer_Release(&buf);
-    if (!cards_valid(tops, n))
+    int n = read_row(&buf, 1, "a row has 1 to 128 piles", tops);
+    if (n < 0)
         return NULL;
     SCtx *c = (SCtx *)calloc(1, sizeof(SCtx));
     if (c == NULL)
@@ -90,16 +83,9 @@ static PyObject *py_elim_dp(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "y*pp|KdO", kwlist, &buf, &one, &two, &max_nodes, &max_seconds,
                                      &stop_obj))
         return NULL;
-    int n = (int)buf.len;
-    if (n > MAXROW) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "a row has at most 128 cards");
-        return NULL;
-    }
     uint8_t t[MAXROW];
-    memcpy(t, buf.buf, (size_t)n);
-    PyBuffer_Release(&buf);
-    if (!cards_valid(t, n))
+    int n = read_row(&buf, 0, "a row has at most 128 cards", t);
+    if (n < 0)
         return NULL;
     if (n <= 2)
         return solve_result(OUT_WON, PyList_New(0), 1);
@@ -141,10 +127,9 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "y*ippi|KdpO", kwlist, &buf, &mode, &one, &two, &win_cards,
                                      &max_nodes, &max_seconds, &restarts, &stop_obj))
         return NULL;
-    int n = (int)buf.len;
-    if (n > MAXROW || mode < 0 || mode > 2) {
+    if (mode < 0 || mode > 2) {
         PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "a row has at most 128 cards; mode is 0, 1 or 2");
+        PyErr_SetString(PyExc_ValueError, "mode is 0, 1 or 2");
         return NULL;
     }
     ECtx *c = (ECtx *)calloc(1, sizeof(ECtx));
@@ -152,9 +137,8 @@ static PyObject *py_elim_solve(PyObject *self, PyObject *args, PyObject *kw)
         PyBuffer_Release(&buf);
         return PyErr_NoMemory();
     }
-    memcpy(c->card, buf.buf, (size_t)n);
-    PyBuffer_Release(&buf);
-    if (!cards_valid(c->card, n)) {
+    int n = read_row(&buf, 0, "a row has at most 128 cards", c->card);
+    if (n < 0) {
         free(c);
         return NULL;
     }
