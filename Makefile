@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SOLVER_C := $(wildcard service/accordion/solver/*/_c*.c) $(wildcard service/accordion/solver/_c*.h) \
 	$(wildcard service/accordion/solver/*/_c*.h)
 
-.PHONY: test-pure proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
+.PHONY: zones test-pure proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml setup.py $(SOLVER_C)
 	$(PYTHON) -m venv $(VENV)
@@ -163,6 +163,11 @@ PROTOC = $(BIN)/python -m grpc_tools.protoc -Iproto -Iproto/third_party \
 CLIENT_GEN := clients/python/src/accordion_client
 CLIENT_REWRITE := sed -e 's/^from accordion\.v1 import /from accordion_client.v1 import /' \
 	-e "s/'accordion\.v1\.accordion_pb2'/'accordion_client.v1.accordion_pb2'/"
+
+# The C cores' zone numbers (solver/_czones.h) from engine/moves.py ZONE_CODES; the zones test
+# fails when the committed header drifts.
+zones: $(STAMP)
+	$(BIN)/python tools/gen_zones_header.py
 
 proto: $(STAMP)
 	$(call PROTOC,service)

@@ -1,19 +1,25 @@
 """Zones are numbered in one place (engine/moves.py ``ZONE_CODES``), and every copy agrees with it.
 
-The solver's C cores (and their Python twins) answer with zone numbers of their own, written as
-``#define Z_TAB 0`` (``Z_TAB, Z_FOUND, ... = 0, 1, ...`` in Python); the solver's adapter reads
-those numbers as the declared codes, so each copy found under solver/ must say the declaration's
-code, and so must any table of zones by position (``(Zone.TABLEAU, Zone.FOUNDATION, ...)``).
+The solver's C cores answer with zone numbers of their own, ``Z_TAB`` ..., which C cannot read from
+Python: solver/_czones.h is generated from the declaration (tools/gen_zones_header.py, ``make
+zones``) and must be what the generator writes now. The solver's adapter reads those numbers as the
+declared codes, so any other copy found under solver/ (a ``#define Z_TAB 0``, a twin's ``Z_TAB, Z_FOUND
+= 0, 1``, a table of zones by position ``(Zone.TABLEAU, Zone.FOUNDATION, ...)``) must say the
+declaration's code — and the only ``#define`` of a zone is the generated header's.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import accordion
 from accordion.engine.moves import ZONE_CODES, ZONE_OF_CODE, Zone
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import gen_zones_header  # noqa: E402
 
 SOLVER = Path(accordion.__file__).parent / "solver"
 # The cores' names for the zones (Z_TAB: Zone.TABLEAU ...).
@@ -81,6 +87,15 @@ def _drifts(root: Path) -> list[tuple[str, str, int]]:
 def test_the_solver_cores_number_zones_as_declared() -> None:
     assert {name for _, name, _ in _c_copies(SOLVER)} == set(CORE_NAMES)  # the walk finds the C header
     assert _drifts(SOLVER) == []
+
+
+def test_the_c_header_is_generated_from_the_declaration() -> None:
+    """Zone numbers are written by hand once: the cores' #defines are all in the generated header,
+    which is what tools/gen_zones_header.py writes from ``ZONE_CODES`` now (`make zones`)."""
+    assert {f for f, _, _ in _c_copies(SOLVER)} == {"_czones.h"}
+    assert (SOLVER / "_czones.h").read_text() == gen_zones_header.render()
+    assert set(gen_zones_header.C_NAMES) == set(Zone)  # every declared zone has its C name
+    assert {gen_zones_header.C_NAMES[zone]: zone for zone in Zone} == CORE_NAMES
 
 
 def test_a_copy_that_drifts_is_found(tmp_path: Path) -> None:

@@ -122,12 +122,9 @@ static inline int read_foundations(PyObject *found, int n, uint8_t *heights)
 #define R_WIN 1
 #define R_STOP 2 /* a budget, the clock or the stop flag */
 
-/* The zones of a primitive move (src_zone, src, dst_zone, dst, count), as core.py's _ZONES
- * numbers them. */
-#define Z_TAB 0
-#define Z_FOUND 1
-#define Z_STOCK 2
-#define Z_WASTE 3
+/* The zones of a primitive move (src_zone, src, dst_zone, dst, count): Z_TAB, Z_FOUND, Z_STOCK,
+ * Z_WASTE, numbered as engine/moves.py ZONE_CODES declares (a header generated from it). */
+#include "_czones.h"
 
 #include "_cfrontier.h"
 
