@@ -54,7 +54,7 @@ test-pure: $(STAMP)
 		-m serial $(PURE_TESTS) $(NONE_IS_FINE)
 
 # The whole suite against the compiled build, then the engine and API suites against the
-# pure one (docs/performance.md: how long each takes). First everything the tests need
+# pure one (docs/performance/test-suite.md: how long each takes). First everything the tests need
 # (test-needs) with make's own parallelism: what waits on the network (Synapse's venv, `npm ci`,
 # apt) beside what computes (the venv, then mypyc's build beside lint and the type check); make
 # stops on the first that fails. Then pytest on TEST_WORKERS processes (pytest-xdist;

@@ -123,7 +123,9 @@ def main() -> None:
     )
     parser.add_argument("--json", help="write the figures as JSON here")
     parser.add_argument(
-        "--markdown", action="store_true", help="also print the table in Markdown (docs/performance.md)"
+        "--markdown",
+        action="store_true",
+        help="also print the table in Markdown (docs/performance/hostile.md)",
     )
     parser.add_argument(
         "--render", metavar="JSON", help="print the tables of a run saved with --json, and exit"

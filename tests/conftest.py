@@ -84,7 +84,7 @@ WHOLE_MODULES = (
 )
 
 # Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`,
-# docs/performance.md), longest first: they start first. A prefix may be a module or a test.
+# docs/performance/test-suite.md), longest first: they start first. A prefix may be a module or a test.
 LONG_FIRST = (
     "tests/deploy/test_dockerfile.py::test_the_context_holds",  # `pip wheel` of the package
     "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh

@@ -1,4 +1,4 @@
-"""CPU seconds per test, to find where `make test`'s CPU goes (docs/performance.md).
+"""CPU seconds per test, to find where `make test`'s CPU goes (docs/performance/test-suite.md).
 
 A pytest plugin, off unless asked for: ``python -m pytest -p tests.cpu_usage ...`` with
 ``ACCORDION_TEST_CPU=DIR`` writes one JSON line per test to ``DIR/<pid>.jsonl`` (each xdist

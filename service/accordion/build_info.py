@@ -1,6 +1,6 @@
 """Which modules mypyc compiles (setup.py reads this list), and which build is running.
 
-The hot path (issue 17, docs/performance.md): the engine with every game (a whole package, so a
+The hot path (issue 17, docs/performance/hot-path.md): the engine with every game (a whole package, so a
 new game module is compiled as soon as it exists), the session layer, the byte codec they share,
 the wire codec and validation. The rest stays interpreted: the servicer (thin glue whose
 handlers gRPC's wrapper inspects, ``inspect.isasyncgenfunction``, which a compiled method would

@@ -84,7 +84,7 @@ class Config:
         return is_memory_url(self.redis_url)
 
 
-# (flag, environment variable, type, help). The table in README.md mirrors this one.
+# (flag, environment variable, type, help). The table in docs/configuration.md mirrors this one.
 OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("listen", "ACCORDION_LISTEN", str, "host:port to serve on (port 0: any free port)"),
     (

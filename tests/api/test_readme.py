@@ -1,4 +1,5 @@
-"""The README's Python example runs as written, and its configuration table matches the server's flags."""
+"""The README's Python example runs as written, and the configuration table (docs/configuration.md)
+matches the server's flags."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from accordion.server import _OPTIONS
 from .helpers import ROOT, ServerProcess
 
 README = (ROOT / "README.md").read_text()
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
 
 
 def test_the_python_example_plays_against_a_real_server(spawn_server: Callable[..., ServerProcess]) -> None:
@@ -25,7 +27,7 @@ def test_the_python_example_plays_against_a_real_server(spawn_server: Callable[.
 
 
 def test_the_configuration_table_lists_every_flag_and_variable() -> None:
-    rows = {m.group(1, 2) for m in re.finditer(r"^\| `--([a-z-]+)` \| `([A-Z_]+)` \|", README, re.M)}
+    rows = {m.group(1, 2) for m in re.finditer(r"^\| `--([a-z-]+)` \| `([A-Z_]+)` \|", CONFIGURATION, re.M)}
     assert rows == {(name.replace("_", "-"), var) for name, var, _, _ in _OPTIONS}
 
 

@@ -1,5 +1,5 @@
-"""The README's curl session (section "REST/JSON") runs as written against server + Envoy, and
-prints what the README shows. Needs curl and jq, as the README does."""
+"""The curl session of docs/api.md (section "REST/JSON", moved there from the README) runs as written
+against server + Envoy, and prints what the page shows. Needs curl and jq, as the page does."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from tests.api.helpers import ROOT
 
 from .conftest import RestStack
 
-README = (ROOT / "README.md").read_text()
+PAGE = (ROOT / "docs" / "api.md").read_text()
 
 
 def session() -> tuple[str, list[str]]:
     """The block and its expected output: each `# ...` line right under a command or an output."""
-    section = README.split("\n## REST/JSON\n", 1)[1].split("\n## ", 1)[0]
+    section = PAGE.split("\n## REST/JSON\n", 1)[1].split("\n## ", 1)[0]
     block = next(
         b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if b.startswith("B=http://127.0.0.1:8080")
     )
@@ -32,7 +32,7 @@ def session() -> tuple[str, list[str]]:
 
 def test_the_readme_session_can_be_read() -> None:
     block, expected = session()
-    assert "make serve-rest" in README and len(expected) >= 10
+    assert "make serve-rest" in PAGE and len(expected) >= 10
     assert "# Errors: the HTTP status for the gRPC code, and the google.rpc.Status as the JSON body" in block
 
 

@@ -145,7 +145,7 @@ def assert_served(probes: Probes, what: str) -> None:
     print(f"\n{what}: second client {probes.summary()}")
     # Served means answered, nearly always, and never stuck behind the attack (STUCK): the counts
     # and the bound hold on a loaded machine (make test runs four workers on two cores). How fast
-    # the answers are under abuse is bench/hostile.py's business (docs/performance.md), not a test's.
+    # the answers are under abuse is bench/hostile.py's business (docs/performance/hostile.md), not a test's.
     assert len(probes.calls) >= MIN_PROBES, probes.summary()
     assert probes.ok_ratio() >= 0.99, probes.summary()
     assert probes.p99() < STUCK, probes.summary()

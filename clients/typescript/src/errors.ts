@@ -13,7 +13,7 @@ import { BadRequestSchema, ErrorInfoSchema } from "./gen/google/rpc/error_detail
 /** The `ErrorInfo` domain of every error the service reports. */
 export const ERROR_DOMAIN = "accordion.v1";
 
-/** The reasons the service puts in `ErrorInfo.reason` (see the README's error table). */
+/** The reasons the service puts in `ErrorInfo.reason` (see the error table in docs/api.md). */
 export type ErrorReason =
   | "INVALID_REQUEST"
   | "MALFORMED_REQUEST"
@@ -107,7 +107,7 @@ export class AccordionError extends Error {
   }
 }
 
-/** `Code.FailedPrecondition` -> "FAILED_PRECONDITION" (the name gRPC and the README use). */
+/** `Code.FailedPrecondition` -> "FAILED_PRECONDITION" (the name gRPC and docs/api.md use). */
 export function codeName(code: Code): string {
   const name = Code[code] ?? `CODE_${code}`;
   return name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();

@@ -1,7 +1,7 @@
 /**
- * The README's TypeScript example (section "TypeScript client") runs as written: saved inside
- * this package (so `import "@accordion/client"` resolves to it) and pointed at a server the test
- * starts, it prints what its comments say.
+ * The TypeScript example of docs/clients.md (section "TypeScript client", once the README's) runs
+ * as written: saved inside this package (so `import "@accordion/client"` resolves to it) and
+ * pointed at a server the test starts, it prints what its comments say.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { startServer, type RunningServer } from "./server.js";
 
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const README = readFileSync(resolve(PACKAGE, "../../README.md"), "utf8");
+const PAGE = readFileSync(resolve(PACKAGE, "../../docs/clients.md"), "utf8");
 
 let server: RunningServer;
 before(async () => {
@@ -23,10 +23,10 @@ after(async () => {
   await server?.stop();
 });
 
-it("the README's example plays against a real server", async () => {
-  const section = README.split("\n## TypeScript client\n")[1]?.split("\n## ")[0] ?? "";
+it("the example of docs/clients.md plays against a real server", async () => {
+  const section = PAGE.split("\n## TypeScript client\n")[1]?.split("\n## ")[0] ?? "";
   const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(code, "a ```js block in the README's TypeScript client section");
+  assert.ok(code, "a ```js block in the TypeScript client section of docs/clients.md");
   assert.ok(code.includes('"http://127.0.0.1:50051"'));
   const file = resolve(PACKAGE, "dist", "readme-example.mjs");
   writeFileSync(file, code.replace("http://127.0.0.1:50051", server.baseUrl));

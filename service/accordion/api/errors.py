@@ -375,7 +375,7 @@ def internal() -> ApiError:
     return ApiError(C.INTERNAL, "INTERNAL", "internal error (logged on the server)")
 
 
-# The documented table (README "Errors"): each reason's one status code. Tests hold replies to it.
+# The documented table (docs/api.md, "Errors"): each reason's one status code. Tests hold replies to it.
 REASONS: dict[str, grpc.StatusCode] = {
     "INVALID_REQUEST": C.INVALID_ARGUMENT,
     "MALFORMED_REQUEST": C.INVALID_ARGUMENT,

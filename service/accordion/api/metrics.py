@@ -179,7 +179,7 @@ STORE_CALL_ERRORS = Counter(
 )
 ERROR_REASONS = Counter(
     "accordion_rpc_error_reasons_total",
-    "Error replies by their google.rpc.ErrorInfo reason (README, Errors)",
+    "Error replies by their google.rpc.ErrorInfo reason (docs/api.md, Errors)",
     ["reason"],
 )
 
