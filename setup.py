@@ -20,6 +20,7 @@ the pure-Python build. A mypyc type error is never silent: the build stops with 
 message (a module that mypyc rejects must be fixed, not skipped).
 """
 
+import glob
 import os
 import sys
 import sysconfig
@@ -75,7 +76,12 @@ def _solver_core(path: str) -> Extension:
     return Extension(
         "accordion.solver." + path.replace("/", "."),
         sources=[f"{SOLVER}/{path}.c"],
-        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h"],
+        # and the family's own headers (a core split into several files: klondike/_cklondike_*.h)
+        depends=[
+            f"{SOLVER}/_ccommon.h",
+            f"{SOLVER}/_cschedule.h",
+            *sorted(glob.glob(f"{SOLVER}/{path.split('/')[0]}/_c*.h")),
+        ],
         include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,

@@ -19,7 +19,7 @@ from accordion.engine.core import Rules, State
 from accordion.solver import HAVE_C
 
 from .helpers import check_line, open_game
-from .test_klondike import (
+from .klondike_positions import (
     _Options,
     assert_the_brute_force_verdict,
     brute_force,
