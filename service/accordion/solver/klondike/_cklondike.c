@@ -177,20 +177,21 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
                              "foundation_return", "root_redeal", "max_nodes", "max_seconds", "stop",
                              "quick_nodes", "quick_total", "progress", "full_moves_every", "restart_nodes",
                              "dominance", "dead_ends", "beam_first", "beam_last", "equivalent_runs", "safe_two",
-                             "loose_safe", "min_table_slots", NULL};
+                             "loose_safe", "min_table_slots", "safe_talon", "loose_talon", NULL};
     PyObject *piles, *downs, *found, *talon, *stop_obj = NULL, *progress_obj = NULL;
     int cur, draw, redeals, partial, fret, root_redeal, dominance = 1, dead_ends = 1, equivalent_runs = 1;
-    int safe_two = 1, loose_safe = 0;
+    int safe_two = 1, loose_safe = 0, safe_talon = 1, loose_talon = 0;
     unsigned long long min_table_slots = 0;
     unsigned long long max_nodes = 0, quick_nodes = QUICK_NODES, quick_total = QUICK_TOTAL;
     double max_seconds = 0;
     int full_moves_every = FULL_MOVES_EVERY, beam_first = -1, beam_last = BEAM_LAST_WIDTH;
     unsigned long long restart_nodes = RESTART_NODES;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppiipppK", kwlist, &piles, &downs, &found, &talon, &cur,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiiippp|KdOKKOiKppiipppKpp", kwlist, &piles, &downs, &found, &talon, &cur,
                                      &draw, &redeals, &partial, &fret, &root_redeal, &max_nodes, &max_seconds,
                                      &stop_obj, &quick_nodes, &quick_total, &progress_obj, &full_moves_every,
                                      &restart_nodes, &dominance, &dead_ends, &beam_first, &beam_last,
-                                     &equivalent_runs, &safe_two, &loose_safe, &min_table_slots))
+                                     &equivalent_runs, &safe_two, &loose_safe, &min_table_slots, &safe_talon,
+                                     &loose_talon))
         return NULL;
     if (beam_first < 0) /* by the rules: turning one, the beams cost the restarts more wins than they made */
         beam_first = draw > 1 ? BEAM_FIRST_WIDTH : 0;
@@ -214,6 +215,8 @@ static PyObject *py_klondike_solve(PyObject *self, PyObject *args, PyObject *kw)
     c->dead_ends = dead_ends;
     c->safe_two = safe_two;
     c->loose_safe = loose_safe;
+    c->safe_talon = safe_talon;
+    c->loose_talon = loose_talon;
     /* the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
      * lowest on a host (as play keeps it; a position made up with other face-up cards is not) */
     c->twins = equivalent_runs && partial && face_up_runs(c, &root);
@@ -291,8 +294,8 @@ static PyMethodDef methods[] = {
     {"klondike_solve", (PyCFunction)(void (*)(void))py_klondike_solve, METH_VARARGS | METH_KEYWORDS,
      "klondike_solve(piles, downs, found, talon, cur, draw, redeals, partial_runs, foundation_return, "
      "root_redeal, max_nodes=0, max_seconds=0, stop=None, quick_nodes=100000, quick_total=2000000, progress=None, full_moves_every=2, restart_nodes=30000, "
-     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048, equivalent_runs=True, safe_two=True, loose_safe=False, min_table_slots=0) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
-     "safe_two=False the safe rule one rank further (loose_safe=True: an unsound form of it, tests only), min_table_slots=N the table's least limit (a power of two; 0: 2^23; it grows with the budget), "
+     "dominance=True, dead_ends=True, beam_first=-1, beam_last=2048, equivalent_runs=True, safe_two=True, loose_safe=False, min_table_slots=0, safe_talon=True, loose_talon=False) -> (outcome, [(src_zone, src, dst_zone, dst, count)], nodes); dominance=False turns the full search's talon dominance off, "
+     "safe_two=False the safe rule one rank further (loose_safe=True: an unsound form of it, tests only), safe_talon=False the safe talon cards sent home alone (loose_talon=True: an unsound form, tests only), min_table_slots=N the table's least limit (a power of two; 0: 2^23; it grows with the budget), "
      "dead_ends=False the dead-end test, equivalent_runs=False the equivalent runs (comparisons), beam_first=0 the beams (-1: 64 turning more than one, else 0); progress, a writable byte, gets the most progress of a position searched "
      "(cards on the foundations plus cards turned up since the root)"},
     {NULL, NULL, 0, NULL},

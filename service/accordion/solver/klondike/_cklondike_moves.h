@@ -119,6 +119,34 @@ static int twin_home(const Ctx *c, const KState *s, int su, const int8_t *where,
     return 1;
 }
 
+/* A safe talon card home alone (issue 31, docs/solver.md, *Safe talon cards*), with passes
+ * unlimited: turning one, the lowest talon index of the safe cards in reach (a card leaving the
+ * talon changes no other card's reach); turning more, the talon's last card when ``cur`` is
+ * canonically 0 (lonelybot's last-card rule: the last card is always in reach, and with the
+ * waste a whole number of draws no card is reached that the talon without it does not reach).
+ * ``loose_talon`` (tests only, unsound) drops the conditions on the passes and on ``cur``. */
+static int safe_talon_card(const Ctx *c, const KState *s, KMove *m, int *k)
+{
+    if (s->tlen == 0 || (s->redeals >= 0 && !c->loose_talon))
+        return 0;
+    if (c->draw > 1) {
+        int x = s->talon[s->tlen - 1];
+        if ((canonical_cur(c, s) != 0 && !c->loose_talon) || !on_found(s, x) || !safe(c, s, x))
+            return 0;
+        add(m, k, M_TAL_FOUND, 0, 0, 1, s->tlen - 1, 0); /* drawn to without a REDEAL from any cur */
+        return 1;
+    }
+    uint8_t idx[2 * MAXTALON], wrap[2 * MAXTALON];
+    int nt = talon_reach(c, s, idx, wrap), best = -1;
+    for (int q = 0; q < nt; q++)
+        if (on_found(s, s->talon[idx[q]]) && safe(c, s, s->talon[idx[q]]) && (best < 0 || idx[q] < idx[best]))
+            best = q;
+    if (best < 0)
+        return 0;
+    add(m, k, M_TAL_FOUND, 0, 0, 1, idx[best], wrap[best]);
+    return 1;
+}
+
 /* Every move worth trying, best first; a safe move to the foundations alone when there is one
  * (with equivalent runs the first such card by suit, so that the choice does not depend on which
  * twin a run hangs on). */
@@ -155,6 +183,8 @@ static int gen_moves(const Ctx *c, const KState *s, KMove *m)
             return k;
         }
     }
+    if (c->safe_talon && safe_talon_card(c, s, m, &k))
+        return k;
     /* 1. tableau tops to the foundations */
     for (int i = 0; i < c->npiles; i++)
         if (s->n[i] > s->down[i] && on_found(s, s->card[i][s->n[i] - 1]))

@@ -80,6 +80,8 @@ typedef struct {
     int twins;     /* equivalent runs (partial runs only): a run hung on either of two twins is one position */
     int safe_two;  /* safe() one rank further; off only for comparisons */
     int loose_safe; /* tests only: safe_two without its condition on the twin's suit (unsound) */
+    int safe_talon; /* a safe talon card home alone (see safe_talon_card); off only for comparisons */
+    int loose_talon; /* tests only: safe_talon without its conditions on the passes and ``cur`` (unsound) */
     int noisy; /* a restart of the quick pass: the move order is shaken by ``rng`` */
     int root_down, best; /* best: the most progress of a position visited (see progress_of) */
     uint64_t rng;

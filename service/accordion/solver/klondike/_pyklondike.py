@@ -66,6 +66,8 @@ class _Search(_Moves, RestartingSearch[_Pos, Move]):
         self.dead_ends = True  # a position with a card that can never depart is not expanded (``stuck``)
         self.safe_two = True  # ``safe`` one rank further; off only for comparisons
         self.loose_safe = False  # tests only: ``safe_two`` without its twin's-suit condition (unsound)
+        self.safe_talon = True  # a safe talon card home alone (``safe_talon_card``); off only for comparisons
+        self.loose_talon = False  # tests only: ``safe_talon`` without its passes and cur conditions
         self.twins = (
             False  # equivalent runs (partial runs only): a run on either of two twins is one position
         )
@@ -224,6 +226,8 @@ def klondike_solve(
     equivalent_runs: bool = True,
     safe_two: bool = True,
     loose_safe: bool = False,
+    safe_talon: bool = True,
+    loose_talon: bool = False,
     min_table_slots: int = 0,
 ) -> tuple[int, list[tuple[int, int, int, int, int]], int]:
     """As ``_cklondike.klondike_solve``: (outcome, primitive moves of a win, nodes); ``progress[0]``
@@ -232,7 +236,9 @@ def klondike_solve(
     ``equivalent_runs=False`` the equivalent runs (for comparisons); ``beam_first``/``beam_last``
     the beams' widths (``beam_first=0``: no beams; -1: BEAM_FIRST_WIDTH turning more than one
     card, else none, as C); ``safe_two=False`` the safe rule one rank further (``loose_safe``: an
-    unsound form of it, tests only). ``min_table_slots`` is C's table limit: a Python set has none."""
+    unsound form of it, tests only); ``safe_talon=False`` a safe talon card home alone
+    (``loose_talon``: an unsound form of it, tests only). ``min_table_slots`` is C's table limit:
+    a Python set has none."""
     if beam_first < 0:  # by the rules: turning one, the beams cost the restarts more wins than they made
         beam_first = BEAM_FIRST_WIDTH if draw > 1 else 0
     if progress is not None and len(progress) < 1:
@@ -260,6 +266,8 @@ def klondike_solve(
     search.dead_ends = dead_ends
     search.safe_two = safe_two
     search.loose_safe = loose_safe
+    search.safe_talon = safe_talon
+    search.loose_talon = loose_talon
     # the proof needs a run to move off a twin onto the other, and every face-up card but a pile's
     # lowest on a host (as play keeps it; a position made up with other face-up cards is not)
     search.twins = (

@@ -33,6 +33,8 @@ class _Moves:
     twins: bool
     safe_two: bool
     loose_safe: bool
+    safe_talon: bool
+    loose_talon: bool
     root_redeal: bool
     path: list[Move]  # the line to the position at hand (RestartingSearch's)
     layer: int
@@ -179,6 +181,27 @@ class _Moves:
         self.add(m, (M_TWIN_HOME, i, t[0], len(s.piles[i]) - 1 - j, 0, 0))
         return True
 
+    def safe_talon_card(self, s: _Pos) -> Move | None:
+        """A safe talon card home alone (as _cklondike.c's ``safe_talon_card``), passes unlimited:
+        turning one, the lowest talon index of the safe cards in reach; turning more, the talon's
+        last card when ``cur`` is canonically 0. ``loose_talon`` (tests only, unsound) drops the
+        conditions on the passes and ``cur``."""
+        n = len(s.talon)
+        if not n or (s.redeals >= 0 and not self.loose_talon):
+            return None
+        if self.draw > 1:
+            x = s.talon[-1]
+            canonical = s.redeals < 0 and (s.cur % self.draw == 0 or s.cur == n)
+            if (canonical or self.loose_talon) and s.found[x // 13] == _rank(x) - 1 and self.safe(s, x):
+                return (M_TAL_FOUND, 0, 0, 1, n - 1, 0)  # drawn to without a REDEAL from any cur
+            return None
+        home = [(q, w) for q, w in self.talon_reach(s) if s.found[s.talon[q] // 13] == _rank(s.talon[q]) - 1]
+        home = [(q, w) for q, w in home if self.safe(s, s.talon[q])]
+        if not home:
+            return None
+        q, w = min(home)
+        return (M_TAL_FOUND, 0, 0, 1, q, w)
+
     def gen_moves(self, s: _Pos) -> list[Move]:
         m: list[Move] = []
         found = s.found
@@ -198,6 +221,10 @@ class _Moves:
             x = s.talon[s.cur - 1]
             if found[x // 13] == _rank(x) - 1 and self.safe(s, x):
                 return [(M_TAL_FOUND, 0, 0, 1, s.cur - 1, 0)]
+        if self.safe_talon:
+            home = self.safe_talon_card(s)
+            if home is not None:
+                return [home]
         for i, pile in enumerate(s.piles):
             if len(pile) > s.down[i] and found[pile[-1] // 13] == _rank(pile[-1]) - 1:
                 self.add(m, (M_TAB_FOUND, i, 0, 1, 0, 0))
