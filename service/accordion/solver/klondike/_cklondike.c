@@ -13,7 +13,9 @@
  * redeals left; the foundations follow from the rest), so the first visit of a position is
  * its only expansion and an exhausted search proves the loss. The moves, each argued in
  * docs/solver.md:
- *   - a card that is safe on its foundation goes there as the only move (see safe());
+ *   - a card that is safe on its foundation goes there as the only move (see safe()); with passes
+ *     unlimited a safe talon card too (turning one any in reach, turning more the talon's last
+ *     card when ``cur`` is canonically 0: see safe_talon_card);
  *   - a talon card is played in one macro move: the DRAWs (and REDEAL) that bring it to the
  *     top of the waste, then the card onto a foundation or a pile;
  *   - a King-headed run goes into the first empty pile only, and only off face-down cards;
