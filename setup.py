@@ -20,6 +20,7 @@ the pure-Python build. A mypyc type error is never silent: the build stops with 
 message (a module that mypyc rejects must be fixed, not skipped).
 """
 
+import glob
 import os
 import sys
 import sysconfig
@@ -71,11 +72,13 @@ SOLVER = "service/accordion/solver"
 
 def _solver_core(path: str) -> Extension:
     """One of the solver's C searches, ``family/_cname`` (``accordion.solver.family._cname``),
-    optional like the rest; ``_ccommon.h`` is found in ``solver/``."""
+    optional like the rest; ``_ccommon.h`` is found in ``solver/``. A core split into pieces
+    (``family/_cname_*.h``, included by ``_cname.c``) depends on them: an edit rebuilds it."""
+    pieces = sorted(glob.glob(f"{SOLVER}/{path}_*.h"))
     return Extension(
         "accordion.solver." + path.replace("/", "."),
         sources=[f"{SOLVER}/{path}.c"],
-        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h"],
+        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h", *pieces],
         include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,
