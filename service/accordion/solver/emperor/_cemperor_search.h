@@ -80,19 +80,45 @@ static int dfs(Ctx *c)
 
 /* The beam's worth of a position (only the order matters): cards home, face-down cards (each
  * one a card the search cannot use yet), waste cards under the waste's top (each one out of
- * reach until the cards above it are played) and spaces. */
+ * reach until the cards above it are played), spaces, and the cards *needed soon*: a card at
+ * most W_SOON_RANKS above its suit's lower foundation (the next card of that foundation, the
+ * one after it, ...) costs W_SOON for every card over it (on its pile, or over it in the
+ * waste), times how soon it is needed (3 the next, 2, 1); a waste card under the top that is
+ * not needed soon costs W_LATER more. The needed-soon term more than doubled the wins at
+ * 1 M positions (docs/solver.md, "Emperor"). */
 #define W_HOME 10
 #define W_DOWN 12
 #define W_BURIED 3
 #define W_SPACE 5
+#define W_SOON_RANKS 3
+#define W_SOON 3
+#define W_LATER 2
+
+/* How soon x is needed: W_SOON_RANKS for the next card of its suit's lower foundation (lo),
+ * down to 1, then 0 (a card out is never at or under lo: both its copies would be home). */
+static inline int soon(const int *lo, int x)
+{
+    int ahead = rank_of(x) - lo[suit_of(x)];
+    return ahead <= W_SOON_RANKS ? W_SOON_RANKS + 1 - ahead : 0;
+}
 
 static int worth(const EState *s)
 {
+    int lo[4];
+    for (int t = 0; t < 4; t++)
+        lo[t] = s->found[t] < s->found[t + 4] ? s->found[t] : s->found[t + 4];
     int v = -W_BURIED * (s->cur > 0 ? s->cur - 1 : 0);
     for (int t = 0; t < 8; t++)
         v += W_HOME * s->found[t];
-    for (int i = 0; i < NPILES; i++)
+    for (int i = 0; i < NPILES; i++) {
         v += s->n[i] == 0 ? W_SPACE : -W_DOWN * s->down[i];
+        for (int j = 0; j + 1 < s->n[i]; j++) /* the top has nothing over it */
+            v -= W_SOON * (s->n[i] - 1 - j) * soon(lo, s->card[i][j]);
+    }
+    for (int j = 0; j + 1 < s->cur; j++) {
+        int need = soon(lo, s->talon[j]);
+        v -= need ? W_SOON * (s->cur - 1 - j) * need : W_LATER;
+    }
     return v;
 }
 
