@@ -89,8 +89,8 @@ def test_emperor_restarts_give_the_recorded_results(seed: int) -> None:
 @pytest.mark.parametrize("seed", [1, 100004])
 def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
     """Seeds 1 and 100004: no win in 60,000 positions without the beams (the quick passes and the
-    full search), a win by a beam (16, then 32, ... wide) in the same budget, under 30,000
-    positions; the core gives the recorded line and
+    full search), a win by a beam (16, then 32, ... wide) in the same budget, within the beams'
+    share (three quarters of it: the restarts come after); the core gives the recorded line and
     node count, and the line replays."""
     from accordion.solver.emperor import _cemperor
 
@@ -100,22 +100,23 @@ def test_emperor_beam_wins_what_the_passes_do_not(seed: int) -> None:
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
     check_recorded(f"emperor-seed{seed}-beam", *c)
     assert c[0] == 1
-    assert c[2] < 30_000
+    assert c[2] <= 45_000
     replay_core_line(game, c[1])
 
 
 @needs_cores
 def test_emperor_full_move_beam_wins() -> None:
-    """Seed 26: the beams over the cut's moves alone do not win it (nor did that search in 4 M
-    positions), the beam over the full search's moves that follows the first does, at 37,041
-    positions; the core gives the recorded result and the line replays."""
+    """Seed 118: the first beam (16 wide, over the cut's moves) runs dry at 7,965 positions, the
+    beam over the full search's moves that follows it wins, at 31,732 positions (seen with a
+    print in sched_beam when the needed-soon worth came in); the core gives the recorded result
+    and the line replays."""
     from accordion.solver.emperor import _cemperor
 
-    game = open_game("emperor", {}, 26)
+    game = open_game("emperor", {}, 118)
     c = _cemperor.emperor_solve(*emperor_args(game), max_nodes=60_000)
-    check_recorded("emperor-seed26-full-move-beam", *c)
+    check_recorded("emperor-seed118-full-move-beam", *c)
     assert c[0] == 1
-    assert c[2] == 37_041
+    assert c[2] == 31_732
     replay_core_line(game, c[1])
 
 
