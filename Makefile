@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The solver's C cores, one a family (setup.py's SOLVER_CORES), and the header they share.
-SOLVER_C := $(wildcard service/accordion/solver/*/_c*.c) service/accordion/solver/_ccommon.h service/accordion/solver/_cschedule.h
+SOLVER_C := $(wildcard service/accordion/solver/*/_c*.c) $(wildcard service/accordion/solver/*/_c*.h) service/accordion/solver/_ccommon.h service/accordion/solver/_cschedule.h
 
 .PHONY: test-pure proto-breaking serve-web web-test serve-rest test serve install engine-test bench bench-service clean typecheck proto proto-check lint-proto api-test clients-test deploy-test deploy-render faults-test packages-test
 

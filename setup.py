@@ -24,6 +24,7 @@ import os
 import sys
 import sysconfig
 from concurrent.futures import ThreadPoolExecutor
+from glob import glob
 from typing import Any
 
 from setuptools import Extension, setup
@@ -75,7 +76,12 @@ def _solver_core(path: str) -> Extension:
     return Extension(
         "accordion.solver." + path.replace("/", "."),
         sources=[f"{SOLVER}/{path}.c"],
-        depends=[f"{SOLVER}/_ccommon.h", f"{SOLVER}/_cschedule.h"],
+        # a family's own headers too (issue 30: a core split into pieces), so that an edit rebuilds it
+        depends=[
+            f"{SOLVER}/_ccommon.h",
+            f"{SOLVER}/_cschedule.h",
+            *sorted(glob(f"{SOLVER}/{path.split('/')[0]}/_c*.h")),
+        ],
         include_dirs=[SOLVER],
         extra_compile_args=["-O2", "-std=c99"],
         optional=True,
