@@ -1,7 +1,8 @@
 /*
  * _cspider: the compiled Spider search of accordion.solver (docs/solver.md, "Spider"); one core
- * in four files: the position and its moves (_cspider_position.h), the depth-first search and
- * the beams (_cspider_passes.h), the staged pass (_cspider_stage.h), and here the Python entry.
+ * in five files: the position and its moves (_cspider_position.h), the depth-first search and
+ * the beams (_cspider_passes.h), the staged pass (_cspider_stage.h), the passes in turn on the
+ * shared scheduler (_cspider_schedule.h, ../_cschedule.h), and here the Python entry.
  *
  * The position is plain data: ten tableau piles (bottom to top, face-down cards first), how
  * many cards of each are face down, the stock (dealt from the front: an index into the root's
@@ -31,6 +32,7 @@
 #include "_cspider_position.h"
 #include "_cspider_passes.h"
 #include "_cspider_stage.h"
+#include "_cspider_schedule.h"
 
 /* ---- Python entry ---- */
 
@@ -62,21 +64,6 @@ static int read_position(PyObject *piles, PyObject *downs, int found, PyObject *
         return 0;
     s->found = (uint8_t)found;
     return 1;
-}
-
-/* How many suits the cards of the deal (piles and stock) are of. One: the quick pass wins such
- * deals in a few thousand positions, so the narrow beams (~100,000) go after it, not before.
- * Two or four: the staged pass goes first and gets the budget (none of the other passes won one of
- * 100 four-suit deals at 3 M positions; on two suits it alone won 98 of 100, they 60). */
-static int suits_in_deal(const Ctx *c, const SState *s)
-{
-    int seen[4] = {0, 0, 0, 0};
-    for (int i = 0; i < NPILES; i++)
-        for (int j = 0; j < s->n[i]; j++)
-            seen[s->card[i][j] / 13] = 1;
-    for (int j = 0; j < c->slen; j++)
-        seen[c->stock[j] / 13] = 1;
-    return seen[0] + seen[1] + seen[2] + seen[3];
 }
 
 /* The primitive moves of a run moved by way of the spaces (mv->count < 0) from `s`: each unit
@@ -178,54 +165,7 @@ static PyObject *py_spider_solve(PyObject *self, PyObject *args, PyObject *kw)
     int r, ok = 1, full_done = 0; /* full_done: the full search ran to its end (a LOST, unless truncated) */
     Py_BEGIN_ALLOW_THREADS
     c->deadline = max_seconds > 0 ? now_seconds() + max_seconds : 0;
-    /* For two or four suits the staged pass (it may report a win only), then the narrow beams, the
-     * quick pass (cuts that may lose wins), the wider beams (likewise:
-     * they may report a win only), then from scratch the full search, whose failure alone is
-     * a LOST. Every pass starts from the root with a fresh table. */
-    c->quick = 1;
-    c->max_nodes = max_nodes;
-    r = R_DEAD;
-    int suits = suits_in_deal(c, &root), narrow_first = suits > 1;
-    for (int k = 0; suits > 1 && k < nsettings; k++) {
-        /* Each setting from scratch within its share; one whose share ran out leaves the rest of
-         * the budget to the next. */
-        const StageSetting *set = &settings[k];
-        uint64_t end = set->nodes ? c->nodes + set->nodes : 0;
-        c->max_nodes = end && (max_nodes == 0 || end < max_nodes) ? end : max_nodes;
-        c->stage_branch = set->branch;
-        c->stage_spread = set->spread;
-        for (int n = set->first_nodes; n <= STAGE_LAST_NODES; n *= 4)
-            run_stages(c, &root, n, c->max_nodes, &r, &ok);
-        if (r == R_STOP && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes))
-            r = R_DEAD;
-        c->max_nodes = max_nodes;
-    }
-    for (int w = BEAM_FIRST_WIDTH; narrow_first && w <= BEAM_NARROW_WIDTH; w *= 2)
-        run_beam(c, &root, w, max_nodes, &r, &ok);
-    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ok = ks_reset(&c->seen);
-        uint64_t quick_end = c->nodes + quick_nodes;
-        c->max_nodes = max_nodes && max_nodes < quick_end ? max_nodes : quick_end;
-        c->depth = 0;
-        c->st[0] = root;
-        if (ok)
-            r = dfs(c);
-        c->max_nodes = max_nodes;
-    }
-    for (int w = narrow_first ? BEAM_NARROW_WIDTH * 2 : BEAM_FIRST_WIDTH; w <= BEAM_LAST_WIDTH; w *= 2)
-        run_beam(c, &root, w, max_nodes, &r, &ok);
-    if (ok && r != R_WIN && !c->stopped && (max_nodes == 0 || c->nodes < max_nodes)) {
-        ok = ks_reset(&c->seen);
-        c->quick = 0;
-        c->depth = 0;
-        c->truncated = 0;
-        c->max_nodes = max_nodes;
-        c->st[0] = root;
-        if (ok) {
-            r = dfs(c);
-            full_done = r == R_DEAD;
-        }
-    }
+    r = spider_search(c, &root, settings, nsettings, max_nodes, quick_nodes, &ok, &full_done);
     Py_END_ALLOW_THREADS
     if (progress_out != NULL)
         *(uint8_t *)progress_view.buf = (uint8_t)c->best;

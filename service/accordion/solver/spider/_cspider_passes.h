@@ -149,14 +149,4 @@ static int next_pass(Ctx *c, uint64_t max_nodes, int r, int *ok)
     return *ok;
 }
 
-/* One beam of `width` unless a pass has won, the budget is spent or memory ran out. */
-static void run_beam(Ctx *c, const SState *root, int width, uint64_t max_nodes, int *r, int *ok)
-{
-    if (!next_pass(c, max_nodes, *r, ok))
-        return;
-    *r = beam(c, root, width);
-    if (*r < 0)
-        *ok = 0;
-}
-
 #endif
