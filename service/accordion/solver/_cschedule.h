@@ -29,6 +29,10 @@ typedef struct {
     /* Every pass and beam searches with sound cuts only: one that runs out of moves (R_DEAD)
      * proves the loss, and no full search follows the passes (ScheduleCore.full unused). */
     int passes_prove;
+    /* 1 (Spider): no restarts and no share; the beams each width once, over the cut's moves, each
+     * on what is left of the budget: those up to narrow_last before the quick pass when
+     * beams_before, the rest after it in a row, whatever it returned. 0: as above. */
+    int beams_in_a_row, narrow_last;
 } Schedule;
 
 /* A core's search, as the scheduler drives it. The scheduler sets *max_nodes (the limit the
@@ -47,6 +51,9 @@ typedef struct {
     /* The full search from the root (the core clears its quick-pass state first). */
     int (*full)(void *core);
     int (*reset)(void *core); /* a fresh table; 0 out of memory */
+    /* A pass of the core's own before all the others, on its table as it finds it (Spider's
+     * staged pass): R_WIN, R_DEAD, R_STOP (the budget spent or stopped), -1 out of memory. NULL: none. */
+    int (*first)(void *core);
 } ScheduleCore;
 
 /* When the quick passes' share of a time budget ends (0: no time budget). */
@@ -59,6 +66,23 @@ static inline double schedule_quick_deadline(const Schedule *s, double deadline,
 static inline int schedule_spent(const ScheduleCore *k, uint64_t max_nodes, uint64_t quick_total)
 {
     return *k->stopped || (max_nodes && *k->nodes >= max_nodes) || *k->nodes >= quick_total || *k->quick_over;
+}
+
+/* Spider's beams of widths from..to, doubling, each from the root with a fresh table while none
+ * has won and budget is left: the last one's result (r when none ran). */
+static inline int schedule_beams_in_a_row(const ScheduleCore *k, int from, int to, uint64_t max_nodes, int r, int *ok)
+{
+    for (int w = from; w > 0 && w <= to && r != R_WIN && !*k->stopped && (max_nodes == 0 || *k->nodes < max_nodes);
+         w *= 2) {
+        *k->max_nodes = max_nodes;
+        if (!(*ok = k->reset(k->core)))
+            break;
+        if ((r = k->beam(k->core, w, 1)) < 0) {
+            *ok = 0;
+            break;
+        }
+    }
+    return r;
 }
 
 /* The beams, the quick passes and the full search, every one from the root with a fresh table
@@ -74,7 +98,25 @@ static inline int schedule_run(const Schedule *s, const ScheduleCore *k, uint64_
         quick_total = max_nodes / (uint64_t)s->share_den * (uint64_t)s->share_num;
     int r = R_DEAD, fresh = 1;
     *ok = 1;
-    if (s->beams_before) {
+    if (k->first != NULL) {
+        fresh = 0;
+        if ((r = k->first(k->core)) < 0) {
+            *ok = 0;
+            return R_STOP;
+        }
+    }
+    if (s->beams_in_a_row) {
+        r = schedule_beams_in_a_row(k, s->beams_before ? s->beam_first : 0, s->narrow_last, max_nodes, r, ok);
+        if (*ok && r != R_WIN && !*k->stopped && (max_nodes == 0 || *k->nodes < max_nodes)) {
+            uint64_t limit = *k->nodes + s->quick_nodes;
+            *k->max_nodes = max_nodes && max_nodes < limit ? max_nodes : limit;
+            if ((*ok = k->reset(k->core)))
+                r = k->quick_pass(k->core, 0, 1, 0);
+        }
+        if (*ok)
+            r = schedule_beams_in_a_row(k, s->beams_before ? s->narrow_last * 2 : s->beam_first, s->beam_last,
+                                        max_nodes, r, ok);
+    } else if (s->beams_before) {
         *k->max_nodes = quick_total;
         for (int w = s->beam_first, full = 0; w > 0 && w <= s->beam_last && r == R_DEAD && *k->nodes < quick_total;
              w = full ? w * 2 : w, full = !full) {
@@ -90,7 +132,7 @@ static inline int schedule_run(const Schedule *s, const ScheduleCore *k, uint64_
     }
     int width = s->beams_before ? 0 : s->beam_first; /* the next beam's, after a quick pass */
     uint64_t restart = s->restart_nodes;
-    for (int pass = 0; *ok && r != R_WIN && !*k->stopped && !*k->quick_over && (*k->nodes < quick_total || *k->nodes == 0);
+    for (int pass = 0; !s->beams_in_a_row && *ok && r != R_WIN && !*k->stopped && !*k->quick_over && (*k->nodes < quick_total || *k->nodes == 0);
          pass++) {
         uint64_t limit = *k->nodes + (pass > 0 ? restart : s->quick_nodes);
         if (pass > 0 && s->restarts_double)
