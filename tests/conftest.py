@@ -83,8 +83,9 @@ WHOLE_MODULES = (
     "tests/ops/test_bench_hostile.py",
 )
 
-# Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`,
-# docs/performance/test-suite.md), longest first: they start first. A prefix may be a module or a test.
+# Node-id prefixes of the longest tests (seconds on a loaded 2-core machine, `--durations`; CPU
+# seconds, tests/cpu_usage.py; docs/performance/test-suite.md), longest first: they start first. A prefix may
+# be a module or a test.
 LONG_FIRST = (
     "tests/deploy/test_dockerfile.py::test_the_context_holds",  # `pip wheel` of the package
     "tests/clients/test_packages.py",  # `pip wheel` and `npm pack`, each installed fresh
@@ -92,11 +93,15 @@ LONG_FIRST = (
     "tests/clients/test_load_report.py",
     "tests/chat/",  # Synapse restarted twice, 429s waited out
     "tests/faults/test_fuzz.py",  # 1,500 requests per backend, the over-limit ones refused slowly
-    "tests/store/test_memory_cap_process.py",  # 50,000 NewGames through a real server
+    "tests/store/test_memory_cap_process.py",  # 50,000 NewGames through a real server: 45 s of CPU
+    "tests/security/test_hidden_information.py",  # one unit (a module fixture): 30 s of CPU
+    # The solver's longest (CPU seconds): four-suit Spider's searches 15, the Klondike brute forces 9-12.
+    "tests/solver/test_emperor_spider.py::test_won_lines_replay_to_a_win",
+    "tests/solver/test_klondike.py::test_talon_dominance_keeps_every_verdict_of_the_brute_force",
+    "tests/solver/test_klondike.py::test_a_time_budget_not_reached_changes_no_search",
+    "tests/solver/test_klondike.py::test_restarts_with_the_full_moves_agree_and_change_the_search",
     "tests/api/test_processes.py",
     "tests/api/test_winnable_tableau.py",
-    # Four-suit Spider's pool filled by the command, then its line replayed: ~60-80 s each.
-    "tests/api/test_pools_every_game.py::test_a_winnable_deal_is_answered_in_5_s_and_won_by_its_line[spider",
     "tests/api/test_solver_cancel.py",
     "tests/workers/",
     "tests/rest/",
