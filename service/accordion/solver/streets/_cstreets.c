@@ -165,7 +165,16 @@ static PyObject *py_streets_solve(PyObject *self, PyObject *args, PyObject *kw)
      * scheduler shared with Klondike and Emperor (_cschedule.h) runs them: attempts doubling,
      * no limit on them but the budget, the best-first pass as its one beam, and every pass's
      * LOST a proof, so no full search after them. */
-    Schedule plan = {first_attempt, 2 * first_attempt, UINT64_MAX, 0, 1, 1, best_first_nodes ? 1 : 0, 1, 0, 1, 1};
+    /* by name: other cores' fields may be added to Schedule, and any not named here are 0 */
+    Schedule plan = {.quick_nodes = first_attempt,
+                     .restart_nodes = 2 * first_attempt,
+                     .quick_total = UINT64_MAX,
+                     .share_num = 1,
+                     .share_den = 1,
+                     .beam_first = best_first_nodes ? 1 : 0,
+                     .beam_last = 1,
+                     .restarts_double = 1,
+                     .passes_prove = 1};
     ScheduleCore core = {c, &c->nodes, &c->max_nodes, &c->stopped, &c->quick_over, sched_attempt, sched_best_first,
                          NULL, sched_reset};
     int r, ok;
