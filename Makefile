@@ -39,7 +39,7 @@ install: $(STAMP) $(COMPILED)
 # halves side by side (WARM_A, WARM_B: ~11 s of CPU), so its five pytest processes start warm.
 TEST_ENV := PYTHONDONTWRITEBYTECODE=
 WARM_A := tests/solver tests/engine tests/api tests/sessions
-WARM_B := $(filter-out $(WARM_A),$(patsubst %/,%,$(wildcard tests/*/)))
+WARM_B := $(filter-out $(WARM_A) %/__pycache__,$(patsubst %/,%,$(wildcard tests/*/)))
 
 # The engine and API suites against the pure-Python build: a copy of the package without the
 # mypyc extensions (the solver's C cores kept), first on PYTHONPATH, also for the servers the
