@@ -48,8 +48,8 @@ WARM_B := $(filter-out $(WARM_A) %/__pycache__,$(patsubst %/,%,$(wildcard tests/
 # compiled module (test_compiled.py holds that), so a pure run would repeat the same code.
 PURE := $(VENV)/pure
 PURE_TESTS := tests/engine tests/api tests/ops/test_compiled.py
-# Not test_pools_every_game.py either: its cost is the solver's C cores filling four-suit Spider
-# pools (the same cores in both builds); the pooled NewGame flow on this build is
+# Not test_pools_every_game.py either: its cost is the solver's C cores deciding every game's deals
+# (the same cores in both builds); the pooled NewGame flow on this build is
 # test_pools_service.py's and test_winnable_tableau.py's.
 PURE_TESTS += --ignore=tests/api/test_pools_every_game.py
 # test-pure's serial tests (two Solves that search to their 10 s deadline) run beside its parallel phase,
