@@ -94,7 +94,7 @@ LONG_FIRST = (
     "tests/chat/",  # Synapse restarted twice, 429s waited out
     "tests/faults/test_fuzz.py",  # 1,500 requests per backend, the over-limit ones refused slowly
     "tests/store/test_memory_cap_process.py",  # 50,000 NewGames through a real server: 45 s of CPU
-    "tests/security/test_hidden_information.py",  # one unit (a module fixture): 30 s of CPU
+    "tests/security/test_hidden_information",  # 30 s of CPU, one unit (module fixture); no .py: its pieces
     # The solver's longest (CPU seconds): four-suit Spider's searches 15, the Klondike brute forces 9-12.
     "tests/solver/test_emperor_spider.py::test_won_lines_replay_to_a_win",
     "tests/solver/test_klondike.py::test_talon_dominance_keeps_every_verdict_of_the_brute_force",
