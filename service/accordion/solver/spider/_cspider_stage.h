@@ -8,8 +8,9 @@
 
 /* Four suits (and two): the beams DEAL the whole stock early and die with cards face down. The staged
  * pass searches each stage (the positions between two DEALs) on its own, best first by the
- * stage worth over the quick pass's moves and runs through spaces, without the DEAL, at most
- * `stage_nodes` positions made; then from the setting's number of best positions of the stage
+ * stage worth over the quick pass's moves (the last stage: every move, stage()) and runs
+ * through spaces, without the DEAL, at most `stage_nodes` positions made; then from the
+ * setting's number of best positions of the stage
  * that may DEAL (no space), best first, it DEALs and searches the next stage, backing up to the
  * next of them when a later stage finds no win. It only reports a win. */
 #define STAGE_LAST_NODES 1280000 /* a stage's positions: the setting's first size, 4 times more, ... up to this */
