@@ -65,13 +65,14 @@ def test_spider_beams_give_the_recorded_results(suits: int) -> None:
 @needs_cores
 def test_spider_staged_pass_wins_four_suits_and_replays() -> None:
     """Four suits, seed 35: the staged pass (stages of 5,000 positions here, 20,000 in play) wins
-    at 20,995 positions with runs moved through spaces (told as their unit moves); the core
-    gives the recorded line and node count, and the line replays through the engine to a WON game.
-    Without the staged pass nothing wins four suits within such a budget (0 of 100 deals at 3 M)."""
+    at 89,988 positions with runs moved through spaces (told as their unit moves), its last stage
+    over every legal move; the core gives the recorded line and node count, and the line replays
+    through the engine to a WON game. Without the staged pass nothing wins four suits within such
+    a budget (0 of 100 deals at 3 M)."""
     game = open_game("spider", {"suits": 4}, 35)
-    code, moves, nodes = spider_run(game.state, 25_000, stages=((5_000, 2, 0, 0),))
+    code, moves, nodes = spider_run(game.state, 100_000, stages=((5_000, 2, 0, 0),))
     check_recorded("spider-4suits-seed35-staged", code, moves, nodes)
-    assert code == 1 and nodes == 20_995
+    assert code == 1 and nodes == 89_988
     replay(game, tuple(moves))
 
 
@@ -88,39 +89,39 @@ def spider_with_stages(
 @needs_cores
 def test_spider_stage_settings_in_turn_each_from_scratch() -> None:
     """The portfolio: a first setting (stages of 2,000 positions) that does not win seed 35
-    within its share of 5,000 positions, then one (stages of 3,000) that wins it alone at 12,995:
-    the second starts from scratch, so it wins at 5,001 + 12,995 with the line it finds alone;
+    within its share of 5,000 positions, then one (stages of 3,000) that wins it alone at 85,357:
+    the second starts from scratch, so it wins at 5,001 + 85,357 with the line it finds alone;
     the core gives the recorded result and the line replays."""
-    alone = spider_with_stages(35, ((3_000, 2, 0, 0),), 30_000)
-    assert alone[0] == 1 and alone[2] == 12_995
+    alone = spider_with_stages(35, ((3_000, 2, 0, 0),), 100_000)
+    assert alone[0] == 1 and alone[2] == 85_357
     assert spider_with_stages(35, ((2_000, 2, 0, 0),), 5_000)[0] == 0
     portfolio = ((2_000, 2, 0, 5_000), (3_000, 2, 0, 0))
-    result = spider_with_stages(35, portfolio, 30_000)
+    result = spider_with_stages(35, portfolio, 100_000)
     check_recorded("spider-4suits-seed35-portfolio", *result)
-    assert result == (1, alone[1], 5_001 + 12_995)
+    assert result == (1, alone[1], 5_001 + 85_357)
     replay(open_game("spider", {"suits": 4}, 35), tuple(alone[1]))
 
 
 @needs_cores
 def test_spider_stage_deals_from_positions_apart() -> None:
-    """Diverse DEAL positions: seed 591 with stages of 2,000 positions is won at 32,358 when the
+    """Diverse DEAL positions: seed 591 with stages of 2,000 positions is won at 54,876 when the
     second position a stage DEALs from differs from the first in at least 3 piles, not within
-    33,000 from the two best; the core gives the recorded result and the line replays."""
-    assert spider_with_stages(591, ((2_000, 2, 0, 0),), 33_000)[0] == 0
-    result = spider_with_stages(591, ((2_000, 2, 3, 0),), 33_000)
+    55,000 from the two best; the core gives the recorded result and the line replays."""
+    assert spider_with_stages(591, ((2_000, 2, 0, 0),), 55_000)[0] == 0
+    result = spider_with_stages(591, ((2_000, 2, 3, 0),), 55_000)
     check_recorded("spider-4suits-seed591-apart", *result)
-    assert result[0] == 1 and result[2] == 32_358
+    assert result[0] == 1 and result[2] == 54_876
     replay(open_game("spider", {"suits": 4}, 591), tuple(result[1]))
 
 
 @needs_cores
 def test_spider_two_suits_run_the_staged_pass() -> None:
     """Two suits run the staged pass first too: seed 24 with stages of 1,000 positions is won at
-    5,115 (the other passes need about 150,000); the core gives the recorded result and the line replays."""
-    assert spider_with_stages(24, (), 6_000, suits=2)[0] == 0
-    result = spider_with_stages(24, ((1_000, 2, 0, 0),), 6_000, suits=2)
+    58,685 (the other passes need about 150,000); the core gives the recorded result and the line replays."""
+    assert spider_with_stages(24, (), 60_000, suits=2)[0] == 0
+    result = spider_with_stages(24, ((1_000, 2, 0, 0),), 60_000, suits=2)
     check_recorded("spider-2suits-seed24-staged", *result)
-    assert result[0] == 1 and result[2] == 5_115
+    assert result[0] == 1 and result[2] == 58_685
     replay(open_game("spider", {"suits": 2}, 24), tuple(result[1]))
 
 
