@@ -17,6 +17,7 @@ import secrets
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,12 @@ from redis_server import free_port
 from server_launcher import ROOT, START_TIMEOUT
 
 SYNAPSE_PYTHON = ROOT / ".venv" / "synapse" / "bin" / "python"
-# Rate limits on, as a homeserver has them: faster than Synapse's default (0.2/s, burst 10) so
-# that a test's few dozen messages do not wait minutes, a smaller burst so that a bot answering
-# several messages at once (a reply and a picture each) meets 429s and must wait them out.
-RC_MESSAGE = {"per_second": 1, "burst_count": 5}
+# Rate limits on, as a homeserver has them, and slow: a burst of 3, then one message per 10 s, so
+# that a bot answering a few messages at once certainly meets 429s and must wait them out, however
+# slow the machine (at 1 a second, a loaded machine's bot answered too slowly to meet one). The
+# accounts of tests that do not test the limit are exempt (``exempt_from_rate_limit``: Synapse's
+# per-user override), so their messages do not wait.
+RC_MESSAGE = {"per_second": 0.1, "burst_count": 3}
 
 CONFIG = """\
 server_name: "localhost"
@@ -133,14 +136,26 @@ class Synapse:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, token: str = ""
+    ) -> dict[str, Any]:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         with urllib.request.urlopen(req, timeout=30) as resp:
             result: dict[str, Any] = json.loads(resp.read())
             return result
+
+    def exempt_from_rate_limit(self, admin_token: str, user_id: str, exempt: bool = True) -> None:
+        """Lift the message rate limit for ``user_id`` (both values 0: Synapse's admin API), or
+        put it back (the override deleted: RC_MESSAGE again)."""
+        path = f"/_synapse/admin/v1/users/{urllib.parse.quote(user_id)}/override_ratelimit"
+        if exempt:
+            self.request("POST", path, {"messages_per_second": 0, "burst_count": 0}, token=admin_token)
+        else:
+            self.request("DELETE", path, token=admin_token)
 
     def register(self, name: str, password: str, *, admin: bool = False) -> dict[str, Any]:
         """A new account by the shared secret (Synapse's admin register API): its ``user_id``,
