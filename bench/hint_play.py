@@ -9,8 +9,9 @@
 machine's load falls on both alike): ``service`` is the Hint RPC's code (the sampled Hint where
 the game's search record allows it), ``look-ahead`` the visible one-move look-ahead
 (``engine.hint.suggest``, what a game without sampling gets), and ``service:W:N[:T]`` the
-Hint RPC's code with W worlds of N positions each, T in all (default: the --nodes total), for
-an A/B of budgets within one run (both arms meet the same load).
+Hint RPC's code with W worlds of N positions each, T in all (default: the --nodes total), one
+deck or two, for an A/B of budgets within one run (both arms meet the same load). ``service``
+itself takes two-deck games (Spider, Emperor) at --two-deck-worlds and --two-deck-nodes.
 
 Each deal is ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1, dealt
 hidden (face-down cards, the stock's order unknown). Every move played is the answer of
@@ -129,11 +130,14 @@ class Arm:
         self.budgets = budgets
         if name.startswith("service:"):
             worlds, nodes, *total = (int(x) for x in name.split(":")[1:])
-            self.budgets = replace(
+            total_nodes = total[0] if total else budgets.hint_nodes
+            self.budgets = replace(  # on every game: one deck or two
                 budgets,
                 hint_worlds=worlds,
                 hint_world_nodes=nodes,
-                hint_nodes=total[0] if total else budgets.hint_nodes,
+                hint_nodes=total_nodes,
+                hint_two_deck_worlds=worlds,
+                hint_two_deck_nodes=total_nodes,
             )
         self.outcomes: Counter[str] = Counter()
         self.times_ms: list[float] = []
@@ -176,6 +180,8 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
         hint_nodes=args.nodes,
         hint_deep_worlds=args.deep_worlds,
         hint_deep_nodes=args.deep_nodes,
+        hint_two_deck_worlds=args.two_deck_worlds,
+        hint_two_deck_nodes=args.two_deck_nodes,
     )
     arms = [Arm(name, budgets) for name in args.arms.split(",")]
     solvings = [Solving(arm.budgets) for arm in arms]
@@ -227,6 +233,8 @@ def result_of(
             "nodes": args.nodes,
             "deep_worlds": args.deep_worlds,
             "deep_nodes": args.deep_nodes,
+            "two_deck_worlds": args.two_deck_worlds,
+            "two_deck_nodes": args.two_deck_nodes,
         },
     }
 
@@ -258,6 +266,8 @@ def main() -> None:
         help="worlds searched deeper when the first show no win (0: never)",
     )
     parser.add_argument("--deep-nodes", type=int, default=defaults.hint_deep_nodes)
+    parser.add_argument("--two-deck-worlds", type=int, default=defaults.hint_two_deck_worlds)
+    parser.add_argument("--two-deck-nodes", type=int, default=defaults.hint_two_deck_nodes)
     parser.add_argument("--max-moves", type=int, default=1000)
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
