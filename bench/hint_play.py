@@ -8,7 +8,10 @@
 ``--arms``: the hints compared side by side, each deal played by each in turn (so the
 machine's load falls on both alike): ``service`` is the Hint RPC's code (the sampled Hint where
 the game's search record allows it), ``look-ahead`` the visible one-move look-ahead
-(``engine.hint.suggest``, what a game without sampling gets).
+(``engine.hint.suggest``, what a game without sampling gets), and ``service:W:N[:T]`` the
+Hint RPC's code with W worlds of N positions each, T in all (default: the --nodes total), one
+deck or two, for an A/B of budgets within one run (both arms meet the same load). ``service``
+itself takes two-deck games (Spider, Emperor) at --two-deck-worlds and --two-deck-nodes.
 
 Each deal is ``new_game(variant, options, seed)`` for seeds start-seed .. start-seed+N-1, dealt
 hidden (face-down cards, the stock's order unknown). Every move played is the answer of
@@ -39,9 +42,11 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +80,7 @@ def position_key(state: State) -> tuple[object, ...]:
 
 
 async def hint_of(solving: Solving, arm: str, game: Game) -> object:
-    """The arm's hint: the Hint RPC's code, or the visible look-ahead."""
+    """The arm's hint: the Hint RPC's code (on the arm's own budgets), or the visible look-ahead."""
     if arm == "look-ahead":
         return suggest(game)
     move, _ = await solving.hint(game, hint_search(game))
@@ -118,26 +123,39 @@ async def play(
 
 
 class Arm:
-    """One arm's tallies."""
+    """One arm's tallies, and for a ``service:W:N[:T]`` arm its own budgets."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, budgets: Budgets) -> None:
         self.name = name
+        self.budgets = budgets
+        if name.startswith("service:"):
+            worlds, nodes, *total = (int(x) for x in name.split(":")[1:])
+            total_nodes = total[0] if total else budgets.hint_nodes
+            self.budgets = replace(  # on every game: one deck or two
+                budgets,
+                hint_worlds=worlds,
+                hint_world_nodes=nodes,
+                hint_nodes=total_nodes,
+                hint_two_deck_worlds=worlds,
+                hint_two_deck_nodes=total_nodes,
+            )
         self.outcomes: Counter[str] = Counter()
         self.times_ms: list[float] = []
         self.cpu_ms: list[float] = []  # CPU time of each Hint: what a quiet machine would take, near enough
         self.moves: list[int] = []
         self.home: list[int] = []
 
-    def summary(self, args: argparse.Namespace) -> dict[str, object]:
+    def summary(self, args: argparse.Namespace, deals: int) -> dict[str, object]:
         ordered, cpu = sorted(self.times_ms), sorted(self.cpu_ms)
         won = self.outcomes["won"]
-        lo, hi = wilson(won, args.deals)
+        lo, hi = wilson(won, deals)
         return {
             "arm": self.name,
             "won": won,
             "lost": self.outcomes["lost"],
             "stuck": self.outcomes["stuck"],
-            "win_rate": won / args.deals if args.deals else 0.0,
+            "deals": deals,
+            "win_rate": won / deals if deals else 0.0,
             "wilson95": [lo, hi],
             "mean_cards_home": sum(self.home) / len(self.home) if self.home else 0.0,
             "hints": len(self.times_ms),
@@ -162,14 +180,17 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
         hint_nodes=args.nodes,
         hint_deep_worlds=args.deep_worlds,
         hint_deep_nodes=args.deep_nodes,
+        hint_two_deck_worlds=args.two_deck_worlds,
+        hint_two_deck_nodes=args.two_deck_nodes,
     )
-    solving = Solving(budgets)
-    arms = [Arm(name) for name in args.arms.split(",")]
+    arms = [Arm(name, budgets) for name in args.arms.split(",")]
+    solvings = [Solving(arm.budgets) for arm in arms]
     started = time.perf_counter()
+    done = 0
     try:
         for k in range(args.deals):
             seed = args.start_seed + k
-            for arm in arms:
+            for arm, solving in zip(arms, solvings):
                 outcome, n, home = await play(
                     solving, arm.name, args.variant, options, seed, args.max_moves, arm.times_ms, arm.cpu_ms
                 )
@@ -186,14 +207,24 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
                         file=sys.stderr,
                         flush=True,
                     )
+            done = k + 1
+            if args.json:  # after every deal, so a run stopped early still leaves its figures
+                args.json.write_text(json.dumps(result_of(args, options, arms, done, started), indent=2))
     finally:
-        solving.close()
+        for solving in solvings:
+            solving.close()
+    return result_of(args, options, arms, done, started)
+
+
+def result_of(
+    args: argparse.Namespace, options: dict[str, str], arms: list[Arm], done: int, started: float
+) -> dict[str, object]:
     return {
         "variant": args.variant,
         "options": options,
-        "deals": args.deals,
+        "deals": done,
         "start_seed": args.start_seed,
-        "arms": [arm.summary(args) for arm in arms],
+        "arms": [arm.summary(args, done) for arm in arms],
         "seconds": time.perf_counter() - started,
         "budgets": {
             "hint_ms": args.budget_ms,
@@ -202,6 +233,8 @@ async def run(args: argparse.Namespace, options: dict[str, str]) -> dict[str, ob
             "nodes": args.nodes,
             "deep_worlds": args.deep_worlds,
             "deep_nodes": args.deep_nodes,
+            "two_deck_worlds": args.two_deck_worlds,
+            "two_deck_nodes": args.two_deck_nodes,
         },
     }
 
@@ -233,13 +266,18 @@ def main() -> None:
         help="worlds searched deeper when the first show no win (0: never)",
     )
     parser.add_argument("--deep-nodes", type=int, default=defaults.hint_deep_nodes)
+    parser.add_argument("--two-deck-worlds", type=int, default=defaults.hint_two_deck_worlds)
+    parser.add_argument("--two-deck-nodes", type=int, default=defaults.hint_two_deck_nodes)
     parser.add_argument("--max-moves", type=int, default=1000)
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args()
-    if set(args.arms.split(",")) - {"service", "look-ahead"}:
-        parser.error(f"--arms {args.arms!r}: service, look-ahead")
+    if any(
+        a not in ("service", "look-ahead") and not re.fullmatch(r"service(:\d+){2,3}", a)
+        for a in args.arms.split(",")
+    ):
+        parser.error(f"--arms {args.arms!r}: service, service:W:N[:T], look-ahead")
     options = dict(PUBLISHED_RULES) if args.variant == "klondike" else {}
     options.update(kv.split("=", 1) for kv in args.option)
     core = pin_to_one_core(args.cpu)
@@ -247,11 +285,11 @@ def main() -> None:
     result.update(
         {"compiled_solver": HAVE_C, "cpu": core, "python": platform.python_version(), "load": os.getloadavg()}
     )
-    print(f"{args.variant} {options}, seeds {args.start_seed}..{args.start_seed + args.deals - 1}:")
+    print(f"{args.variant} {options}, seeds {args.start_seed}..{args.start_seed + result['deals'] - 1}:")  # type: ignore[operator]
     for arm in result["arms"]:  # type: ignore[attr-defined]
         lo, hi = arm["wilson95"]
         print(
-            f"  {arm['arm']}: {arm['won']}/{args.deals} won = {100 * arm['win_rate']:.1f} % "
+            f"  {arm['arm']}: {arm['won']}/{arm['deals']} won = {100 * arm['win_rate']:.1f} % "
             f"(95 % Wilson {100 * lo:.1f}–{100 * hi:.1f}); lost {arm['lost']}, stuck {arm['stuck']}; "
             f"mean cards home {arm['mean_cards_home']:.1f}"
         )

@@ -10,7 +10,8 @@
 * the compiled Spider and Emperor searches report how far an undecided search got
   (``SolveResult.progress``), which scores the worlds left undecided;
 * the two-deck candidates (one move into a space for each source) and Emperor's safe move;
-* ``Solving.hint`` (the Hint RPC's code) answers Spider and Emperor with the sampled move.
+* ``Solving.hint`` (the Hint RPC's code) answers Spider and Emperor with the sampled move, on
+  the two-deck budgets (``Budgets.hint_two_deck_*``), and Klondike on the one-deck ones.
 """
 
 from __future__ import annotations
@@ -236,7 +237,9 @@ def test_emperor_safe_move() -> None:
 
 @pytest.mark.parametrize(("variant", "options"), [("spider", {"suits": "2"}), ("emperor", {})])
 def test_solving_hint_uses_the_sampled_move(variant: str, options: dict[str, str]) -> None:
-    budgets = Budgets(hint_seconds=30.0, hint_worlds=3, hint_world_nodes=400, hint_nodes=10**9)
+    budgets = Budgets(
+        hint_seconds=30.0, hint_two_deck_worlds=3, hint_world_nodes=400, hint_two_deck_nodes=10**9
+    )
     solving = Solving(budgets)
     try:
         checked = 0
@@ -259,3 +262,40 @@ def test_solving_hint_uses_the_sampled_move(variant: str, options: dict[str, str
         assert checked >= 2
     finally:
         solving.close()
+
+
+@pytest.mark.parametrize(
+    ("variant", "options", "worlds", "nodes"),
+    [("spider", {"suits": "1"}, 5, 7000), ("emperor", {}, 5, 7000), ("klondike", {}, 9, 9000)],
+)
+def test_two_deck_games_sample_on_their_own_budgets(
+    variant: str, options: dict[str, str], worlds: int, nodes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """104-card games cost each search about twice a 52-card one's: the Hint gives them their
+    own worlds and positions in all (docs/solver/hints.md, issue 31). Fails if one budget
+    serves both."""
+    asked: list[dict[str, Any]] = []
+    real = sampled_hint
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("accordion.api.solving.solver.sampled_hint", spy)
+    budgets = Budgets(
+        hint_seconds=30.0,
+        hint_worlds=9,
+        hint_nodes=9000,
+        hint_world_nodes=300,
+        hint_two_deck_worlds=5,
+        hint_two_deck_nodes=7000,
+    )
+    solving = Solving(budgets)
+    try:
+        for game in positions(variant, options, 4, 12)[2::3]:
+            if can_sample(game.rules, game.state):
+                asyncio.run(solving.hint(game, hint_search(game)))
+    finally:
+        solving.close()
+    assert asked
+    assert all(a["worlds"] == worlds and a["max_nodes"] == nodes for a in asked)

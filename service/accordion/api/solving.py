@@ -86,6 +86,12 @@ class Budgets:
     # this many worlds searched deeper (about 0.15 s of the compiled search: within hint_seconds).
     hint_deep_worlds: int = 4
     hint_deep_nodes: int = 150_000
+    # Two decks (Spider, Emperor: 104 cards), set apart so that they can be tuned alone. Still
+    # the one-deck figures: at 24 worlds their Hint's CPU p99 is 0.26-0.58 s, over hint_seconds
+    # (the time cap ends the slowest), but 12 worlds × 200,000, within it, won fewer deals
+    # (1 of 23 against 5 of 23, seeds 3000+: docs/solver/hints.md, "Two-deck budgets").
+    hint_two_deck_worlds: int = 24
+    hint_two_deck_nodes: int = 400_000
 
 
 @dataclass(eq=False)
@@ -160,12 +166,13 @@ def _sample_until(
     if left <= 0:
         return None
     seen = frozenset(solver.layout(rules, s) for s in recent)
+    two_decks = len(rules.deck()) > 52  # Spider makes its 104 cards in deck(), not deck_copies
     return solver.sampled_hint(
         rules,
         state,
-        worlds=budgets.hint_worlds,
+        worlds=budgets.hint_two_deck_worlds if two_decks else budgets.hint_worlds,
         nodes_per_solve=budgets.hint_world_nodes,
-        max_nodes=budgets.hint_nodes,
+        max_nodes=budgets.hint_two_deck_nodes if two_decks else budgets.hint_nodes,
         max_seconds=left * 0.8,
         seen=seen,
         deep_worlds=budgets.hint_deep_worlds,
