@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const BASE = process.env.BASE_URL;
@@ -46,6 +47,20 @@ export async function openBrowser() {
     rmSync(profile, { recursive: true, force: true });
   };
   return { context, refusedByPolicy, close };
+}
+
+/** The calling test file's Chromium: opened before its first test, closed after its last (the
+ * hooks registered here, at the file's top level). The holder gets ``context`` and
+ * ``refusedByPolicy`` (openBrowser's) once it is open. */
+export function browserForThisFile() {
+  const held = {};
+  before(async () => {
+    Object.assign(held, await openBrowser());
+  });
+  after(async () => {
+    await held.close?.();
+  });
+  return held;
 }
 
 export const version = (page) => page.locator("#status").getAttribute("data-version");

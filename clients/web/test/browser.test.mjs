@@ -7,20 +7,10 @@
 // Screenshots go to SCREENSHOTS (default: test-results/).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { BASE, SHOTS, newGame, openBrowser, version, waitVersion } from "../test-support/browser.mjs";
+import { test } from "node:test";
+import { BASE, SHOTS, newGame, browserForThisFile, version, waitVersion } from "../test-support/browser.mjs";
 
-let browser;
-let context;
-
-before(async () => {
-  browser = await openBrowser();
-  ({ context } = browser);
-});
-
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 // A deal of Accordion that is won (win_piles 50) in two moves: 6C>9C, then 6C>6H.
 const SHORT_WIN =
@@ -35,7 +25,7 @@ async function legalMoves(page) {
 const pile = (page, n) => page.locator(`#board .pile[data-pile="${n}"]`);
 
 test("a seeded game: click and drag moves, undo, an illegal move refused in words", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { seed: "7" });
   // The status line in a player's words (the numbers also in data attributes, no engine words).
   assert.equal(await page.textContent("#status"), "52 piles · score 51 (lower is better)");
@@ -92,11 +82,11 @@ test("a seeded game: click and drag moves, undo, an illegal move refused in word
 });
 
 test("a spectator link sees a move made in the first page, live", async () => {
-  const player = await context.newPage();
+  const player = await browser.context.newPage();
   await newGame(player, { seed: "11" });
   const link = await player.getAttribute("#spectator-link", "href");
   assert.match(link, /#watch=[A-Za-z0-9_-]{22}\.[^&]+$/);
-  const watcher = await context.newPage();
+  const watcher = await browser.context.newPage();
   await watcher.goto(link);
   await waitVersion(watcher, "1");
   assert.equal(await watcher.isVisible("#play"), false, "the spectator has no controls");
@@ -119,7 +109,7 @@ test("a spectator link sees a move made in the first page, live", async () => {
 });
 
 test("a short known deal is won by clicking", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { deal: SHORT_WIN, options: { win_piles: "50" } });
   for (const [n, expected] of [[2, "6C>9C"], [3, "6C>6H"]]) {
     const moves = await legalMoves(page);
@@ -137,7 +127,7 @@ test("a short known deal is won by clicking", async () => {
 });
 
 test("a game with a stock: backs with its size, a click on the stock deals", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { variant: "accordion-stock", seed: "3" });
   const stock = page.locator("#board .stock");
   const before = Number((await page.textContent("#status")).match(/(\d+) in the stock/)[1]);
@@ -154,9 +144,9 @@ test("a game with a stock: backs with its size, a click on the stock deals", asy
 });
 
 test("Resign, after a confirm, ends the game lost; the spectator sees it; undo takes it back", async () => {
-  const player = await context.newPage();
+  const player = await browser.context.newPage();
   await newGame(player, { variant: "accordion-stock", seed: "4" });
-  const watcher = await context.newPage();
+  const watcher = await browser.context.newPage();
   await watcher.goto(await player.getAttribute("#spectator-link", "href"));
   await waitVersion(watcher, "1");
   await new Promise((r) => setTimeout(r, 300)); // let the WatchGame stream open
@@ -194,7 +184,7 @@ test("Resign, after a confirm, ends the game lost; the spectator sees it; undo t
 });
 
 test("/docs: Swagger UI calls the live service", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.goto(`${BASE}/docs/`);
   const op = page.locator("#operations-AccordionService-AccordionService_ListVariants");
   await op.locator(".opblock-summary").first().click();

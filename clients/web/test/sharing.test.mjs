@@ -3,20 +3,10 @@
 // token), a deal link deals the same cards, and a second tab of the player follows the first.
 // Needs BASE_URL, as test/browser.test.mjs.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { BASE, newGame, openBrowser, version, waitVersion } from "../test-support/browser.mjs";
+import { test } from "node:test";
+import { BASE, newGame, browserForThisFile, version, waitVersion } from "../test-support/browser.mjs";
 
-let browser;
-let context;
-
-before(async () => {
-  browser = await openBrowser();
-  ({ context } = browser);
-});
-
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 const DEAL_CODE = /^[0-9A-HJKMNP-TV-Z]{4}(?:-[0-9A-HJKMNP-TV-Z]{4}){3}$/;
 const gameIdOf = (page) => /#game=([A-Za-z0-9_-]{22})$/.exec(page.url())?.[1];
@@ -24,7 +14,7 @@ const storedToken = (page, id) => page.evaluate((gameId) => localStorage.getItem
 const cardsShown = (page) => page.$$eval("#board [data-card]", (cs) => cs.map((c) => c.dataset.card));
 
 test("the page's own link holds no token; another tab reopens the game; the play link only when asked", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { seed: "5" });
   await page.click("#moves button >> nth=0");
   await waitVersion(page, "2");
@@ -32,7 +22,7 @@ test("the page's own link holds no token; another tab reopens the game; the play
   assert.ok(id, `the page's URL names the game only: ${page.url()}`);
   const token = await storedToken(page, id);
   assert.ok(token, "the token is kept in this browser");
-  const again = await context.newPage();
+  const again = await browser.context.newPage();
   await again.goto(page.url());
   await waitVersion(again, "2");
   assert.equal(await again.isVisible("#play"), true);
@@ -44,7 +34,7 @@ test("the page's own link holds no token; another tab reopens the game; the play
   await page.click("#reveal-play-link");
   const playLink = await page.getAttribute("#play-link", "href");
   assert.ok(playLink.endsWith(`#game=${id}&token=${token}`), "asked for, the play link carries the token");
-  const third = await context.newPage();
+  const third = await browser.context.newPage();
   await third.goto(playLink);
   await waitVersion(third, "2");
   assert.equal(gameIdOf(third), id, "the token leaves the address bar once read");
@@ -54,7 +44,7 @@ test("the page's own link holds no token; another tab reopens the game; the play
 });
 
 test("a spectator page opened from the Share dialog cannot play, nor as #game= with its token", async () => {
-  const player = await context.newPage();
+  const player = await browser.context.newPage();
   await newGame(player, { variant: "klondike", seed: "11" });
   const id = gameIdOf(player);
   const token = await storedToken(player, id);
@@ -64,7 +54,7 @@ test("a spectator page opened from the Share dialog cannot play, nor as #game= w
   const link = await player.getAttribute("#spectator-link", "href");
   assert.match(link, new RegExp(`#watch=${id}\\.[^&]+$`));
   assert.ok(!link.includes(token), "the spectator link does not carry the play token");
-  const [watcher] = await Promise.all([context.waitForEvent("page"), player.click("#spectator-link")]);
+  const [watcher] = await Promise.all([browser.context.waitForEvent("page"), player.click("#spectator-link")]);
   const sent = [];
   watcher.on("request", (r) => sent.push(new URL(r.url()).pathname));
   await waitVersion(watcher, "1");
@@ -85,7 +75,7 @@ test("a spectator page opened from the Share dialog cannot play, nor as #game= w
   // The issue's attack: the link's #watch= turned into #game= with its token. The page opens the
   // game to play, but the server refuses the move made with a watch token, in words.
   const [, watchToken] = /#watch=[^.]+\.(.+)$/.exec(link);
-  const attacker = await context.newPage();
+  const attacker = await browser.context.newPage();
   await attacker.goto(`${BASE}/#game=${id}&token=${watchToken}`);
   await waitVersion(attacker, "2");
   await attacker.click("#moves button >> nth=0");
@@ -113,7 +103,7 @@ test("a spectator page opened from the Share dialog cannot play, nor as #game= w
 });
 
 test("the Share dialog's deal link deals the same cards, hidden ones hidden, as a new game", async () => {
-  const player = await context.newPage();
+  const player = await browser.context.newPage();
   await newGame(player, { variant: "klondike", seed: "11" });
   await player.click("#share");
   await player.waitForSelector("#share-dialog[open]");
@@ -121,7 +111,7 @@ test("the Share dialog's deal link deals the same cards, hidden ones hidden, as 
   assert.match(code, DEAL_CODE);
   const dealLink = await player.getAttribute("#deal-link", "href");
   assert.ok(dealLink.endsWith(`#deal=${code}`), dealLink);
-  const friend = await context.newPage();
+  const friend = await browser.context.newPage();
   await friend.goto(dealLink);
   await waitVersion(friend, "1");
   assert.ok(gameIdOf(friend), friend.url());
@@ -144,9 +134,9 @@ test("the Share dialog's deal link deals the same cards, hidden ones hidden, as 
 });
 
 test("a second tab of the player follows the first, and its next move succeeds", async () => {
-  const first = await context.newPage();
+  const first = await browser.context.newPage();
   await newGame(first, { seed: "7" });
-  const second = await context.newPage();
+  const second = await browser.context.newPage();
   await second.goto(first.url()); // "#game=<id>": the token comes from this browser's storage
   await waitVersion(second, "1");
   await first.click("#moves button >> nth=0");

@@ -4,20 +4,10 @@
 // Needs BASE_URL, as test/browser.test.mjs.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { BASE, SHOTS, newGame, openBrowser, version, waitVersion } from "../test-support/browser.mjs";
+import { test } from "node:test";
+import { BASE, SHOTS, newGame, browserForThisFile, version, waitVersion } from "../test-support/browser.mjs";
 
-let browser;
-let context;
-
-before(async () => {
-  browser = await openBrowser();
-  ({ context } = browser);
-});
-
-after(async () => {
-  await browser?.close();
-});
+const browser = browserForThisFile();
 
 /** The page's legal MOVE buttons: [notation, fromZone, from, toZone, to]. */
 async function zoneMoves(page) {
@@ -29,7 +19,7 @@ const zonePile = (page, zone, n) => page.locator(`#board .pile[data-zone="${zone
 const faceDown = async (page) => Number(await page.getAttribute("#status", "data-face-down"));
 
 test("Klondike: face-down cards are backs, moves by clicking and typing, the stock draws", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { variant: "klondike", seed: "11" });
   assert.equal(await page.textContent("#status"), "21 cards face down · 24 in the stock · score 52 (lower is better)");
   assert.equal(await page.getAttribute("#status", "data-face-down"), "21");
@@ -79,7 +69,7 @@ test("Klondike: face-down cards are backs, moves by clicking and typing, the sto
 });
 
 test("a double click sends a card home; Wish pairs two piles by clicking", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { variant: "klondike", seed: "11" });
   await zonePile(page, "tableau", 7).click();
   await zonePile(page, "tableau", 2).click(); // 7>2 turns up the A♥ under the 6♥
@@ -102,7 +92,7 @@ test("a double click sends a card home; Wish pairs two piles by clicking", async
 });
 
 test("Spider: backs under every pile, a click on the stock deals one card onto each", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await newGame(page, { variant: "spider", seed: "5" });
   assert.equal(await page.textContent("#status"), "40 cards face down · 54 in the stock · score 104 (lower is better)");
   assert.equal(await page.locator('#board .pile[data-zone="tableau"]').count(), 10);
@@ -117,7 +107,7 @@ test("Spider: backs under every pile, a click on the stock deals one card onto e
 });
 
 test("an open Klondike shows its face-down cards, marked, and no backs on the tableau", async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.goto(`${BASE}/`);
   await page.waitForSelector("#variant option[value='klondike']", { state: "attached" });
   await page.selectOption("#variant", "klondike");
