@@ -10,7 +10,7 @@ disagreement on small late-game positions.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from accordion.engine.core import Rules, State
 from accordion.solver import HAVE_C
@@ -193,3 +193,30 @@ def walked_positions(rules: Rules, rng: random.Random, count: int, steps: int) -
 def card(suit: str, rank: int) -> int:
     """A card by suit letter (clubs, diamonds, hearts, spades: the engine's order) and rank."""
     return "CDHS".index(suit) * 13 + rank - 1
+
+
+def check_a_cut_where_it_acts(
+    rules: Rules, positions: Iterable[State], switch: str, per_verdict: int, **options: object
+) -> dict[bool, int]:
+    """The brute force's verdict, with the cut ``switch`` on and off, on the positions where the
+    cut shrinks the full search (at most ``per_verdict`` of each verdict, until 3 wins): how
+    many wins and losses were checked. ``options``: the other switches of the search."""
+    backends = solver_backends()
+    checked = {True: 0, False: 0}
+    for state in positions:
+        full_search = full_search_with(rules, state, 20_000, switch, dead_ends=False, **options)
+        with_cut, without = full_search(backends[0], True), full_search(backends[0], False)
+        if with_cut[0] == 0 or with_cut[2] >= without[2]:
+            continue  # too large, or the rule did not shrink the search here
+        if checked[with_cut[0] == 1] >= per_verdict:
+            continue  # enough of this verdict
+        truth = brute_force(rules, state, limit=20_000)
+        if truth is None:
+            continue
+        assert_the_brute_force_verdict(
+            rules, state, truth, full_search, backends, {True: with_cut, False: without}
+        )
+        checked[truth] += 1
+        if checked[True] >= 3:
+            break
+    return checked

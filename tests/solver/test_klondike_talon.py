@@ -11,6 +11,7 @@ would catch a rule loosened either way.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -18,8 +19,8 @@ from accordion.engine.core import Rules, State
 
 from .helpers import check_line, open_game
 from .klondike_positions import (
-    assert_the_brute_force_verdict,
     brute_force,
+    check_a_cut_where_it_acts,
     full_search_with,
     small_position,
     solver_backends,
@@ -40,30 +41,16 @@ def test_safe_talon_cards_keep_every_verdict_of_the_brute_force(
 ) -> None:
     """Where the rule changes the full search (fewer positions with it), the verdict with it and
     without it is the brute force's, and C and Python agree move for move."""
-    backends = solver_backends()
     rules = open_game(variant, options, 0).rules
     rng = random.Random(f"safe talon {variant} {sorted(options.items())}")
-    checked = {True: 0, False: 0}
-    for _ in range(300):
-        state = small_position(rules, rng, 11 if options.get("foundation_return") else 9)
-        if not state.stock:
-            continue
-        state = state._replace(moved=1)  # a REDEAL allowed from the start, as after any move
-        full_search = full_search_with(rules, state, 20_000, "safe_talon", dead_ends=False)
-        with_cut, without = full_search(backends[0], True), full_search(backends[0], False)
-        if with_cut[0] == 0 or with_cut[2] >= without[2]:
-            continue  # too large, or the rule did not shrink the search here
-        if checked[with_cut[0] == 1] >= 3:
-            continue  # enough of this verdict
-        truth = brute_force(rules, state, limit=20_000)
-        if truth is None:
-            continue
-        assert_the_brute_force_verdict(
-            rules, state, truth, full_search, backends, {True: with_cut, False: without}
-        )
-        checked[truth] += 1
-        if checked[True] >= 3:
-            break
+
+    def positions() -> Iterator[State]:
+        for _ in range(300):
+            state = small_position(rules, rng, 11 if options.get("foundation_return") else 9)
+            if state.stock:
+                yield state._replace(moved=1)  # a REDEAL allowed from the start, as after any move
+
+    checked = check_a_cut_where_it_acts(rules, positions(), "safe_talon", 3)
     # the rule fired on wins the brute force decided (a forced move can only lose wins: a LOST
     # where the brute force wins is what a wrong rule gives, as the tests below show)
     assert checked[True] >= 3, checked
