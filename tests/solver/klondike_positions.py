@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable
 
+from accordion.engine.cards import SUIT_LETTERS
 from accordion.engine.core import Rules, State
 from accordion.solver import HAVE_C
 
@@ -190,9 +191,9 @@ def walked_positions(rules: Rules, rng: random.Random, count: int, steps: int) -
     return out
 
 
-def card(suit: str, rank: int) -> int:
-    """A card by suit letter (clubs, diamonds, hearts, spades: the engine's order) and rank."""
-    return "CDHS".index(suit) * 13 + rank - 1
+def card(rank: int, suit: str) -> int:
+    """A card by rank and suit letter (s, h, d, c: the engine's order, cards.SUIT_LETTERS)."""
+    return SUIT_LETTERS.index(suit.upper()) * 13 + rank - 1
 
 
 def check_a_cut_where_it_acts(

@@ -22,6 +22,7 @@ from .helpers import check_line, open_game
 from .klondike_positions import (
     _Options,
     brute_force,
+    card,
     check_a_cut_where_it_acts,
     full_search_with,
     solver_backends,
@@ -50,8 +51,8 @@ def close_position(rules: Rules, rng: random.Random, twin_below: int) -> State:
     rng.shuffle(out)
     cut = rng.randint(len(out) // 2, len(out))
     piles: list[list[int]] = [[] for _ in range(7)]
-    for card in out[:cut]:
-        piles[rng.randrange(7)].append(card)
+    for dealt in out[:cut]:
+        piles[rng.randrange(7)].append(dealt)
     state = rules.layout(tuple(map(tuple, piles)), tuple(max(0, len(p) - 1) for p in piles), tuple(out[cut:]))
     return state._replace(foundations=tuple(tuple(s * 13 + k for k in range(base[s])) for s in range(4)))
 
@@ -85,10 +86,6 @@ def test_safe_one_rank_further_keeps_every_verdict_of_the_brute_force(
     # the rule fired on wins the brute force decided (a forced move can only lose wins: a LOST
     # where the brute force wins is what a wrong rule gives, as the next test shows)
     assert checked[True] >= 3, checked
-
-
-def card(rank: int, suit: str) -> int:
-    return "shdc".index(suit) * 13 + rank - 1
 
 
 @pytest.mark.parametrize(

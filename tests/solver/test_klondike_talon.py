@@ -20,6 +20,7 @@ from accordion.engine.core import Rules, State
 from .helpers import check_line, open_game
 from .klondike_positions import (
     brute_force,
+    card,
     check_a_cut_where_it_acts,
     full_search_with,
     small_position,
@@ -54,10 +55,6 @@ def test_safe_talon_cards_keep_every_verdict_of_the_brute_force(
     # the rule fired on wins the brute force decided (a forced move can only lose wins: a LOST
     # where the brute force wins is what a wrong rule gives, as the tests below show)
     assert checked[True] >= 3, checked
-
-
-def card(rank: int, suit: str) -> int:
-    return "shdc".index(suit) * 13 + rank - 1
 
 
 def late_hearts(rules: Rules, stock: tuple[int, ...], waste: tuple[int, ...]) -> State:

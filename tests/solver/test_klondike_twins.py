@@ -27,24 +27,24 @@ from .klondike_positions import (
 
 
 def twin_home_position(rules: Rules) -> State:
-    """The Ten of hearts on the Jack of spades, the Jack of clubs (its twin) a top; the Jack of
-    spades is the next card of its foundation and covers the Nine of hearts and Ten of clubs, face
-    down, on which the rest waits; its hosts (the red Queens) are home or under the Jack of clubs.
-    The one way on is the Ten of hearts onto the Jack of clubs, then the Jack of spades home; but
+    """The Ten of diamonds on the Jack of clubs, the Jack of spades (its twin) a top; the Jack of
+    clubs is the next card of its foundation and covers the Nine of diamonds and Ten of spades, face
+    down, on which the rest waits; its hosts (the red Queens) are home or under the Jack of spades.
+    The one way on is the Ten of diamonds onto the Jack of spades, then the Jack of clubs home; but
     that first move only swaps the run between the twins (the same position under equivalent runs),
     so the search must make both as one move (M_TWIN_HOME). After a move (``moved``), so that the
     root's key carries no mark and the swapped position is the root's own."""
     piles = [
-        [card("C", 10), card("H", 9), card("S", 11), card("H", 10)],
-        [card("H", 12), card("C", 11)],
-        [card("H", 13)],
-        [card("C", 13)],
-        [card("S", 12)],
-        [card("C", 12), card("H", 11)],
-        [card("S", 13)],
+        [card(10, "s"), card(9, "d"), card(11, "c"), card(10, "d")],
+        [card(12, "d"), card(11, "s")],
+        [card(13, "d")],
+        [card(13, "s")],
+        [card(12, "c")],
+        [card(12, "s"), card(11, "d")],
+        [card(13, "c")],
     ]
     state = rules.layout(tuple(map(tuple, piles)), (2, 1, 0, 0, 0, 0, 0), ())
-    base = [9, 13, 8, 10]  # clubs, diamonds, hearts, spades home up to these ranks
+    base = [9, 13, 8, 10]  # spades, hearts, diamonds, clubs (the engine's order) home up to these ranks
     return state._replace(
         foundations=tuple(tuple(s * 13 + r for r in range(base[s])) for s in range(4)), moved=1
     )
